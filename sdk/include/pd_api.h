@@ -1,0 +1,193 @@
+/*
+ * pd_api.h - the function table through which op code calls the runtime, and the inline
+ * wrappers op authors use (pd_input, pd_empty, PD_CHECK, ...).
+ *
+ * Op modules do not link against libpdext. When the runtime loads a module it stores a
+ * pointer to its `const pd_api` in the module's hidden `pd__api` slot (pd_module.h); every
+ * wrapper below goes through it. So one op library loads into any host, including one that
+ * links libpdext statically, and there is never a second copy of the runtime's state.
+ *
+ * Errors: every table function that can fail (bad index, bad shape, out of memory) does not
+ * return: it ends the op call the way PD_THROW does. Kernels therefore never check results.
+ * Memory: tensors and scratch made through a context belong to the call; the runner releases
+ * them when the call ends, whether it succeeds or fails.
+ *
+ * Versioning: append-only (see pd_base.h). A module may use every member present in the
+ * minor version it was built against.
+ */
+#ifndef PD_API_H
+#define PD_API_H
+
+#include "pd_base.h"
+#include "pd_op.h"
+#include "pd_tensor.h"
+
+PD_EXTERN_C_BEGIN
+
+typedef struct pd_api {
+    uint32_t struct_size; /* sizeof(pd_api) in the runtime */
+    uint32_t abi_major;   /* PD_ABI_MAJOR of the runtime */
+    uint32_t abi_minor;   /* PD_ABI_MINOR of the runtime */
+
+    /* Ends the current op call with a formatted message; [file:line] is appended. Outside an
+     * op call (a bug in the caller) it prints the message and aborts: there is no frame to
+     * return to. Leading white space of the formatted message is dropped; an empty message
+     * becomes "An error occurred.". */
+    void (*throw_error)(const char *file, int line, const char *fmt, va_list ap) PD_NORETURN_ATTR;
+
+    /* The op's registered name ("custom_relu_grad" for a grad op). */
+    const char *(*op_name)(pd_kernel_ctx *ctx);
+
+    /* Inputs. `index` is the declared position. input_count: tensors bound to it (1 for a
+     * plain input, any number for a vector, 0 for an absent optional). input: the item-th
+     * tensor, or NULL when item >= input_count (an absent optional input). */
+    int32_t (*input_count)(pd_kernel_ctx *ctx, int32_t index);
+    const pd_tensor *(*input)(pd_kernel_ctx *ctx, int32_t index, int32_t item);
+    /* Declared position of an input or output by name (with or without its @VECTOR /
+     * @OPTIONAL suffix); throws if there is none. */
+    int32_t (*input_index)(pd_kernel_ctx *ctx, const char *name);
+    int32_t (*output_index)(pd_kernel_ctx *ctx, const char *name);
+
+    /* Attributes, in declared order, with the declared types. Throws on a bad index. */
+    const pd_attr *(*attr)(pd_kernel_ctx *ctx, int32_t index);
+    int32_t (*attr_index)(pd_kernel_ctx *ctx, const char *name);
+
+    /* Outputs. output_count: items of a declared output (1 unless a vector output's count was
+     * set). output: the item-th output tensor: the one set with set_output, the bound input
+     * for an inplace output, or else a new tensor of the inferred shape and dtype on the
+     * place of the first input. set_output makes `t` that output (the call keeps its own
+     * reference, so `t` may be a context tensor or an input). */
+    int32_t (*output_count)(pd_kernel_ctx *ctx, int32_t index);
+    pd_tensor *(*output)(pd_kernel_ctx *ctx, int32_t index, int32_t item);
+    void (*set_output)(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t);
+
+    /* Infer functions: the number of items of a vector output, and each item's shape and
+     * dtype. */
+    void (*set_output_count)(pd_kernel_ctx *ctx, int32_t index, int32_t count);
+    void (*set_output_shape)(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim,
+                             const int64_t *shape);
+    void (*set_output_dtype)(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype);
+
+    /* Tensors owned by the call. full: every element is `value` (complex: value + 0i). */
+    pd_tensor *(*empty)(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim,
+                        const int64_t *shape);
+    pd_tensor *(*full)(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim,
+                       const int64_t *shape, double value);
+    pd_tensor *(*copy_to)(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place);
+    pd_tensor *(*cast)(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype);
+    /* Rows [begin, end) along axis 0, sharing storage. */
+    pd_tensor *(*slice)(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin, int64_t end);
+    /* Same storage, new shape; one dimension may be -1 (inferred). */
+    pd_tensor *(*reshape)(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                          const int64_t *shape);
+    pd_tensor *(*contiguous)(pd_kernel_ctx *ctx, const pd_tensor *src);
+    /* `bytes` of 64-byte aligned scratch memory, freed when the call ends. */
+    void *(*scratch)(pd_kernel_ctx *ctx, size_t bytes);
+} pd_api;
+
+/* The runtime's table as seen by this module: one hidden slot per module (defined weak by
+ * extension.h, so every translation unit of a library shares it), set by the loader. */
+extern const pd_api *pd__api __attribute__((weak, visibility("hidden")));
+
+/* --- Errors ---------------------------------------------------------------------------- */
+
+static inline PD_NORETURN_ATTR PD_PRINTF(3, 4) void pd__throw(const char *file, int line,
+                                                              const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pd__api->throw_error(file, line, fmt, ap);
+}
+
+/* PD_THROW(fmt, ...): ends the op call with a printf-style message ("An error occurred." when
+ * called with none). The leading " " keeps an empty format from being a zero-length format. */
+#define PD_THROW(...) pd__throw(__FILE__, __LINE__, " " __VA_ARGS__)
+
+/* PD_CHECK(cond [, fmt, ...]): throws the message unless cond holds; with no message:
+ * "Expected <cond>, but it is not satisfied." */
+#define PD__CHECK_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, \
+                       NAME, ...) NAME
+#define PD__CHECK_MSG(cond, ...)                                                              \
+    do {                                                                                      \
+        if (!(cond))                                                                          \
+            pd__throw(__FILE__, __LINE__, __VA_ARGS__);                                       \
+    } while (0)
+#define PD__CHECK_NOMSG(cond)                                                                 \
+    do {                                                                                      \
+        if (!(cond))                                                                          \
+            pd__throw(__FILE__, __LINE__, "Expected %s, but it is not satisfied.", #cond);    \
+    } while (0)
+#define PD_CHECK(...)                                                                         \
+    PD__CHECK_PICK(__VA_ARGS__, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG,   \
+                   PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, \
+                   PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, \
+                   PD__CHECK_MSG, PD__CHECK_NOMSG, unused)(__VA_ARGS__)
+
+/* --- Context: inputs, attrs, outputs ---------------------------------------------------- */
+
+static inline const char *pd_op_name_of(pd_kernel_ctx *ctx) { return pd__api->op_name(ctx); }
+
+/* Input `index` (its first tensor for a vector input); NULL for an absent optional input. */
+static inline const pd_tensor *pd_input(pd_kernel_ctx *ctx, int32_t index) { return pd__api->input(ctx, index, 0); }
+/* Item `item` of vector input `index`. */
+static inline const pd_tensor *pd_input_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return pd__api->input(ctx, index, item); }
+/* Tensors bound to input `index`: vector length, 1, or 0 for an absent optional. */
+static inline int32_t pd_input_count(pd_kernel_ctx *ctx, int32_t index) { return pd__api->input_count(ctx, index); }
+/* Input by declared name ("X", "Out@GRAD"; suffixes @VECTOR / @OPTIONAL may be left off). */
+static inline const pd_tensor *pd_input_named(pd_kernel_ctx *ctx, const char *name) { return pd__api->input(ctx, pd__api->input_index(ctx, name), 0); }
+
+static inline const pd_attr *pd__attr_typed(pd_kernel_ctx *ctx, int32_t index, pd_attr_type type)
+{
+    const pd_attr *a = pd__api->attr(ctx, index);
+    if (a->type != type)
+        pd__throw(__FILE__, __LINE__, "attr '%s' is declared %s, but was read as %s", a->name,
+                  pd_attr_type_name(a->type), pd_attr_type_name(type));
+    return a;
+}
+/* Typed reads of attribute `index` (declared order). Reading as the wrong type throws. */
+static inline bool pd_attr_bool(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_BOOL)->v.b; }
+static inline int32_t pd_attr_int(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_INT)->v.i; }
+static inline float pd_attr_float(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_FLOAT)->v.f; }
+static inline double pd_attr_double(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_DOUBLE)->v.d; }
+static inline int64_t pd_attr_int64(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_INT64)->v.i64; }
+static inline const char *pd_attr_string(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_STRING)->v.s; }
+/* Vector attrs: the elements, with their count in *count. */
+static inline const int32_t *pd_attr_ints(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INTS); *count = a->count; return a->v.ints; }
+static inline const float *pd_attr_floats(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_FLOATS); *count = a->count; return a->v.floats; }
+static inline const int64_t *pd_attr_int64s(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INT64S); *count = a->count; return a->v.int64s; }
+static inline const char *const *pd_attr_strings(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_STRINGS); *count = a->count; return a->v.strings; }
+/* Declared position of an attribute by name; throws if undeclared. */
+static inline int32_t pd_attr_index(pd_kernel_ctx *ctx, const char *name) { return pd__api->attr_index(ctx, name); }
+
+/* Output `index`: see pd_api.output. */
+static inline pd_tensor *pd_output(pd_kernel_ctx *ctx, int32_t index) { return pd__api->output(ctx, index, 0); }
+static inline pd_tensor *pd_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return pd__api->output(ctx, index, item); }
+static inline int32_t pd_output_count(pd_kernel_ctx *ctx, int32_t index) { return pd__api->output_count(ctx, index); }
+static inline void pd_set_output(pd_kernel_ctx *ctx, int32_t index, const pd_tensor *t) { pd__api->set_output(ctx, index, 0, t); }
+static inline void pd_set_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t) { pd__api->set_output(ctx, index, item, t); }
+
+/* For infer functions. */
+static inline void pd_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count) { pd__api->set_output_count(ctx, index, count); }
+static inline void pd_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t ndim, const int64_t *shape) { pd__api->set_output_shape(ctx, index, 0, ndim, shape); }
+static inline void pd_set_output_shape_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim, const int64_t *shape) { pd__api->set_output_shape(ctx, index, item, ndim, shape); }
+static inline void pd_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, pd_data_type dtype) { pd__api->set_output_dtype(ctx, index, 0, dtype); }
+static inline void pd_set_output_dtype_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype) { pd__api->set_output_dtype(ctx, index, item, dtype); }
+
+/* --- Tensors owned by the call ----------------------------------------------------------- */
+
+static inline pd_tensor *pd_empty(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return pd__api->empty(ctx, dtype, place, ndim, shape); }
+static inline pd_tensor *pd_full(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape, double value) { return pd__api->full(ctx, dtype, place, ndim, shape, value); }
+static inline pd_tensor *pd_zeros(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return pd__api->full(ctx, dtype, place, ndim, shape, 0.0); }
+static inline pd_tensor *pd_ones(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return pd__api->full(ctx, dtype, place, ndim, shape, 1.0); }
+static inline pd_tensor *pd_empty_like(pd_kernel_ctx *ctx, const pd_tensor *t) { return pd__api->empty(ctx, t->dtype, t->place, t->ndim, t->shape); }
+static inline pd_tensor *pd_full_like(pd_kernel_ctx *ctx, const pd_tensor *t, double value) { return pd__api->full(ctx, t->dtype, t->place, t->ndim, t->shape, value); }
+static inline pd_tensor *pd_copy_to(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place) { return pd__api->copy_to(ctx, src, place); }
+static inline pd_tensor *pd_cast(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype) { return pd__api->cast(ctx, src, dtype); }
+static inline pd_tensor *pd_slice(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin, int64_t end) { return pd__api->slice(ctx, src, begin, end); }
+static inline pd_tensor *pd_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return pd__api->reshape(ctx, src, ndim, shape); }
+static inline pd_tensor *pd_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src) { return pd__api->contiguous(ctx, src); }
+static inline void *pd_scratch(pd_kernel_ctx *ctx, size_t bytes) { return pd__api->scratch(ctx, bytes); }
+
+PD_EXTERN_C_END
+
+#endif /* PD_API_H */

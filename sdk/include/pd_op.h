@@ -1,0 +1,178 @@
+/*
+ * pd_op.h - an op is data: the pd_op_def struct, the PD_BUILD_*_OP macros that emit one into
+ * the "pd_ops" ELF section, attribute values, and Paddle's name helpers.
+ *
+ * PD_BUILD_OP(name, ...) expands to a const pd_op_def and a pointer to it placed in the
+ * section "pd_ops". Because that name is a C identifier, the linker provides
+ * __start_pd_ops / __stop_pd_ops, so the table of every op linked into a library (or an
+ * executable) is one array: no constructors, no registrars. The runtime validates each
+ * definition when it loads the module (see pdext.h: pd_module_load).
+ *
+ *     PD_BUILD_OP(custom_relu,
+ *         .inputs  = {"X"},
+ *         .outputs = {"Out"},
+ *         .kernel  = relu_forward);
+ *
+ * Fields are given with designated initializers. In C they may come in any order; C++20
+ * requires declaration order: inputs, outputs, attrs, inplace, kernel, infer_shape,
+ * infer_dtype.
+ */
+#ifndef PD_OP_H
+#define PD_OP_H
+
+#include "pd_base.h"
+#include "pd_tensor.h"
+
+#include <string.h>
+
+PD_EXTERN_C_BEGIN
+
+/* Capacity of each list in pd_op_def. Unused entries are NULL; the first NULL ends a list. */
+#define PD_MAX_INPUTS 16
+#define PD_MAX_OUTPUTS 16
+#define PD_MAX_ATTRS 16
+#define PD_MAX_INPLACE 8
+
+/* Paddle's name helpers; they nest: PD_GRAD(PD_VEC("X")) is "X@VECTOR@GRAD". */
+#define PD_GRAD(name) name "@GRAD"         /* the gradient of name */
+#define PD_VEC(name) name "@VECTOR"        /* a vector input/output: any number of tensors */
+#define PD_OPTIONAL(name) name "@OPTIONAL" /* an input that may be absent (NULL in kernels) */
+#define PD_NEW(name) name "@NEW"           /* a distinct output in an inplace map */
+
+typedef enum pd_op_kind {
+    PD_OP_FORWARD = 0,     /* registered as <name> */
+    PD_OP_GRAD = 1,        /* registered as <name>_grad */
+    PD_OP_DOUBLE_GRAD = 2  /* registered as <name>_grad_grad */
+} pd_op_kind;
+
+/* The runtime's per-call state; opaque. Kernels and infer functions reach inputs, attrs and
+ * outputs through it (see pd_api.h). */
+typedef struct pd_kernel_ctx pd_kernel_ctx;
+
+/* The one signature of kernels, infer_shape and infer_dtype functions. */
+typedef void (*pd_kernel_fn)(pd_kernel_ctx *ctx);
+
+/*
+ * One op definition. struct_size lets a newer runtime read a definition built against an
+ * older SDK: fields past struct_size are taken as zero. Append-only.
+ */
+/* In C++ the optional fields get default member initializers, so that g++ does not warn
+ * about the fields a PD_BUILD_OP leaves out (C zero-fills them without a word). */
+#ifdef __cplusplus
+#define PD__ZERO = {}
+#else
+#define PD__ZERO
+#endif
+
+typedef struct pd_op_def {
+    uint32_t struct_size;  /* sizeof(pd_op_def) where the op was compiled */
+    int32_t kind;          /* pd_op_kind */
+    const char *name;      /* the forward op's name, also for grad ops */
+    const char *file;      /* source file of the definition, for messages */
+    int32_t line;          /* its line */
+    /* Input names, in order: "X", PD_VEC("X"), PD_OPTIONAL("Y"), PD_GRAD("Out"), ... */
+    const char *inputs[PD_MAX_INPUTS] PD__ZERO;
+    /* Output names, in order; PD_VEC for a vector output. */
+    const char *outputs[PD_MAX_OUTPUTS] PD__ZERO;
+    /* Attribute declarations "name: type", type in Paddle's spellings (bool, int, float,
+     * double, int64_t, std::string, std::vector<int>, std::vector<float>,
+     * std::vector<int64_t>, std::vector<std::string>) or the C aliases int32, int64, string,
+     * int[], float[], int64[], string[]. */
+    const char *attrs[PD_MAX_ATTRS] PD__ZERO;
+    /* Inplace map: pairs {input, output}; the output is the input tensor itself. */
+    const char *inplace[PD_MAX_INPLACE][2] PD__ZERO;
+    pd_kernel_fn kernel PD__ZERO;      /* required: computes the outputs */
+    pd_kernel_fn infer_shape PD__ZERO; /* optional: sets output shapes (pd_set_output_shape) */
+    pd_kernel_fn infer_dtype PD__ZERO; /* optional: sets output dtypes (pd_set_output_dtype) */
+} pd_op_def;
+
+/* Attribute types. Values are part of the ABI. */
+typedef enum pd_attr_type {
+    PD_ATTR_UNDEFINED = 0,
+    PD_ATTR_BOOL = 1,    /* bool */
+    PD_ATTR_INT = 2,     /* int (int32_t) */
+    PD_ATTR_FLOAT = 3,   /* float */
+    PD_ATTR_DOUBLE = 4,  /* double */
+    PD_ATTR_INT64 = 5,   /* int64_t */
+    PD_ATTR_STRING = 6,  /* std::string: a NUL-terminated string */
+    PD_ATTR_INTS = 7,    /* std::vector<int> */
+    PD_ATTR_FLOATS = 8,  /* std::vector<float> */
+    PD_ATTR_INT64S = 9,  /* std::vector<int64_t> */
+    PD_ATTR_STRINGS = 10 /* std::vector<std::string> */
+} pd_attr_type;
+
+/* An attribute value, as a host passes it to the runner and a kernel reads it. Vector values
+ * point at `count` elements owned by whoever built the pd_attr (the runner does not copy
+ * them: they must stay valid for the call). */
+typedef struct pd_attr {
+    const char *name;  /* the declared name */
+    pd_attr_type type;
+    int32_t count;     /* element count for vector types; 0 otherwise */
+    union {
+        bool b;
+        int32_t i;
+        float f;
+        double d;
+        int64_t i64;
+        const char *s;
+        const int32_t *ints;
+        const float *floats;
+        const int64_t *int64s;
+        const char *const *strings;
+    } v;
+} pd_attr;
+
+/* Attribute value builders, for hosts. */
+static inline pd_attr pd__attr_make(const char *name, pd_attr_type type)
+{
+    pd_attr a;
+    memset(&a, 0, sizeof a);
+    a.name = name;
+    a.type = type;
+    return a;
+}
+static inline pd_attr pd_attr_of_bool(const char *n, bool v) { pd_attr a = pd__attr_make(n, PD_ATTR_BOOL); a.v.b = v; return a; }
+static inline pd_attr pd_attr_of_int(const char *n, int32_t v) { pd_attr a = pd__attr_make(n, PD_ATTR_INT); a.v.i = v; return a; }
+static inline pd_attr pd_attr_of_float(const char *n, float v) { pd_attr a = pd__attr_make(n, PD_ATTR_FLOAT); a.v.f = v; return a; }
+static inline pd_attr pd_attr_of_double(const char *n, double v) { pd_attr a = pd__attr_make(n, PD_ATTR_DOUBLE); a.v.d = v; return a; }
+static inline pd_attr pd_attr_of_int64(const char *n, int64_t v) { pd_attr a = pd__attr_make(n, PD_ATTR_INT64); a.v.i64 = v; return a; }
+static inline pd_attr pd_attr_of_string(const char *n, const char *v) { pd_attr a = pd__attr_make(n, PD_ATTR_STRING); a.v.s = v; return a; }
+static inline pd_attr pd_attr_of_ints(const char *n, const int32_t *v, int32_t count) { pd_attr a = pd__attr_make(n, PD_ATTR_INTS); a.v.ints = v; a.count = count; return a; }
+static inline pd_attr pd_attr_of_floats(const char *n, const float *v, int32_t count) { pd_attr a = pd__attr_make(n, PD_ATTR_FLOATS); a.v.floats = v; a.count = count; return a; }
+static inline pd_attr pd_attr_of_int64s(const char *n, const int64_t *v, int32_t count) { pd_attr a = pd__attr_make(n, PD_ATTR_INT64S); a.v.int64s = v; a.count = count; return a; }
+static inline pd_attr pd_attr_of_strings(const char *n, const char *const *v, int32_t count) { pd_attr a = pd__attr_make(n, PD_ATTR_STRINGS); a.v.strings = v; a.count = count; return a; }
+
+/* Paddle's spelling of an attr type ("int64_t", "std::vector<int>", ...); "undefined" else. */
+static inline const char *pd_attr_type_name(pd_attr_type t)
+{
+    static const char *const names[] = {"undefined", "bool", "int", "float", "double", "int64_t",
+                                        "std::string", "std::vector<int>", "std::vector<float>",
+                                        "std::vector<int64_t>", "std::vector<std::string>"};
+    return ((unsigned)t <= PD_ATTR_STRINGS) ? names[t] : "undefined";
+}
+
+/* --- Emitting definitions -------------------------------------------------------------- */
+
+#define PD__OP_SECTION __attribute__((section("pd_ops"), used, aligned(sizeof(void *))))
+
+#define PD__BUILD(kind_, suffix, op_name, ...)                                                   \
+    static const pd_op_def PD__CAT(pd__def_, PD__CAT(op_name, suffix)) = {                      \
+        .struct_size = sizeof(pd_op_def),                                                        \
+        .kind = kind_,                                                                           \
+        .name = #op_name,                                                                        \
+        .file = __FILE__,                                                                        \
+        .line = __LINE__,                                                                        \
+        __VA_ARGS__};                                                                            \
+    PD__OP_SECTION static const pd_op_def *const PD__CAT(pd__ptr_, PD__CAT(op_name, suffix)) = \
+        &PD__CAT(pd__def_, PD__CAT(op_name, suffix))
+
+/* Defines forward op `name` (an identifier). Fields: see pd_op_def. */
+#define PD_BUILD_OP(name, ...) PD__BUILD(PD_OP_FORWARD, _forward, name, __VA_ARGS__)
+/* Defines the grad op of forward op `name`; it is registered as <name>_grad. */
+#define PD_BUILD_GRAD_OP(name, ...) PD__BUILD(PD_OP_GRAD, _grad, name, __VA_ARGS__)
+/* Defines the double grad op of forward op `name`; registered as <name>_grad_grad. */
+#define PD_BUILD_DOUBLE_GRAD_OP(name, ...) PD__BUILD(PD_OP_DOUBLE_GRAD, _grad_grad, name, __VA_ARGS__)
+
+PD_EXTERN_C_END
+
+#endif /* PD_OP_H */

@@ -1,0 +1,205 @@
+/*
+ * pdext.h - the host API of libpdext: errors, tensors, the op registry, modules and the
+ * runner. Link with `pkg-config --libs pdext`.
+ *
+ * Conventions:
+ *   - Every function that can fail returns a pd_status (PD_OK == 0). On failure it also
+ *     leaves a message on the calling thread, read with pd_last_error(), that names the op,
+ *     the argument and what was expected. A failed call changes nothing: no half-made
+ *     tensor, no half-registered module, nothing leaked.
+ *   - Out-parameters are written only on success.
+ *   - Nothing here prints, exits or aborts.
+ *   - Thread safety: tensors are values; share them read-only. Registries are safe to use
+ *     from many threads at once: lookups and runs take no lock; loads and unloads serialize
+ *     among themselves. Unloading a module while one of its ops runs is the host's bug.
+ */
+#ifndef PDEXT_H
+#define PDEXT_H
+
+#include "pd_api.h"
+#include "pd_base.h"
+#include "pd_dtype.h"
+#include "pd_module.h"
+#include "pd_op.h"
+#include "pd_place.h"
+#include "pd_tensor.h"
+
+PD_EXTERN_C_BEGIN
+
+/* --- Errors and versions ----------------------------------------------------------------- */
+
+/* Message of the last failed call on this thread; "" if none failed yet. Valid until the
+ * next failing call on this thread. */
+const char *pd_last_error(void);
+/* Status of the last failed call on this thread (PD_OK if none). */
+pd_status pd_last_status(void);
+/* "PD_ERR_NOT_FOUND" ... for a status value. */
+const char *pd_status_name(pd_status status);
+/* PD_VERSION_STRING of the library (may differ from the headers'). */
+const char *pd_version(void);
+/* The function table the runtime hands to modules (hosts rarely need it). */
+const pd_api *pd_runtime_api(void);
+
+/* --- Tensors ------------------------------------------------------------------------------ */
+/* Each constructor writes a new defined tensor holding one reference to *out; release it with
+ * pd_tensor_release. Memory is 64-byte aligned. GPU places fail with PD_ERR_UNAVAILABLE when
+ * CUDA is not available; undefined places, bad dtypes, negative dims, ndim > PD_MAX_DIMS and
+ * sizes that overflow fail with PD_ERR_INVALID_ARGUMENT. */
+
+pd_status pd_tensor_empty(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
+                          const int64_t *shape);
+/* Every element is `value` (converted to dtype; complex: value + 0i; bool: value != 0). */
+pd_status pd_tensor_full(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
+                         const int64_t *shape, double value);
+pd_status pd_tensor_zeros(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
+                          const int64_t *shape);
+pd_status pd_tensor_ones(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
+                         const int64_t *shape);
+/* Same dtype, place and shape as `like`. */
+pd_status pd_tensor_empty_like(pd_tensor *out, const pd_tensor *like);
+pd_status pd_tensor_full_like(pd_tensor *out, const pd_tensor *like, double value);
+
+/* Called exactly once, when the last reference to a wrapped buffer goes. */
+typedef void (*pd_deleter_fn)(void *data, void *user);
+
+/* Wraps `data` (dense row-major, of the given dtype/shape, on `place`) without copying. The
+ * deleter (may be NULL: the buffer is borrowed) runs once when the last reference goes. On
+ * failure the deleter is NOT called: the caller still owns the buffer. */
+pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, pd_place place,
+                                int32_t ndim, const int64_t *shape, pd_deleter_fn deleter,
+                                void *user);
+
+/* A copy of src's elements on `place` (CPU -> CPU for now). */
+pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place);
+/* A new tensor of `dtype` with src's values converted like C conversions (floating -> integral
+ * truncates toward zero; real -> complex sets im = 0; complex -> real keeps re; -> bool is
+ * != 0). Casting to the same dtype copies. */
+pd_status pd_tensor_cast(pd_tensor *out, const pd_tensor *src, pd_data_type dtype);
+/* View of rows [begin, end) along axis 0, sharing src's storage. Requires ndim >= 1 and
+ * 0 <= begin <= end <= shape[0]. */
+pd_status pd_tensor_slice(pd_tensor *out, const pd_tensor *src, int64_t begin, int64_t end);
+/* View with a new shape of the same numel, sharing storage; one dimension may be -1. */
+pd_status pd_tensor_reshape(pd_tensor *out, const pd_tensor *src, int32_t ndim,
+                            const int64_t *shape);
+/* A dense row-major tensor with src's values: pdext tensors are always dense, so this is a
+ * new reference to the same storage. */
+pd_status pd_tensor_contiguous(pd_tensor *out, const pd_tensor *src);
+
+/* *dst becomes another owner of src's storage (dst must not hold a reference). */
+void pd_tensor_retain(pd_tensor *dst, const pd_tensor *src);
+/* Drops t's reference and makes *t undefined. NULL and undefined tensors are fine. */
+void pd_tensor_release(pd_tensor *t);
+/* How many references share t's storage (0 if undefined); for tests and debugging. */
+int64_t pd_tensor_use_count(const pd_tensor *t);
+
+/* --- Registry and modules ----------------------------------------------------------------- */
+
+typedef struct pd_registry pd_registry; /* a set of registered ops */
+typedef struct pd_module pd_module;     /* a loaded library (or linked op table) */
+typedef struct pd_op pd_op;             /* one registered op; valid until its module unloads */
+
+pd_status pd_registry_create(pd_registry **out);
+/* Unloads every module of the registry and frees it. NULL is fine. */
+void pd_registry_destroy(pd_registry *reg);
+
+/* Loads the shared library at `path` as a module: checks its ABI version (same major, minor
+ * not newer than the runtime's), hands it the function table, validates every op definition
+ * and registers them all, or none (the registry is left exactly as before on any error). */
+pd_status pd_module_load(pd_registry *reg, const char *path, pd_module **out);
+/* Registers the op table described by `info` (a static bundle, the program's linked ops);
+ * `origin` names it in messages. Same checks as pd_module_load. */
+pd_status pd_module_load_info(pd_registry *reg, const pd_module_info *info, const char *origin,
+                              pd_module **out);
+/* Removes the module's ops from its registry, then closes the library. NULL is fine. */
+pd_status pd_module_unload(pd_module *module);
+/* Library path, or the origin given to pd_module_load_info. */
+const char *pd_module_path(const pd_module *module);
+/* Ops of the module, in table order. */
+int32_t pd_module_op_count(const pd_module *module);
+const pd_op *pd_module_op(const pd_module *module, int32_t index);
+/* The module's own info block (ABI version, SDK version, compiler). */
+const pd_module_info *pd_module_get_info(const pd_module *module);
+
+/* Registers the ops linked into the calling program (or library) itself: the "pd_ops"
+ * section of the unit that calls it. Returns PD_OK with no module (*out = NULL) when there
+ * are none. */
+static inline pd_status pd_register_linked_ops(pd_registry *reg, pd_module **out)
+{
+    pd_module_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.abi_major = PD_ABI_MAJOR;
+    info.abi_minor = PD_ABI_MINOR;
+    info.ops_begin = __start_pd_ops;
+    info.ops_end = __stop_pd_ops;
+    info.api_slot = &pd__api;
+    info.sdk_version = PD_VERSION_STRING;
+    info.compiler = PD__COMPILER_ID;
+    if (out)
+        *out = NULL;
+    if (info.ops_begin == info.ops_end)
+        return PD_OK;
+    return pd_module_load_info(reg, &info, "(linked into the program)", out);
+}
+
+/* The op registered under `name` ("custom_relu", "custom_relu_grad", ...), or NULL with a
+ * PD_ERR_NOT_FOUND message. Lock-free. */
+const pd_op *pd_op_find(const pd_registry *reg, const char *name);
+/* Number of registered ops and the index-th of them (sorted by name); for listing. */
+int32_t pd_registry_op_count(const pd_registry *reg);
+const pd_op *pd_registry_op_at(const pd_registry *reg, int32_t index);
+
+/* What an op is: its registered name, kind, definition and grad ops (NULL if none). */
+const char *pd_op_name(const pd_op *op);
+pd_op_kind pd_op_get_kind(const pd_op *op);
+const pd_op_def *pd_op_definition(const pd_op *op);
+const pd_op *pd_op_grad(const pd_op *op);
+const pd_module *pd_op_module(const pd_op *op);
+/* Declared inputs/outputs/attrs, counted (the def's lists end at the first NULL). */
+int32_t pd_op_input_count(const pd_op *op);
+int32_t pd_op_output_count(const pd_op *op);
+int32_t pd_op_attr_count(const pd_op *op);
+/* Attr index's name (without ": type") and type. */
+const char *pd_op_attr_name(const pd_op *op, int32_t index);
+pd_attr_type pd_op_attr_type(const pd_op *op, int32_t index);
+
+/* --- Running ops -------------------------------------------------------------------------- */
+
+/* One argument slot of a call: the tensors bound to one declared input or output. */
+typedef struct pd_arg {
+    const char *name;   /* declared name ("X", "Out@GRAD"; @VECTOR / @OPTIONAL may be left
+                         * off) or NULL to bind by position */
+    pd_tensor *tensors; /* inputs: the tensors (an inplace op writes into them);
+                         * outputs: where the runner writes results (caller-owned array) */
+    int32_t count;      /* inputs: how many (0 for an absent optional); outputs: capacity of
+                         * `tensors` on entry, how many were written on return */
+} pd_arg;
+
+/* Runs `op`. Inputs are bound by name or position; every non-optional input needs a defined
+ * tensor (vector inputs one or more). Attrs are matched by name to the declared ones; a
+ * missing, unknown or wrongly typed attr is an error naming it. Infer functions run first,
+ * then the kernel; outputs are checked against the inferred shapes and dtypes. On success each
+ * output slot's tensors are new references the caller releases; on failure nothing is written
+ * and everything the call made is freed. Safe to call from many threads at once. */
+pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
+                    int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
+/* The same, finding the op by name in `reg` first. */
+pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs,
+                 int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                 int32_t n_outputs);
+
+/* Argument slot builders: one tensor by position, or a named list. */
+static inline pd_arg pd_arg_of(pd_tensor *t)
+{
+    pd_arg a = {NULL, t, 1};
+    return a;
+}
+static inline pd_arg pd_arg_named(const char *name, pd_tensor *tensors, int32_t count)
+{
+    pd_arg a = {name, tensors, count};
+    return a;
+}
+
+PD_EXTERN_C_END
+
+#endif /* PDEXT_H */
