@@ -25,6 +25,8 @@
 #include "pd_tensor.h"
 
 PD_EXTERN_C_BEGIN
+/* libpdext is built with hidden visibility; exactly the functions declared here are exported. */
+#pragma GCC visibility push(default)
 
 /* --- Errors and versions ----------------------------------------------------------------- */
 
@@ -200,6 +202,7 @@ static inline pd_arg pd_arg_named(const char *name, pd_tensor *tensors, int32_t 
     return a;
 }
 
+#pragma GCC visibility pop
 PD_EXTERN_C_END
 
 #endif /* PDEXT_H */
