@@ -46,4 +46,50 @@ void pd__storage_release(pd_storage *s);
 pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim,
                           const int64_t *shape, size_t *bytes);
 
+/* --- A registered op (built by opdef.c / registry.c, read by the runner) ------------------- */
+
+#define PD__NAME_MAX 128 /* longest input/output/attr name, registered op name */
+
+/* One declared input or output, parsed from its string. */
+typedef struct pd__arg_decl {
+    const char *decl;          /* as declared: "X", "X@VECTOR", "Y@OPTIONAL", "X@VECTOR@GRAD" */
+    char base[PD__NAME_MAX];   /* decl without its @VECTOR / @OPTIONAL parts: "X@GRAD" */
+    bool is_vector;
+    bool is_optional;
+} pd__arg_decl;
+
+/* One declared attribute, parsed from "name: type". */
+typedef struct pd__attr_decl {
+    char name[PD__NAME_MAX];
+    pd_attr_type type;
+} pd__attr_decl;
+
+struct pd_op {
+    const pd_op_def *def;     /* the module's definition (read only up to def->struct_size) */
+    char name[PD__NAME_MAX];  /* registered name: name, name_grad or name_grad_grad */
+    pd_op_kind kind;
+    pd_module *module;
+    int32_t n_inputs, n_outputs, n_attrs;
+    pd__arg_decl inputs[PD_MAX_INPUTS];
+    pd__arg_decl outputs[PD_MAX_OUTPUTS];
+    pd__attr_decl attrs[PD_MAX_ATTRS];
+    int32_t inplace_input[PD_MAX_OUTPUTS]; /* per output: the input it aliases, or -1 */
+    pd_kernel_fn kernel, infer_shape, infer_dtype; /* copied from def (NULL past struct_size) */
+    const pd_op *grad;        /* the op registered as <name>_grad, if any (set on registration) */
+    const pd_op *forward;     /* for grad ops: the op they differentiate */
+};
+
+/* --- registry.c / module.c ----------------------------------------------------------------- */
+
+/* Like pd_module_load, but the ops of `replace` (a module of the same registry, may be NULL)
+ * count as absent during validation, and `replace` is unloaded once the new module is in:
+ * the JIT's "reload in the same process". On failure `replace` stays loaded, untouched. */
+pd_status pd__module_load_replacing(pd_registry *reg, const char *path, pd_module *replace,
+                                    pd_module **out);
+
+/* --- api_table.c / runner.c ---------------------------------------------------------------- */
+
+/* The function table handed to every module (same as pd_runtime_api()). */
+const pd_api *pd__runtime_api(void);
+
 #endif /* PD_INTERNAL_H */

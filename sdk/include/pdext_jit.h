@@ -1,0 +1,80 @@
+/*
+ * pdext_jit.h - the JIT build helper: op sources in, a loaded module out.
+ *
+ * pd_jit_load writes a build.ninja into the module's build directory (default
+ * $PDEXT_CACHE_DIR/<name>, else ${XDG_CACHE_HOME:-$HOME/.cache}/pdext/<name>), lets Ninja
+ * compile each source with cc / c++ / nvcc (by extension: .c; .cc .cpp .cxx; .cu) into one
+ * shared library under a content-addressed name, and loads it with pd_module_load.
+ *
+ * The cache key covers the sources, every header they include (from depfiles), the flags, the
+ * SDK version, the compilers' identities and, for host-specific code generation, the CPU. A
+ * warm load of an unchanged module runs no subprocess at all. Builds are safe against
+ * concurrent processes (kernel-released file locks) and against being killed at any moment
+ * (results are published by atomic rename).
+ *
+ * Environment: CC, CXX, NVCC / CUDA_HOME choose compilers; PDEXT_COMPILER_LAUNCHER (e.g.
+ * ccache) prefixes compile commands; PDEXT_CUDA_ARCH overrides the CUDA architecture list;
+ * PDEXT_CACHE_DIR moves the cache.
+ */
+#ifndef PDEXT_JIT_H
+#define PDEXT_JIT_H
+
+#include "pdext.h"
+
+PD_EXTERN_C_BEGIN
+#pragma GCC visibility push(default)
+
+/* What a build produces. */
+typedef enum pd_jit_output_kind {
+    PD_JIT_SHARED = 0, /* a shared library (a loadable module) */
+    PD_JIT_STATIC = 1  /* a static archive (a bundle, see `pdext bundle`) */
+} pd_jit_output_kind;
+
+/* Receives the build's progress lines (Ninja's "[3/5] ..." and, when verbose, the commands
+ * and compiler output). The library itself never prints. */
+typedef void (*pd_jit_log_fn)(void *user, const char *line);
+
+/* Options of one build. Zero-initialize, set struct_size = sizeof(pd_jit_options), then the
+ * fields you need; lists are (pointer, count) pairs and may be NULL/0. Append-only. */
+typedef struct pd_jit_options {
+    uint32_t struct_size;
+    const char *name;                   /* module name: letters, digits, '_', '-', '.';
+                                         * not starting with '.' (it names a directory) */
+    const char *const *sources;         /* source files (.c .cc .cpp .cxx .cu) */
+    int32_t n_sources;
+    const char *const *cflags;          /* extra flags for C sources */
+    int32_t n_cflags;
+    const char *const *cxxflags;        /* extra flags for C++ sources */
+    int32_t n_cxxflags;
+    const char *const *cuda_flags;      /* extra flags for CUDA sources (nvcc) */
+    int32_t n_cuda_flags;
+    const char *const *ldflags;         /* extra link flags (-L, -l, ...) */
+    int32_t n_ldflags;
+    const char *const *include_dirs;    /* extra -I directories */
+    int32_t n_include_dirs;
+    const char *build_dir;              /* NULL: the default cache directory (see above) */
+    bool verbose;                       /* log commands and compiler output, not just progress */
+    pd_jit_log_fn log;                  /* NULL: no progress reporting */
+    void *log_user;
+    pd_jit_output_kind output_kind;     /* pd_jit_build only; pd_jit_load needs PD_JIT_SHARED */
+    const char *output;                 /* pd_jit_build only: where to place the result */
+} pd_jit_options;
+
+/* Builds (if the cache has no up-to-date library) and loads the module into `reg`; *out gets
+ * the module, whose ops pd_module_op_count / pd_module_op list. Loading a changed module again
+ * in the same process gives a new library path, so the new code is what runs; its ops replace
+ * those of an earlier module of the same name in `reg`. */
+pd_status pd_jit_load(pd_registry *reg, const pd_jit_options *opts, pd_module **out);
+
+/* Builds only, ahead of time, into opts->output (required): a shared library or, with
+ * PD_JIT_STATIC, a static archive. */
+pd_status pd_jit_build(const pd_jit_options *opts);
+
+/* The build directory pd_jit_load would use for opts (malloc'd; free it with free()). NULL
+ * with a message if it cannot be determined (unsafe name, no HOME). */
+char *pd_jit_build_dir(const pd_jit_options *opts);
+
+#pragma GCC visibility pop
+PD_EXTERN_C_END
+
+#endif /* PDEXT_JIT_H */
