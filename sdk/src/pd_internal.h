@@ -92,4 +92,51 @@ pd_status pd__module_load_replacing(pd_registry *reg, const char *path, pd_modul
 /* The function table handed to every module (same as pd_runtime_api()). */
 const pd_api *pd__runtime_api(void);
 
+/* --- tensor runtime: storage.c / cast.c (appended by the tensor runtime) -------------------- */
+
+/* "cpu", "gpu:0", "gpu_pinned", "npu:1" (custom), "undefined (type 7)": for messages. */
+void pd__place_format(pd_place place, char *buf, size_t size);
+/* PD_OK if this build can hold memory on `place`: CPU only for now. Otherwise
+ * PD_ERR_UNAVAILABLE (GPU, GPU-pinned, custom) or PD_ERR_INVALID_ARGUMENT (undefined, or a
+ * CPU place with a device id), with a message naming `who` and the place. */
+pd_status pd__place_check(const char *who, pd_place place);
+/* Wraps the caller's buffer: refcount 1; `deleter(ptr, user)` (if not NULL) runs when the
+ * last reference goes. On failure the deleter is not called. */
+pd_status pd__storage_wrap(const char *who, pd_place place, void *ptr, size_t bytes,
+                           pd_deleter_fn deleter, void *user, pd_storage **out);
+/* References to s (0 for NULL). */
+int64_t pd__storage_use_count(const pd_storage *s);
+/* Converts n elements of src_type at src into dst_type at dst (both valid dtypes, buffers not
+ * overlapping) with pd_tensor_cast's rules; same dtype copies the bytes. */
+void pd__cast_elements(void *dst, pd_data_type dst_type, const void *src, pd_data_type src_type,
+                       size_t n);
+
+/* --- npy.c / npz.c (NumPy files) ------------------------------------------------------------ */
+
+#include <stdio.h>
+
+/* Longest .npy preamble + header dict pdext writes (8 dims of 20 digits fit easily). */
+#define PD__NPY_HEADER_MAX 512
+
+/* A file being written under a temporary name next to `path`, renamed over it on commit. */
+typedef struct pd__atomic_file {
+    FILE *fp;
+    char *tmp;        /* malloc'd temporary path */
+    const char *path; /* the target (borrowed) */
+} pd__atomic_file;
+
+pd_status pd__atomic_open(const char *who, const char *path, pd__atomic_file *f);
+/* Flushes, syncs and renames; on failure removes the temporary file. Either way f is done. */
+pd_status pd__atomic_commit(const char *who, pd__atomic_file *f);
+/* Closes and removes the temporary file. */
+void pd__atomic_abort(pd__atomic_file *f);
+/* Fails, naming `who`, unless t is a defined host tensor of a dtype numpy has. */
+pd_status pd__npy_check_savable(const char *who, const pd_tensor *t);
+/* Writes t's .npy preamble and header (64-byte aligned total) into buf; returns its length,
+ * 0 if it does not fit. t must have passed pd__npy_check_savable. */
+size_t pd__npy_header_format(const pd_tensor *t, char *buf, size_t cap);
+/* Parses a whole .npy image in memory into a new CPU tensor; messages name who and origin. */
+pd_status pd__npy_parse(const char *who, const char *origin, const void *data, size_t size,
+                        pd_tensor *out);
+
 #endif /* PD_INTERNAL_H */

@@ -78,4 +78,10 @@ pd__snapshot *pd__snapshot_build(pd_registry *reg, const pd_module *skip, const 
  * it in and retires the previous one. Call with the lock held. */
 void pd__snapshot_publish(pd_registry *reg, pd__snapshot *snap);
 
+/* --- module.c ----------------------------------------------------------------------------- */
+
+/* Unloads every module, newest first (so no grad op outlives the forward op it was checked
+ * against); for pd_registry_destroy. */
+void pd__module_unload_all(pd_registry *reg);
+
 #endif /* PD_REGISTRY_INTERNAL_H */

@@ -1,0 +1,233 @@
+/*
+ * jit_cold_bench.c - figure 3, jit_cold_build: building and loading the relu module from an
+ * empty cache, against running the compiler directly on the same source.
+ *
+ * pdext: a fresh process (this program re-run as `--child-cold-build DIR`) times pd_jit_load
+ * of examples/relu/relu.c into the empty build directory DIR: build.ninja, Ninja, the
+ * compiler, the link, the dlopen and the op registration.
+ *
+ * Baselines, each one process of the compiler driver writing a shared library:
+ *   jit_cold_build            `cc -O2 -shared -fPIC -I<sdk> relu.c`, the issue's baseline;
+ *   jit_cold_build_same_flags `cc <the JIT's own compile and link flags> -shared -fPIC relu.c`,
+ *                             read from the JIT's verbose log, so that the compiler does the
+ *                             same work in both (only shown when the flags differ from -O2).
+ * Target ratio <= 1.10. Runs of the three alternate; each pdext run gets a new directory.
+ */
+#include "bench_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FLAGS 64
+
+typedef struct flag_list {
+    char *v[MAX_FLAGS];
+    int n;
+    char text[2048]; /* the flags, space-separated, for the note */
+} flag_list;
+
+/* Child: prints the ns of one pd_jit_load of relu.c into `dir`. */
+static int child_cold_build(const char *dir)
+{
+    pd_registry *reg = NULL;
+    pd_module *mod = NULL;
+    const char *src[] = {BENCH_RELU_SOURCE};
+    if (pd_registry_create(&reg) != PD_OK)
+        return 1;
+    uint64_t t0 = bench_now_ns();
+    pd_status st = bench_jit_load(reg, "bench_relu_cold", src, 1, dir, &mod);
+    uint64_t t1 = bench_now_ns();
+    if (st == PD_OK)
+        printf("%llu\n", (unsigned long long)(t1 - t0));
+    pd_registry_destroy(reg);
+    return st == PD_OK ? 0 : 1;
+}
+
+static void collect_line(void *user, const char *line)
+{
+    char **log = user;
+    size_t old = *log ? strlen(*log) : 0, add = strlen(line);
+    char *grown = realloc(*log, old + add + 2);
+    if (!grown)
+        return;
+    memcpy(grown + old, line, add);
+    grown[old + add] = '\n';
+    grown[old + add + 1] = '\0';
+    *log = grown;
+}
+
+static bool has_flag(const flag_list *f, const char *flag)
+{
+    for (int i = 0; i < f->n; ++i)
+        if (strcmp(f->v[i], flag) == 0)
+            return true;
+    return false;
+}
+
+/* Keeps the options of one logged command that shape what the compiler does: drops the
+ * compiler itself, the source and output paths, -c, -o, dependency-file options and those
+ * the baseline passes anyway. */
+static void add_flags_of(flag_list *f, char *cmd)
+{
+    static const char *const skip_with_arg[] = {"-o", "-MF", "-MT", "-MQ"};
+    static const char *const skip[] = {"-c", "-MD", "-MMD", "-MP", "-shared", "-fPIC"};
+    bool skip_next = false;
+    char *save = NULL;
+    for (char *tok = strtok_r(cmd, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+        bool drop = skip_next || tok[0] != '-';
+        skip_next = false;
+        for (size_t i = 0; !drop && i < sizeof skip_with_arg / sizeof *skip_with_arg; ++i)
+            if (strcmp(tok, skip_with_arg[i]) == 0)
+                drop = skip_next = true;
+        for (size_t i = 0; !drop && i < sizeof skip / sizeof *skip; ++i)
+            drop = strcmp(tok, skip[i]) == 0;
+        if (!drop && !has_flag(f, tok) && f->n < MAX_FLAGS - 1)
+            f->v[f->n++] = strdup(tok);
+    }
+}
+
+/* One cold build with a verbose log, to learn the JIT's commands; fills `f` with their flags.
+ * It doubles as the warm-up (compiler binaries and headers in the page cache). */
+static bool learn_jit_flags(flag_list *f)
+{
+    pd_registry *reg = NULL;
+    pd_module *mod = NULL;
+    char *log = NULL;
+    char *dir = bench_make_dir("learn");
+    const char *src[] = {BENCH_RELU_SOURCE};
+    pd_jit_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.name = "bench_relu_cold";
+    o.sources = src;
+    o.n_sources = 1;
+    o.build_dir = dir;
+    o.verbose = true;
+    o.log = collect_line;
+    o.log_user = &log;
+    bool ok = dir && pd_registry_create(&reg) == PD_OK;
+    pd_status st = ok ? pd_jit_load(reg, &o, &mod) : PD_ERR_INTERNAL;
+    if (ok && st != PD_OK)
+        bench_report_error("pd_jit_load relu (verbose)", st);
+    ok = ok && st == PD_OK;
+    char *save = NULL;
+    for (char *line = log ? strtok_r(log, "\n", &save) : NULL; ok && line;
+         line = strtok_r(NULL, "\n", &save)) {
+        bool compile = strstr(line, " -c ") && strstr(line, "relu.c");
+        bool link = strstr(line, " -shared") != NULL;
+        if (compile || link)
+            add_flags_of(f, line);
+    }
+    f->text[0] = '\0';
+    for (int i = 0; i < f->n; ++i)
+        snprintf(f->text + strlen(f->text), sizeof f->text - strlen(f->text), "%s%s",
+                 i ? " " : "", f->v[i]);
+    if (ok && f->n == 0)
+        fprintf(stderr, "bench: no compile command in the JIT's verbose log:\n%s\n", log ? log : "");
+    free(log);
+    pd_registry_destroy(reg);
+    if (dir)
+        bench_remove_tree(dir);
+    free(dir);
+    return ok;
+}
+
+/* argv for `cc FLAGS -shared -fPIC -I<sdk> relu.c -o OUT`; `out` is the library path. */
+static void compiler_argv(char **argv, const flag_list *f, char *out)
+{
+    const char *cc = getenv("CC");
+    int n = 0;
+    argv[n++] = (char *)(cc && *cc ? cc : "cc");
+    for (int i = 0; i < f->n; ++i)
+        argv[n++] = f->v[i];
+    argv[n++] = "-shared";
+    argv[n++] = "-fPIC";
+    argv[n++] = "-I" BENCH_SDK_INCLUDE;
+    argv[n++] = BENCH_RELU_SOURCE;
+    argv[n++] = "-o";
+    argv[n++] = out;
+    argv[n] = NULL;
+}
+
+/* One timed run of `argv` (in ms) writing into a new directory: argv[out_index] becomes the
+ * directory itself for a child run (which prints its own time), "<dir>/relu.so" for the
+ * compiler (timed from spawn to exit). */
+static double timed_build(char **argv, int out_index, bool child)
+{
+    char *dir = bench_make_dir("cold");
+    if (!dir)
+        return -1;
+    char lib[4200], out[64];
+    double ns;
+    if (child) {
+        argv[out_index] = dir;
+        ns = bench_spawn(argv, out, sizeof out) >= 0 ? strtod(out, NULL) : -1;
+    } else {
+        snprintf(lib, sizeof lib, "%s/relu.so", dir);
+        argv[out_index] = lib;
+        ns = bench_spawn(argv, NULL, 0);
+    }
+    bench_remove_tree(dir);
+    free(dir);
+    return ns < 0 ? -1 : ns / 1e6;
+}
+
+static void emit(const char *name, bench_stats p, bench_stats b, const char *note)
+{
+    bench_row r = {name, "ms", p, b, true, true, "ratio <= 1.10", BENCH_RATIO_AT_MOST, 1.10, note};
+    bench_emit(&r);
+}
+
+static int run(int reps)
+{
+    flag_list jit = {{0}, 0, {0}}, plain = {{"-O2"}, 1, "-O2"};
+    if (!learn_jit_flags(&jit))
+        return 1;
+    bool same = jit.n == 1 && strcmp(jit.v[0], "-O2") == 0;
+    char *child_argv[] = {(char *)bench_self(), "--child-cold-build", NULL, NULL};
+    char *plain_argv[MAX_FLAGS + 10], *jit_argv[MAX_FLAGS + 10];
+    compiler_argv(plain_argv, &plain, NULL);
+    compiler_argv(jit_argv, &jit, NULL);
+    int plain_out = plain.n + 6, jit_out = jit.n + 6; /* the slot after "-o" */
+    double *p = calloc(reps, sizeof *p), *b = calloc(reps, sizeof *b), *s = calloc(reps, sizeof *s);
+    int n = 0;
+    for (; p && b && s && n < reps; ++n) {
+        p[n] = timed_build(child_argv, 2, true);
+        b[n] = timed_build(plain_argv, plain_out, false);
+        s[n] = same ? 0 : timed_build(jit_argv, jit_out, false);
+        if (p[n] < 0 || b[n] < 0 || s[n] < 0)
+            break;
+    }
+    int rc = 1;
+    if (n == reps) {
+        static char note1[2300], note2[2300];
+        bench_stats ps = bench_stats_of(p, n);
+        snprintf(note1, sizeof note1, "pd_jit_load from an empty cache (new process) vs "
+                 "`cc -O2 -shared -fPIC`; the JIT's flags: %s", jit.text);
+        emit("jit_cold_build", ps, bench_stats_of(b, n), note1);
+        if (!same) {
+            snprintf(note2, sizeof note2, "the same pd_jit_load vs `cc %s -shared -fPIC` "
+                     "(the JIT's own compile and link flags)", jit.text);
+            emit("jit_cold_build_same_flags", ps, bench_stats_of(s, n), note2);
+        }
+        rc = 0;
+    }
+    free(p);
+    free(b);
+    free(s);
+    for (int i = 0; i < jit.n; ++i)
+        free(jit.v[i]);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    bench_init(argc, argv);
+    if (argc > 2 && strcmp(argv[1], "--child-cold-build") == 0)
+        return child_cold_build(argv[2]);
+    if (run(bench_smoke ? 1 : 11) != 0)
+        bench_emit_missing("jit_cold_build", "ms", "ratio <= 1.10", true,
+                           "a build failed (see stderr)");
+    return bench_finish();
+}

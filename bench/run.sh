@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# bench/run.sh - runs every pdext benchmark of a release build, prints one table row per
+# figure (pdext's median, the baseline's median, the ratio, the target, met or not, and
+# "noisy" where the spread is large), and writes the same rows to bench/results.json with a
+# description of the machine.
+#
+# Usage: bench/run.sh [BUILD_DIR]
+#   BUILD_DIR  a build of this tree (default: $PDEXT_BENCH_BUILD_DIR, else <repo>/build-bench).
+#              If it has not been configured yet, it is configured as a release build (-O2, no
+#              sanitizers, -DPDEXT_BUILD_BENCH=ON); it is then brought up to date with ninja.
+# Environment: PDEXT_BENCH_RESULTS moves results.json; PDEXT_BENCH_ONLY="op_call threads"
+# runs only those programs; TMPDIR is where the benchmarks keep their private JIT caches.
+#
+# Each program (build/bench/bench_<area>) prints "ROW<TAB>..." lines on stdout, one per figure
+# (format in bench/bench_util.h), and its progress and spreads on stderr.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-${PDEXT_BENCH_BUILD_DIR:-$root/build-bench}}
+results=${PDEXT_BENCH_RESULTS:-$root/bench/results.json}
+programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads gpu"}
+jobs=${PDEXT_BENCH_JOBS:-2}
+
+if [[ ! -f $build/build.ninja ]]; then
+    echo "bench: configuring a release build in $build" >&2
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+        -DPDEXT_SANITIZE=OFF -DPDEXT_BUILD_BENCH=ON >&2
+fi
+targets=()
+for p in $programs; do targets+=("bench_$p"); done
+cmake --build "$build" --target "${targets[@]}" -- -j"$jobs" >&2
+
+cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt" 2>/dev/null | head -n1; }
+build_type=$(cache_value CMAKE_BUILD_TYPE)
+sanitize=$(cache_value PDEXT_SANITIZE)
+if [[ $build_type != Release ]]; then
+    echo "bench: WARNING: $build is a '$build_type' build, not Release: figures are not representative" >&2
+fi
+if [[ $sanitize == ON ]]; then
+    echo "bench: WARNING: $build is built with sanitizers: figures are not representative" >&2
+fi
+
+rows=$(mktemp)
+trap 'rm -f "$rows"' EXIT
+status=0
+count_rows() { grep -c '^ROW' "$rows" || true; }
+for p in $programs; do
+    echo "bench: running bench_$p" >&2
+    before=$(count_rows)
+    rc=0
+    "$build/bench/bench_$p" >>"$rows" || rc=$?
+    if (( rc != 0 )); then
+        status=1
+        # A program that died without reporting (or mid-way: a signal) still gets a row, so
+        # that nothing is silently left out of the table.
+        if (( rc > 1 )) || [[ $(count_rows) == "$before" ]]; then
+            printf 'ROW\tbench_%s\t-\tnull\tnull\tnull\t-\tfalse\t-\texited with status %d\n' \
+                "$p" "$rc" >>"$rows"
+        fi
+    fi
+done
+
+# --- The machine --------------------------------------------------------------------------
+first_line() { "$@" 2>/dev/null | head -n1 || true; }
+cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n1)
+cores=$(nproc 2>/dev/null || echo 0)
+cc_version=$(first_line "${CC:-cc}" --version)
+cxx_version=$(first_line "${CXX:-c++}" --version)
+ninja_version=$(first_line ninja --version)
+nvcc_version=$(nvcc --version 2>/dev/null | tail -n1 || true)
+kernel=$(uname -sr)
+loadavg=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
+when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+
+mkdir -p "$(dirname "$results")"
+awk -F'\t' -v results="$results" -v cpu="$cpu" -v cores="$cores" -v cc="$cc_version" \
+    -v cxx="$cxx_version" -v ninja="$ninja_version" -v nvcc="$nvcc_version" -v kernel="$kernel" \
+    -v loadavg="$loadavg" -v when="$when" -v build_type="$build_type" '
+function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
+function num(s) { return s == "null" ? "-" : sprintf("%.4g", s) }
+function jnum(s) { return s == "null" ? "null" : s }
+function jmet(s) { return (s == "true" || s == "false") ? s : "null" }
+function yes(s) { return s == "true" ? "yes" : s == "false" ? "no" : "n/a" }
+$1 == "ROW" {
+    n++; name[n] = $2; unit[n] = $3; pd[n] = $4; base[n] = $5; ratio[n] = $6
+    target[n] = $7; met[n] = $8; noisy[n] = $9; note[n] = $10
+}
+END {
+    fmt = "%-27s %-8s %11s %11s %8s  %-17s %-4s %s\n"
+    printf fmt, "figure", "unit", "pdext", "baseline", "ratio", "target", "met", "noisy"
+    line = sprintf(fmt, "", "", "", "", "", "", "", ""); gsub(/./, "-", line)
+    print substr(line, 1, 98)
+    for (i = 1; i <= n; i++)
+        printf fmt, name[i], unit[i], num(pd[i]), num(base[i]), num(ratio[i]), target[i],
+               yes(met[i]), noisy[i] == "noisy" ? "noisy" : ""
+    print ""
+    for (i = 1; i <= n; i++)
+        if (note[i] != "") printf "  %s: %s\n", name[i], note[i]
+    printf "\nmachine: %s, %s cores, load %s; %s\n", cpu, cores, loadavg, cc
+
+    printf "{\n  \"machine\": {\n" > results
+    printf "    \"cpu\": \"%s\",\n    \"cores\": %d,\n", esc(cpu), cores > results
+    printf "    \"kernel\": \"%s\",\n    \"loadavg\": \"%s\",\n", esc(kernel), esc(loadavg) > results
+    printf "    \"c_compiler\": \"%s\",\n    \"cxx_compiler\": \"%s\",\n", esc(cc), esc(cxx) > results
+    printf "    \"ninja\": \"%s\",\n    \"nvcc\": \"%s\",\n", esc(ninja), esc(nvcc) > results
+    printf "    \"build_type\": \"%s\",\n    \"date\": \"%s\"\n  },\n", esc(build_type), when > results
+    printf "  \"results\": [\n" > results
+    for (i = 1; i <= n; i++)
+        printf "    {\"name\": \"%s\", \"unit\": \"%s\", \"pdext\": %s, \"baseline\": %s, " \
+               "\"ratio\": %s, \"target\": \"%s\", \"met\": %s}%s\n", esc(name[i]), esc(unit[i]),
+               jnum(pd[i]), jnum(base[i]), jnum(ratio[i]), esc(target[i]), jmet(met[i]),
+               i < n ? "," : "" > results
+    printf "  ]\n}\n" > results
+}' "$rows"
+echo "bench: wrote $results" >&2
+exit $status

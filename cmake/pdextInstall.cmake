@@ -1,0 +1,37 @@
+# pdextInstall.cmake - what `cmake --install` puts beside the headers and libraries: the
+# pkg-config file and the CMake package (pdextConfig.cmake, its version file and the exported
+# targets pdext::pdext and pdext::pdext_static). Included by the top-level CMakeLists.txt
+# after the library targets exist.
+include(CMakePackageConfigHelpers)
+
+set(PDEXT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/pdext)
+set(PDEXT_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/pdext)
+
+# --- pkg-config -----------------------------------------------------------------------------
+# The file is filled at install time rather than at configure time, so that its prefix is the
+# one actually installed to (`cmake --install build --prefix DIR` included). A configure-time
+# copy with CMAKE_INSTALL_PREFIX stays in the build tree for tools that want one.
+set(PDEXT_PC_PREFIX ${CMAKE_INSTALL_PREFIX})
+configure_file(${PROJECT_SOURCE_DIR}/templates/pdext.pc.in ${PROJECT_BINARY_DIR}/pdext.pc @ONLY)
+set(PDEXT_PC_PREFIX "@PDEXT_INSTALLED_PREFIX@")
+configure_file(${PROJECT_SOURCE_DIR}/templates/pdext.pc.in
+               ${PROJECT_BINARY_DIR}/pdext.pc.install @ONLY)
+install(CODE "
+  set(PDEXT_INSTALLED_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  set(pdext_pc \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/pdext.pc\")
+  message(STATUS \"Installing: \${pdext_pc}\")
+  configure_file(\"${PROJECT_BINARY_DIR}/pdext.pc.install\" \"\${pdext_pc}\" @ONLY)
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${pdext_pc}\")
+")
+
+# --- CMake package ----------------------------------------------------------------------------
+install(EXPORT pdextTargets NAMESPACE pdext:: DESTINATION ${PDEXT_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/pdextConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/pdextConfig.cmake
+                              INSTALL_DESTINATION ${PDEXT_CMAKE_DIR}
+                              PATH_VARS PDEXT_INSTALL_INCLUDEDIR)
+# Same major version = compatible: the host API only grows within a major version.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/pdextConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/pdextConfig.cmake ${PROJECT_BINARY_DIR}/pdextConfigVersion.cmake
+        DESTINATION ${PDEXT_CMAKE_DIR})

@@ -1,0 +1,134 @@
+/*
+ * cmd_args.c - the command's small helpers: error messages on stderr, string lists and
+ * option matching (--long VALUE, --long=VALUE, -s VALUE, -sVALUE).
+ */
+#include "pdext_cmd.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pd_cmd_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "pdext%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int pd_cmd_fail(const char *what)
+{
+    fprintf(stderr, "pdext %s: %s\n", what, pd_last_error());
+    return PD_CMD_FAILED;
+}
+
+int pd_cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "pdext %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see pdext %s --help)\n", cmd);
+    va_end(ap);
+    return PD_CMD_USAGE;
+}
+
+void *pd_cmd_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        pd_cmd_error(NULL, "out of memory");
+        exit(PD_CMD_FAILED);
+    }
+    return p;
+}
+
+char *pd_cmd_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(pd_cmd_xmalloc(n), s, n);
+}
+
+void pd_cmd_strv_add(pd_cmd_strv *sv, const char *s)
+{
+    if (sv->n == sv->cap) {
+        sv->cap = sv->cap ? sv->cap * 2 : 8;
+        char **grown = realloc(sv->v, sizeof *grown * (size_t)sv->cap);
+        if (grown == NULL) {
+            pd_cmd_error(NULL, "out of memory");
+            exit(PD_CMD_FAILED);
+        }
+        sv->v = grown;
+    }
+    sv->v[sv->n++] = pd_cmd_xstrdup(s);
+}
+
+void pd_cmd_strv_add_words(pd_cmd_strv *sv, const char *s)
+{
+    while (*s) {
+        while (*s == ' ' || *s == '\t' || *s == '\n')
+            s++;
+        size_t n = strcspn(s, " \t\n");
+        if (n == 0)
+            break;
+        char *word = pd_cmd_xmalloc(n + 1);
+        memcpy(word, s, n);
+        word[n] = '\0';
+        pd_cmd_strv_add(sv, word);
+        free(word);
+        s += n;
+    }
+}
+
+void pd_cmd_strv_free(pd_cmd_strv *sv)
+{
+    for (int32_t i = 0; i < sv->n; ++i)
+        free(sv->v[i]);
+    free(sv->v);
+    sv->v = NULL;
+    sv->n = sv->cap = 0;
+}
+
+const char *pd_cmd_option(const char *cmd, int argc, char **argv, int *i, const char *lng,
+                          const char *shrt, bool *bad)
+{
+    const char *arg = argv[*i];
+    size_t ln = strlen(lng);
+    if (strcmp(arg, lng) == 0 || (shrt && strcmp(arg, shrt) == 0)) {
+        if (*i + 1 >= argc) {
+            pd_cmd_usage_error(cmd, "option %s needs a value", arg);
+            *bad = true;
+            return NULL;
+        }
+        *i += 1;
+        return argv[*i];
+    }
+    if (strncmp(arg, lng, ln) == 0 && arg[ln] == '=')
+        return arg + ln + 1;
+    if (shrt && strncmp(arg, shrt, strlen(shrt)) == 0 && arg[strlen(shrt)] != '\0')
+        return arg + strlen(shrt);
+    return NULL;
+}
+
+void pd_cmd_decl_base(const char *decl, char *base, size_t cap, bool *is_vector,
+                      bool *is_optional)
+{
+    size_t n = 0;
+    *is_vector = *is_optional = false;
+    for (const char *p = decl; *p;) {
+        if (strncmp(p, "@VECTOR", 7) == 0) {
+            *is_vector = true;
+            p += 7;
+        } else if (strncmp(p, "@OPTIONAL", 9) == 0) {
+            *is_optional = true;
+            p += 9;
+        } else {
+            if (n + 1 < cap)
+                base[n++] = *p;
+            p++;
+        }
+    }
+    base[n] = '\0';
+}

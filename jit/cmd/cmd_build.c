@@ -1,0 +1,70 @@
+/*
+ * cmd_build.c - `pdext build -o LIB.so SRC...`: the JIT pipeline ahead of time, into a named
+ * library (or, with --static, an archive for bundles).
+ */
+#include "pdext_cmd.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: pdext build -o LIB.so SRC... [-I DIR] [--cflags FLAGS] [--cxxflags FLAGS]\n"
+    "                   [--cuda-flags FLAGS] [--ldflags FLAGS] [--name NAME]\n"
+    "                   [--build-dir DIR] [--static] [-v]\n"
+    "\n"
+    "Compiles the sources with Ninja in the module's cache directory and places the\n"
+    "library at LIB.so (atomically). --static makes a static archive instead. -v shows\n"
+    "Ninja's progress and the compiler commands.\n";
+
+int pd_cmd_build(int argc, char **argv)
+{
+    pd_cmd_load_args a = {0};
+    const char *output = NULL;
+    bool is_static = false, bad = false;
+    int rc = PD_CMD_OK;
+    for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
+        const char *v;
+        int took;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            pd_cmd_load_args_free(&a);
+            return PD_CMD_OK;
+        } else if (strcmp(argv[i], "--static") == 0) {
+            is_static = true;
+        } else if ((v = pd_cmd_option("build", argc, argv, &i, "--output", "-o", &bad)) != NULL) {
+            output = v;
+        } else if (bad || (took = pd_cmd_load_option("build", &a, argc, argv, &i)) < 0) {
+            rc = PD_CMD_USAGE;
+        } else if (took == 0 && argv[i][0] == '-') {
+            rc = pd_cmd_usage_error("build", "unknown option '%s'", argv[i]);
+        } else if (took == 0) {
+            pd_cmd_strv_add(&a.inputs, argv[i]);
+        }
+    }
+    if (rc == PD_CMD_OK && output == NULL)
+        rc = pd_cmd_usage_error("build", "missing -o LIB.so (where to put the library)");
+    if (rc == PD_CMD_OK && a.inputs.n == 0)
+        rc = pd_cmd_usage_error("build", "no source files given");
+    for (int32_t k = 0; rc == PD_CMD_OK && k < a.inputs.n; ++k)
+        if (pd_cmd_is_library(a.inputs.v[k]))
+            rc = pd_cmd_usage_error("build", "'%s' is a library; build takes sources",
+                                    a.inputs.v[k]);
+    if (rc == PD_CMD_OK) {
+        pd_jit_options o;
+        char name[96];
+        pd_cmd_progress progress;
+        pd_cmd_jit_options(&a, &o, name, sizeof name);
+        pd_cmd_progress_init(&progress, a.verbose);
+        o.log = pd_cmd_progress_log;
+        o.log_user = &progress;
+        o.output = output;
+        o.output_kind = is_static ? PD_JIT_STATIC : PD_JIT_SHARED;
+        pd_status st = pd_jit_build(&o);
+        pd_cmd_progress_end(&progress);
+        if (st != PD_OK)
+            rc = pd_cmd_fail("build");
+        else
+            printf("built %s\n", output);
+    }
+    pd_cmd_load_args_free(&a);
+    return rc;
+}

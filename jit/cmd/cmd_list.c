@@ -1,0 +1,101 @@
+/*
+ * cmd_list.c - `pdext list SRC...|LIB.so`: what a module offers. For each op in table order:
+ * its registered name, inputs and outputs (vector / optional marked), attrs with their
+ * Paddle type spellings, and the grad ops registered for it.
+ */
+#include "pdext_cmd.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: pdext list SRC...|LIB.so [JIT options: -I DIR --cflags FLAGS ... -v]\n"
+    "\n"
+    "Loads the module (JIT-building sources if needed) and lists every op with its inputs,\n"
+    "outputs, attrs (with types) and grad ops.\n";
+
+/* "X (vector)" for "X@VECTOR", "Y (optional)" for "Y@OPTIONAL", "Out@GRAD" as is. */
+static void print_arg(const char *decl)
+{
+    char base[256];
+    bool vec, opt;
+    pd_cmd_decl_base(decl, base, sizeof base, &vec, &opt);
+    printf("%s%s%s", base, vec ? " (vector)" : "", opt ? " (optional)" : "");
+}
+
+static void print_list(const char *label, const char *const *decls, int32_t n)
+{
+    printf("  %-8s ", label);
+    if (n == 0)
+        printf("(none)");
+    for (int32_t i = 0; i < n; ++i) {
+        if (i)
+            printf(", ");
+        print_arg(decls[i]);
+    }
+    printf("\n");
+}
+
+static void print_op(const pd_op *op)
+{
+    const pd_op_def *def = pd_op_definition(op);
+    pd_op_kind kind = pd_op_get_kind(op);
+    printf("%s", pd_op_name(op));
+    if (kind != PD_OP_FORWARD)
+        printf("  (%s of %s)", kind == PD_OP_GRAD ? "grad" : "double grad", def->name);
+    printf("\n");
+    print_list("inputs:", def->inputs, pd_op_input_count(op));
+    print_list("outputs:", def->outputs, pd_op_output_count(op));
+    printf("  %-8s ", "attrs:");
+    int32_t n_attrs = pd_op_attr_count(op);
+    if (n_attrs == 0)
+        printf("(none)");
+    for (int32_t i = 0; i < n_attrs; ++i)
+        printf("%s%s: %s", i ? ", " : "", pd_op_attr_name(op, i),
+               pd_attr_type_name(pd_op_attr_type(op, i)));
+    printf("\n");
+    printf("  %-8s ", "grad:");
+    const pd_op *g = pd_op_grad(op);
+    if (g == NULL)
+        printf("(none)");
+    for (int k = 0; g != NULL; g = pd_op_grad(g), ++k)
+        printf("%s%s", k ? ", " : "", pd_op_name(g));
+    printf("\n");
+}
+
+int pd_cmd_list(int argc, char **argv)
+{
+    pd_cmd_load_args a = {0};
+    int rc = PD_CMD_OK;
+    for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
+        int took;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            pd_cmd_load_args_free(&a);
+            return PD_CMD_OK;
+        } else if ((took = pd_cmd_load_option("list", &a, argc, argv, &i)) < 0) {
+            rc = PD_CMD_USAGE;
+        } else if (took == 0 && argv[i][0] == '-') {
+            rc = pd_cmd_usage_error("list", "unknown option '%s'", argv[i]);
+        } else if (took == 0) {
+            pd_cmd_strv_add(&a.inputs, argv[i]);
+        }
+    }
+    pd_registry *reg = NULL;
+    pd_module *module = NULL;
+    if (rc == PD_CMD_OK && pd_registry_create(&reg) != PD_OK)
+        rc = pd_cmd_fail("list");
+    if (rc == PD_CMD_OK)
+        rc = pd_cmd_load("list", reg, &a, &module);
+    if (rc == PD_CMD_OK) {
+        printf("%s: %d op%s\n", pd_module_path(module), (int)pd_module_op_count(module),
+               pd_module_op_count(module) == 1 ? "" : "s");
+        /* Forward ops first, then grad and double grad ops, each group in table order. */
+        for (int kind = PD_OP_FORWARD; kind <= PD_OP_DOUBLE_GRAD; ++kind)
+            for (int32_t i = 0; i < pd_module_op_count(module); ++i)
+                if ((int)pd_op_get_kind(pd_module_op(module, i)) == kind)
+                    print_op(pd_module_op(module, i));
+    }
+    pd_registry_destroy(reg);
+    pd_cmd_load_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,319 @@
+/*
+ * cmd_run.c - `pdext run SRC...|LIB.so --op NAME --input NAME=FILE ... [--attr NAME=VALUE ...]
+ * [--out DIR]`: one op on .npy inputs, outputs written back as .npy.
+ *
+ * Inputs are bound by their declared names without @VECTOR / @OPTIONAL ("X", "Out@GRAD"); a
+ * vector input takes one tensor per repetition of its name, in order; an optional input may be
+ * left out. FILE is a .npy file or MEMBER of an archive as ARCHIVE.npz:MEMBER. Attrs are
+ * parsed according to the op's declared types (cmd_attr.c). Each output is written as
+ * DIR/<name>.npy with the same name spelling, "X@GRAD.npy" included ('@' is an ordinary
+ * file-name character); the items of a vector output as DIR/<name>_<i>.npy.
+ */
+#include "pdext_cmd.h"
+#include "pdext_npy.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+    "usage: pdext run SRC...|LIB.so --op NAME --input NAME=FILE ... [--attr NAME=VALUE ...]\n"
+    "                 [--out DIR] [JIT options: -I DIR --cflags FLAGS ... -v]\n"
+    "\n"
+    "Runs op NAME (a grad op by its registered name, e.g. custom_relu_grad) on inputs read\n"
+    "from .npy files or .npz members (FILE.npz:MEMBER). A vector input takes one file per\n"
+    "repetition (--input X=a.npy --input X=b.npy); an optional input may be left out.\n"
+    "Attrs follow the op's declared types: axis=1, shape=2,3, name=abc, flag=true|false,\n"
+    "scale=0.5, names=a,b. Outputs go to DIR/<output name>.npy (default DIR: .), items of a\n"
+    "vector output to DIR/<name>_<i>.npy; each output's name, shape and dtype is printed.\n";
+
+/* Room for the items of a vector output; the runner says so if an op makes more. */
+#define VECTOR_OUTPUT_CAPACITY 256
+
+typedef struct run_args {
+    pd_cmd_load_args load;
+    const char *op;
+    const char *out_dir;
+    pd_cmd_strv inputs; /* NAME=FILE */
+    pd_cmd_strv attrs;  /* NAME=VALUE */
+} run_args;
+
+/* The tensors bound to one declared input. */
+typedef struct input_slot {
+    char name[128];
+    bool is_vector, is_optional;
+    pd_tensor *tensors;
+    int32_t count;
+} input_slot;
+
+static int parse_args(int argc, char **argv, run_args *r)
+{
+    bool bad = false;
+    for (int i = 1; i < argc; ++i) {
+        const char *v;
+        int took;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            return -1;
+        } else if ((v = pd_cmd_option("run", argc, argv, &i, "--op", NULL, &bad)) != NULL) {
+            r->op = v;
+        } else if (!bad && (v = pd_cmd_option("run", argc, argv, &i, "--input", NULL, &bad)) != NULL) {
+            pd_cmd_strv_add(&r->inputs, v);
+        } else if (!bad && (v = pd_cmd_option("run", argc, argv, &i, "--attr", NULL, &bad)) != NULL) {
+            pd_cmd_strv_add(&r->attrs, v);
+        } else if (!bad && (v = pd_cmd_option("run", argc, argv, &i, "--out", NULL, &bad)) != NULL) {
+            r->out_dir = v;
+        } else if (bad || (took = pd_cmd_load_option("run", &r->load, argc, argv, &i)) < 0) {
+            return PD_CMD_USAGE;
+        } else if (took == 0 && argv[i][0] == '-') {
+            return pd_cmd_usage_error("run", "unknown option '%s'", argv[i]);
+        } else if (took == 0) {
+            pd_cmd_strv_add(&r->load.inputs, argv[i]);
+        }
+    }
+    if (r->op == NULL)
+        return pd_cmd_usage_error("run", "missing --op NAME (the op to run)");
+    for (int32_t k = 0; k < r->inputs.n; ++k)
+        if (strchr(r->inputs.v[k], '=') == NULL || r->inputs.v[k][0] == '=')
+            return pd_cmd_usage_error("run", "--input '%s' is not NAME=FILE", r->inputs.v[k]);
+    for (int32_t k = 0; k < r->attrs.n; ++k)
+        if (strchr(r->attrs.v[k], '=') == NULL || r->attrs.v[k][0] == '=')
+            return pd_cmd_usage_error("run", "--attr '%s' is not NAME=VALUE", r->attrs.v[k]);
+    return PD_CMD_OK;
+}
+
+/* FILE.npy, or ARCHIVE.npz:MEMBER. */
+static pd_status load_tensor(const char *spec, pd_tensor *out)
+{
+    const char *colon = strrchr(spec, ':');
+    if (colon && colon - spec >= 4 && strncmp(colon - 4, ".npz", 4) == 0) {
+        char path[4096];
+        snprintf(path, sizeof path, "%.*s", (int)(colon - spec), spec);
+        return pd_npz_load(path, colon + 1, out);
+    }
+    return pd_npy_load(spec, out);
+}
+
+/* Names of the op's inputs (or attrs) for messages: "X, Y (optional)". */
+static void list_inputs(const input_slot *slots, int32_t n, char *buf, size_t cap)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int32_t i = 0; i < n && at < cap; ++i)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s%s", i ? ", " : "", slots[i].name,
+                               slots[i].is_vector ? " (vector)" : slots[i].is_optional ? " (optional)" : "");
+}
+
+/* Reads every --input into the slot of its declared name; checks counts. */
+static int bind_inputs(const pd_op *op, const run_args *r, input_slot *slots, int32_t n)
+{
+    const pd_op_def *def = pd_op_definition(op);
+    char names[1024];
+    for (int32_t i = 0; i < n; ++i) {
+        pd_cmd_decl_base(def->inputs[i], slots[i].name, sizeof slots[i].name, &slots[i].is_vector,
+                         &slots[i].is_optional);
+        slots[i].tensors = pd_cmd_xmalloc(sizeof(pd_tensor) * (size_t)(r->inputs.n ? r->inputs.n : 1));
+    }
+    list_inputs(slots, n, names, sizeof names);
+    for (int32_t k = 0; k < r->inputs.n; ++k) {
+        const char *spec = r->inputs.v[k], *eq = strchr(spec, '=');
+        input_slot *s = NULL;
+        for (int32_t i = 0; i < n && s == NULL; ++i)
+            if (strlen(slots[i].name) == (size_t)(eq - spec) &&
+                strncmp(slots[i].name, spec, (size_t)(eq - spec)) == 0)
+                s = &slots[i];
+        if (s == NULL) {
+            pd_cmd_error("run", "op %s has no input '%.*s' (inputs: %s)", pd_op_name(op),
+                         (int)(eq - spec), spec, n ? names : "none");
+            return PD_CMD_FAILED;
+        }
+        if (s->count == 1 && !s->is_vector) {
+            pd_cmd_error("run", "input '%s' of %s is not a vector input: give it once", s->name,
+                         pd_op_name(op));
+            return PD_CMD_FAILED;
+        }
+        if (load_tensor(eq + 1, &s->tensors[s->count]) != PD_OK) {
+            pd_cmd_error("run", "input '%s': %s", s->name, pd_last_error());
+            return PD_CMD_FAILED;
+        }
+        s->count++;
+    }
+    for (int32_t i = 0; i < n; ++i)
+        if (slots[i].count == 0 && !slots[i].is_optional) {
+            pd_cmd_error("run", "missing input '%s' of %s: give --input %s=FILE.npy%s (inputs: "
+                         "%s)", slots[i].name, pd_op_name(op), slots[i].name,
+                         slots[i].is_vector ? " once per item" : "", names);
+            return PD_CMD_FAILED;
+        }
+    return PD_CMD_OK;
+}
+
+/* Parses every --attr by the op's declared type. */
+static int parse_attrs(const pd_op *op, const run_args *r, pd_attr *attrs, void **elems,
+                       char **texts)
+{
+    int32_t n = pd_op_attr_count(op);
+    for (int32_t k = 0; k < r->attrs.n; ++k) {
+        char *spec = r->attrs.v[k], *eq = strchr(spec, '=');
+        *eq = '\0'; /* NAME and VALUE become two strings, owned by r->attrs */
+        int32_t j = 0;
+        while (j < n && strcmp(pd_op_attr_name(op, j), spec) != 0)
+            j++;
+        if (j == n) {
+            char names[1024] = "";
+            size_t at = 0;
+            for (int32_t i = 0; i < n && at < sizeof names; ++i)
+                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s: %s", i ? ", " : "",
+                                       pd_op_attr_name(op, i), pd_attr_type_name(pd_op_attr_type(op, i)));
+            pd_cmd_error("run", "op %s has no attr '%s' (attrs: %s)", pd_op_name(op), spec,
+                         n ? names : "none");
+            return PD_CMD_FAILED;
+        }
+        pd_attr_type type = pd_op_attr_type(op, j);
+        if (!pd_cmd_parse_attr(&attrs[k], pd_op_attr_name(op, j), type, eq + 1, &elems[k], &texts[k])) {
+            pd_cmd_error("run", "bad value '%s' for attr '%s' of %s: it is %s, so give %s", eq + 1,
+                         spec, pd_op_name(op), pd_attr_type_name(type), pd_cmd_attr_syntax(type));
+            return PD_CMD_FAILED;
+        }
+    }
+    return PD_CMD_OK;
+}
+
+/* mkdir -p */
+static bool make_dirs(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; ++p) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return false;
+        *p = '/';
+    }
+    return mkdir(path, 0777) == 0 || errno == EEXIST;
+}
+
+/* Writes and reports every output. */
+static int write_outputs(const pd_op *op, const char *dir, pd_arg *outs, int32_t n)
+{
+    if (!make_dirs(dir)) {
+        pd_cmd_error("run", "cannot create output directory '%s': %s", dir, strerror(errno));
+        return PD_CMD_FAILED;
+    }
+    const pd_op_def *def = pd_op_definition(op);
+    for (int32_t o = 0; o < n; ++o) {
+        char base[128], path[4096], shape[256];
+        bool vec, opt;
+        pd_cmd_decl_base(def->outputs[o], base, sizeof base, &vec, &opt);
+        for (char *c = base; *c; ++c)
+            if (*c == '/')
+                *c = '_';
+        for (int32_t k = 0; k < outs[o].count; ++k) {
+            const pd_tensor *t = &outs[o].tensors[k];
+            if (vec)
+                snprintf(path, sizeof path, "%s/%s_%d.npy", dir, base, (int)k);
+            else
+                snprintf(path, sizeof path, "%s/%s.npy", dir, base);
+            if (pd_npy_save(path, t) != PD_OK)
+                return pd_cmd_fail("run");
+            char label[160];
+            snprintf(label, sizeof label, vec ? "%s[%d]" : "%s", base, (int)k);
+            printf("%s  shape=%s  dtype=%s  -> %s\n", label,
+                   pd_cmd_shape_str(t, shape, sizeof shape), pd_dtype_name(t->dtype), path);
+        }
+    }
+    return PD_CMD_OK;
+}
+
+/* Binds, runs and writes; everything it allocates is freed here. */
+static int run_op(const pd_op *op, run_args *r)
+{
+    int32_t n_in = pd_op_input_count(op), n_out = pd_op_output_count(op), n_attr = r->attrs.n;
+    input_slot *slots = calloc((size_t)n_in + 1, sizeof *slots);
+    pd_arg *ins = calloc((size_t)n_in + 1, sizeof *ins), *outs = calloc((size_t)n_out + 1, sizeof *outs);
+    pd_attr *attrs = calloc((size_t)n_attr + 1, sizeof *attrs);
+    void **elems = calloc((size_t)n_attr + 1, sizeof *elems);
+    char **texts = calloc((size_t)n_attr + 1, sizeof *texts);
+    if (!slots || !ins || !outs || !attrs || !elems || !texts) {
+        pd_cmd_error(NULL, "out of memory");
+        exit(PD_CMD_FAILED);
+    }
+    const pd_op_def *def = pd_op_definition(op);
+    int rc = bind_inputs(op, r, slots, n_in);
+    if (rc == PD_CMD_OK)
+        rc = parse_attrs(op, r, attrs, elems, texts);
+    for (int32_t i = 0; i < n_in; ++i)
+        ins[i] = pd_arg_named(slots[i].name, slots[i].tensors, slots[i].count);
+    for (int32_t o = 0; o < n_out; ++o) {
+        bool vec = strstr(def->outputs[o], "@VECTOR") != NULL;
+        int32_t cap = vec ? VECTOR_OUTPUT_CAPACITY : 1;
+        outs[o] = pd_arg_named(NULL, calloc((size_t)cap, sizeof(pd_tensor)), cap);
+        if (outs[o].tensors == NULL) {
+            pd_cmd_error(NULL, "out of memory");
+            exit(PD_CMD_FAILED);
+        }
+    }
+    if (rc == PD_CMD_OK && pd_op_run(op, ins, n_in, attrs, n_attr, outs, n_out) != PD_OK)
+        rc = pd_cmd_fail("run");
+    else if (rc == PD_CMD_OK)
+        rc = write_outputs(op, r->out_dir ? r->out_dir : ".", outs, n_out);
+    else
+        for (int32_t o = 0; o < n_out; ++o)
+            outs[o].count = 0; /* nothing was written into them */
+    for (int32_t o = 0; o < n_out; ++o) {
+        for (int32_t k = 0; k < outs[o].count; ++k)
+            pd_tensor_release(&outs[o].tensors[k]);
+        free(outs[o].tensors);
+    }
+    for (int32_t i = 0; i < n_in; ++i) {
+        for (int32_t k = 0; k < slots[i].count; ++k)
+            pd_tensor_release(&slots[i].tensors[k]);
+        free(slots[i].tensors);
+    }
+    for (int32_t k = 0; k < n_attr; ++k) {
+        free(elems[k]);
+        free(texts[k]);
+    }
+    free(slots), free(ins), free(outs), free(attrs), free(elems), free(texts);
+    return rc;
+}
+
+int pd_cmd_run(int argc, char **argv)
+{
+    run_args r;
+    memset(&r, 0, sizeof r);
+    int rc = parse_args(argc, argv, &r);
+    if (rc < 0)
+        rc = PD_CMD_OK; /* --help */
+    else if (rc == PD_CMD_OK) {
+        pd_registry *reg = NULL;
+        pd_module *module = NULL;
+        if (pd_registry_create(&reg) != PD_OK)
+            rc = pd_cmd_fail("run");
+        if (rc == PD_CMD_OK)
+            rc = pd_cmd_load("run", reg, &r.load, &module);
+        if (rc == PD_CMD_OK) {
+            const pd_op *op = pd_op_find(reg, r.op);
+            if (op == NULL) {
+                char names[1024] = "";
+                size_t at = 0;
+                for (int32_t i = 0; i < pd_module_op_count(module) && at < sizeof names; ++i)
+                    at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+                                           pd_op_name(pd_module_op(module, i)));
+                pd_cmd_error("run", "no op '%s' in %s%s (ops: %s)", r.op, r.load.inputs.v[0],
+                             r.load.inputs.n > 1 ? " ..." : "", names[0] ? names : "none");
+                rc = PD_CMD_FAILED;
+            } else {
+                rc = run_op(op, &r);
+            }
+        }
+        pd_registry_destroy(reg);
+    }
+    pd_cmd_load_args_free(&r.load);
+    pd_cmd_strv_free(&r.inputs);
+    pd_cmd_strv_free(&r.attrs);
+    return rc;
+}

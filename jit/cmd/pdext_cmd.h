@@ -1,0 +1,123 @@
+/*
+ * pdext_cmd.h - what the files of the `pdext` command share: one entry point per subcommand,
+ * the command-line helpers (options, string lists), the module loader common to build, list
+ * and run (sources through the JIT, a .so through pd_module_load) and the build progress line.
+ *
+ * Exit statuses: 0 success, 1 failure (the message is on stderr), 2 usage error.
+ */
+#ifndef PDEXT_CMD_H
+#define PDEXT_CMD_H
+
+#include "pdext.h"
+#include "pdext_jit.h"
+
+#include <stdio.h>
+
+#define PD_CMD_OK 0
+#define PD_CMD_FAILED 1
+#define PD_CMD_USAGE 2
+
+/* Subcommands: argv[0] is the subcommand's name, the options follow. */
+int pd_cmd_build(int argc, char **argv);
+int pd_cmd_list(int argc, char **argv);
+int pd_cmd_run(int argc, char **argv);
+int pd_cmd_demo(int argc, char **argv);
+/* `pdext bundle` (issue 4). main.c carries a weak stand-in that reports it is not available;
+ * a cmd_bundle.c defining this function replaces it without touching main.c. */
+int pd_cmd_bundle(int argc, char **argv);
+
+/* --- cmd_args.c: messages and options ---------------------------------------------------- */
+
+/* "pdext <cmd>: <message>" on stderr ("pdext: <message>" when cmd is NULL). */
+void pd_cmd_error(const char *cmd, const char *fmt, ...) PD_PRINTF(2, 3);
+/* Prints "pdext <what>: <pd_last_error()>" and returns PD_CMD_FAILED. */
+int pd_cmd_fail(const char *what);
+/* Prints "pdext <cmd>: <message>" and a hint to --help; returns PD_CMD_USAGE. */
+int pd_cmd_usage_error(const char *cmd, const char *fmt, ...) PD_PRINTF(2, 3);
+
+/* A list of malloc'd strings. Allocation failure aborts the command (it is a program, not a
+ * library: there is nothing better to do). */
+typedef struct pd_cmd_strv {
+    char **v;
+    int32_t n, cap;
+} pd_cmd_strv;
+
+void pd_cmd_strv_add(pd_cmd_strv *sv, const char *s);
+/* Adds each whitespace-separated word of `s` ("-O3 -DX=1"). */
+void pd_cmd_strv_add_words(pd_cmd_strv *sv, const char *s);
+void pd_cmd_strv_free(pd_cmd_strv *sv);
+void *pd_cmd_xmalloc(size_t n);
+char *pd_cmd_xstrdup(const char *s);
+
+/* Matches argv[*i] against `--long VALUE`, `--long=VALUE` and, when `shrt` is not NULL,
+ * `-s VALUE` / `-sVALUE`. Returns the value and advances *i past it, or NULL when argv[*i] is
+ * another option. A missing value sets *bad (after printing a usage error for `cmd`). */
+const char *pd_cmd_option(const char *cmd, int argc, char **argv, int *i, const char *lng,
+                          const char *shrt, bool *bad);
+
+/* A declared input/output name without its @VECTOR / @OPTIONAL parts ("X@VECTOR@GRAD" ->
+ * "X@GRAD"): the name outputs are written under and inputs are bound by. */
+void pd_cmd_decl_base(const char *decl, char *base, size_t cap, bool *is_vector,
+                      bool *is_optional);
+
+/* --- cmd_load.c: sources or a library into a registry --------------------------------------- */
+
+/* What build, list and run take to reach a module. */
+typedef struct pd_cmd_load_args {
+    pd_cmd_strv inputs;       /* positional: sources, or one shared library */
+    pd_cmd_strv include_dirs; /* -I */
+    pd_cmd_strv cflags, cxxflags, cuda_flags, ldflags;
+    const char *name;         /* --name: module name (default: derived from the sources) */
+    const char *build_dir;    /* --build-dir */
+    bool verbose;             /* -v */
+} pd_cmd_load_args;
+
+/* Consumes one JIT option at argv[*i] (-I, --cflags, --cxxflags, --cuda-flags, --ldflags,
+ * --name, --build-dir, -v). Returns 1 if it did, 0 if argv[*i] is something else, -1 after a
+ * usage error. */
+int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **argv, int *i);
+void pd_cmd_load_args_free(pd_cmd_load_args *a);
+/* True when `path` names a shared library (".so" or ".so.N") rather than a source. */
+bool pd_cmd_is_library(const char *path);
+/* Fills JIT options from the arguments (the strings stay owned by `a` and `name_buf`). */
+void pd_cmd_jit_options(const pd_cmd_load_args *a, pd_jit_options *o, char *name_buf,
+                        size_t name_cap);
+/* Loads a->inputs into `reg`: one .so through pd_module_load, sources through pd_jit_load
+ * with the progress line. Prints the error (naming `cmd`) and returns PD_CMD_FAILED or
+ * PD_CMD_USAGE on failure. */
+int pd_cmd_load(const char *cmd, pd_registry *reg, const pd_cmd_load_args *a, pd_module **out);
+
+/* --- cmd_attr.c: --attr values -------------------------------------------------------------- */
+
+/* Parses `value` as an attr of `type` named `name` into *a (which points into `value`, and
+ * into *elems / *text for vectors: malloc'd, the caller frees both). False if the text does
+ * not fit the type. */
+bool pd_cmd_parse_attr(pd_attr *a, const char *name, pd_attr_type type, const char *value,
+                       void **elems, char **text);
+/* What a value of `type` looks like, for messages ("true, false, 1 or 0"). */
+const char *pd_cmd_attr_syntax(pd_attr_type type);
+
+/* --- cmd_progress.c: the build's log lines ---------------------------------------------------- */
+
+/* With verbose every line goes to stderr; otherwise, on a terminal, the latest progress line
+ * rewrites one status line (\r), and off a terminal nothing is shown. */
+typedef struct pd_cmd_progress {
+    bool verbose;
+    bool tty;
+    bool shown; /* a status line is on screen and must be cleared */
+} pd_cmd_progress;
+
+void pd_cmd_progress_init(pd_cmd_progress *p, bool verbose);
+/* A pd_jit_log_fn; user is a pd_cmd_progress. */
+void pd_cmd_progress_log(void *user, const char *line);
+/* Clears the status line, if any. */
+void pd_cmd_progress_end(pd_cmd_progress *p);
+
+/* --- cmd_print.c: showing tensors ------------------------------------------------------------ */
+
+/* "[2, 3]" into buf. */
+const char *pd_cmd_shape_str(const pd_tensor *t, char *buf, size_t cap);
+/* Up to `max` elements as numbers ("-1 0 2.5 ..."), for the demo and messages. */
+void pd_cmd_print_values(FILE *fp, const pd_tensor *t, int64_t max);
+
+#endif /* PDEXT_CMD_H */

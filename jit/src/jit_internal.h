@@ -1,0 +1,196 @@
+/*
+ * jit_internal.h - what the JIT's files share: a growable string, a 64-bit content hash,
+ * file-system helpers (safe directories, atomic writes), tool lookup, the subprocess runner,
+ * the build plan and the manifest. Private to jit/src.
+ *
+ * The pieces: jit_util.c (strings, hashing, files), jit_tools.c (finding compilers, ninja,
+ * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
+ * with captured output), jit_plan.c (options -> build plan and cache key, build.ninja),
+ * jit_manifest.c (the record of the last good build: warm check, depfiles), jit_load.c (the
+ * public API: warm path, locked cold path, publication, reload).
+ */
+#ifndef PD_JIT_INTERNAL_H
+#define PD_JIT_INTERNAL_H
+
+#include "pd_internal.h"
+#include "pdext_jit.h"
+
+#include <stdio.h>
+#include <sys/types.h>
+
+/* --- jit_util.c: strings ------------------------------------------------------------------ */
+
+/* A growable NUL-terminated string. `oom` sticks once an allocation failed, so builders can
+ * append freely and check once at the end. */
+typedef struct pd__sb {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} pd__sb;
+
+void pd__sb_add(pd__sb *sb, const char *s);
+void pd__sb_addn(pd__sb *sb, const char *s, size_t n);
+void pd__sb_addf(pd__sb *sb, const char *fmt, ...) PD_PRINTF(2, 3);
+/* Appends `s` quoted for /bin/sh (as is when it needs no quoting). */
+void pd__sb_add_shell(pd__sb *sb, const char *s);
+void pd__sb_free(pd__sb *sb);
+/* The string, never NULL ("" when empty). */
+const char *pd__sb_str(const pd__sb *sb);
+
+/* A list of malloc'd strings. */
+typedef struct pd__strv {
+    char **v;
+    int32_t n, cap;
+    bool oom;
+} pd__strv;
+
+void pd__strv_add(pd__strv *sv, const char *s);
+void pd__strv_free(pd__strv *sv);
+bool pd__strv_has(const pd__strv *sv, const char *s);
+
+/* --- jit_util.c: hashing and files -------------------------------------------------------- */
+
+/* 64-bit FNV-1a, for cache keys and content addresses (not a security boundary: the cache's
+ * safety rests on its directory permissions). */
+uint64_t pd__hash64(const void *data, size_t n, uint64_t seed);
+#define PD__HASH_SEED 0xcbf29ce484222325ULL
+
+/* Size, mtime in ns and content hash of a file; false if it cannot be read. */
+typedef struct pd__file_stat {
+    int64_t size;
+    int64_t mtime_ns;
+} pd__file_stat;
+bool pd__stat_file(const char *path, pd__file_stat *st);
+bool pd__hash_file(const char *path, uint64_t *hash);
+
+/* Reads a whole file (NUL-terminated); NULL with errno on failure. */
+char *pd__read_file(const char *path, size_t *len);
+/* Writes `data` to `path` atomically: a temporary file in the same directory, then rename.
+ * Sets a PD_ERR_IO message naming `who` on failure. */
+pd_status pd__write_atomic(const char *who, const char *path, const void *data, size_t len,
+                           mode_t mode);
+/* Copies src to dst atomically (temporary + rename). */
+pd_status pd__copy_atomic(const char *who, const char *src, const char *dst, mode_t mode);
+
+/* Creates `dir` and its missing parents with mode 0700. */
+pd_status pd__mkdirs(const char *who, const char *dir);
+/* Refuses a directory not owned by the user or writable by group or others: anyone who can
+ * write there could plant a library that we would load. */
+pd_status pd__check_private_dir(const char *who, const char *dir);
+
+/* An absolute, normalized form of `path` (the file must exist); malloc'd. */
+char *pd__abspath(const char *path);
+
+/* --- jit_tools.c -------------------------------------------------------------------------- */
+
+/* A tool as found: program path (resolved through PATH and symlinks), extra words given with
+ * it (CC="ccache gcc -m64"), and its identity (size, mtime) for the cache key. */
+typedef struct pd__tool {
+    char *path;        /* resolved program; NULL when not found */
+    char *spec;        /* what was asked for, for messages ("gcc", "$CC=clang-99") */
+    pd__strv extra;    /* words after the program */
+    pd__file_stat id;
+} pd__tool;
+
+void pd__tool_free(pd__tool *t);
+/* Looks up `name` (a path or a word to search in PATH); the first word is the program, the
+ * rest become `extra`. */
+void pd__tool_find(pd__tool *t, const char *spec);
+/* Where the SDK headers (extension.h) are; malloc'd, NULL if nowhere. */
+char *pd__sdk_include_dir(void);
+/* nvcc from NVCC, CUDA_HOME/bin, PATH, /usr/local/cuda/bin, in that order. */
+void pd__nvcc_find(pd__tool *t);
+/* A hash of the CPU model and features (for -march=native builds). */
+uint64_t pd__cpu_identity(void);
+/* Major version and family ("gcc", "clang") parsed from a `--version` first line. */
+int pd__compiler_major(const char *version_line, const char **family);
+
+/* --- jit_spawn.c -------------------------------------------------------------------------- */
+
+/* Called for each output line of the child (without the newline). */
+typedef void (*pd__line_fn)(void *user, const char *line);
+
+/* Runs argv[0] (a path) with stdout+stderr captured line by line. `keep_fd` (or -1) stays open
+ * in the child: the build lock, so that it is held until every process of the build is gone.
+ * The child gets its own process group (written to *pgid_out when not NULL) and dies with
+ * its parent; with a keep_fd, "<our pid> <child's group>" is written into that file, so that
+ * a later loader can kill the group of a build whose loader died (see jit_load.c).
+ * *exit_code is the exit status, or 128+signal. */
+pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int keep_fd,
+                    pd__line_fn on_line, void *user, int *exit_code, pid_t *pgid_out);
+
+/* --- jit_plan.c --------------------------------------------------------------------------- */
+
+typedef enum pd__lang { PD__LANG_C = 0, PD__LANG_CXX = 1, PD__LANG_CUDA = 2 } pd__lang;
+
+/* Everything a build needs, resolved from the options and the environment. */
+typedef struct pd__plan {
+    const char *who;          /* "pd_jit_load" / "pd_jit_build", for messages */
+    const pd_jit_options *opts; /* = &options */
+    pd_jit_options options;   /* the caller's, zero past its struct_size */
+    char *name;
+    char *build_dir;          /* absolute */
+    bool default_dir;         /* build_dir is under the cache root (check the root too) */
+    char *cache_root;         /* the cache root when default_dir */
+    pd__strv sources;         /* absolute paths */
+    bool uses[3];             /* per pd__lang */
+    pd__tool cc, cxx, nvcc, ninja, ar;
+    char *launcher;           /* PDEXT_COMPILER_LAUNCHER or NULL */
+    char *sdk_include;        /* SDK headers */
+    pd__strv cflags, cxxflags, cuda_flags, ldflags; /* complete flag lists */
+    bool native;              /* host-specific code generation: the CPU joins the key */
+    uint64_t key;             /* hash of everything above that decides the result */
+    pd_jit_output_kind kind;
+} pd__plan;
+
+/* Validates the name and resolves build_dir (and cache_root) only. */
+pd_status pd__plan_dir(pd__plan *p, const char *who, const pd_jit_options *opts);
+/* Validates the options (name, sources) and resolves the plan; nothing is created. */
+pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts,
+                        pd_jit_output_kind kind);
+void pd__plan_free(pd__plan *p);
+/* Checks that ninja and the compilers the sources need exist (cold path only). */
+pd_status pd__plan_check_tools(pd__plan *p);
+/* The text of build.ninja for the plan, from templates/build.ninja.in. */
+pd_status pd__plan_ninja_file(const pd__plan *p, pd__sb *out);
+/* "so" or "a": the extension of what Ninja makes, build_dir/out/lib<name>.<ext>. */
+const char *pd__plan_output_ext(const pd__plan *p);
+/* Object file of source i, relative to build_dir ("obj/relu.c-1a2b3c4d.o"; its depfile is
+ * the same plus ".d"); malloc'd, NULL when out of memory. Two sources of the same base name
+ * get different objects (a hash of the path is part of the name). */
+char *pd__plan_object(const pd__plan *p, int32_t i);
+
+/* --- jit_manifest.c ----------------------------------------------------------------------- */
+
+/* One input of a build (source or header) as it was when built. */
+typedef struct pd__input {
+    char *path;
+    pd__file_stat st;
+    uint64_t hash;
+} pd__input;
+
+typedef struct pd__manifest {
+    uint64_t key;
+    char *library;            /* file name inside the build dir */
+    pd__strv warnings;        /* compiler warnings to repeat on each load */
+    pd__strv versions;        /* "<lang> <compiler --version first line>" */
+    pd__input *inputs;
+    int32_t n_inputs, cap_inputs;
+} pd__manifest;
+
+void pd__manifest_free(pd__manifest *m);
+/* Path of the manifest for the plan's output kind (malloc'd). */
+char *pd__manifest_path(const pd__plan *p);
+/* Reads the manifest; false when it is missing or malformed. */
+bool pd__manifest_read(const char *path, pd__manifest *m);
+/* True when the manifest describes a library that is still right for the plan: same key,
+ * every input unchanged (stat, then content hash when the stat moved), library present. */
+bool pd__manifest_fresh(const pd__plan *p, const pd__manifest *m);
+pd_status pd__manifest_add_input(pd__manifest *m, const char *path, const pd__file_stat *st,
+                                 uint64_t hash);
+const pd__input *pd__manifest_find(const pd__manifest *m, const char *path);
+pd_status pd__manifest_write(const pd__plan *p, const pd__manifest *m);
+/* Adds the inputs named by every object's depfile in build_dir (sources and headers). */
+pd_status pd__depfiles_collect(const pd__plan *p, pd__strv *paths);
+
+#endif /* PD_JIT_INTERNAL_H */

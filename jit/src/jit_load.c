@@ -1,0 +1,524 @@
+/*
+ * jit_load.c - pd_jit_load, pd_jit_build and pd_jit_build_dir: sources in, a loaded module
+ * (or a library file) out, through a cache that is cheap when warm and safe when cold.
+ *
+ * Warm path: check the cache directory's ownership, read the manifest, stat the inputs; if
+ * all is unchanged, load the recorded library. No subprocess, no lock.
+ *
+ * Cold path: take an flock on <build dir>/.lock (the kernel drops it when its holders die),
+ * look again (another process may have just built it), write build.ninja, run Ninja, copy
+ * the linked library to a content-addressed name (lib<name>-<hash of its bytes>.so), and
+ * write the manifest last. A SIGKILL at any point leaves either the previous manifest or the
+ * new one, each naming a complete library. The lock descriptor is inherited by Ninja and the
+ * compilers, so a build whose loader died still holds it while its compilers run; the next
+ * loader sees that the recorded owner is dead and kills that build's process group, rather
+ * than waiting for it or racing it on the same object files.
+ *
+ * Reload: a changed module has a new library path, so dlopen maps the new code; its ops
+ * replace those of the module loaded earlier from the same build directory in the same
+ * registry (found by its library path, so the JIT keeps no global state). Loading an
+ * unchanged module again into the same registry returns the module already loaded.
+ *
+ * Compiler check: C++ and CUDA modules share C++ runtime types with nothing in libpdext, but
+ * op authors may mix them with C++ host code, and libstdc++'s ABI follows the compiler's
+ * major version; so, like Paddle's GCC check, a C++ compiler whose family or major version
+ * differs from the one that built libpdext gets a warning. C modules need none: the C ABI
+ * and the pdext function table do not depend on the compiler version.
+ */
+#include "jit_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PDEXT_BUILT_CXX_ID
+#define PDEXT_BUILT_CXX_ID "gcc"
+#endif
+#ifndef PDEXT_BUILT_CXX_MAJOR
+#define PDEXT_BUILT_CXX_MAJOR 0
+#endif
+
+/* Inputs modified this close to the build's start (or later) may have changed while the
+ * compiler read them; their hash is not trusted (one extra rebuild at worst). File times
+ * come from a coarse clock that can lag the real-time clock by a tick. */
+#define RACY_WINDOW_NS 10000000LL
+
+#define MAX_BUILD_OUTPUT (256 * 1024)
+
+static void jit_log(const pd__plan *p, const char *fmt, ...) PD_PRINTF(2, 3);
+static void jit_log(const pd__plan *p, const char *fmt, ...)
+{
+    if (p->opts->log == NULL)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    p->opts->log(p->opts->log_user, line);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Creates the build directory and refuses unsafe ones (the cache root too). */
+static pd_status prepare_dirs(const pd__plan *p)
+{
+    pd_status s = PD_OK;
+    if (p->default_dir) {
+        s = pd__mkdirs(p->who, p->cache_root);
+        if (s == PD_OK)
+            s = pd__check_private_dir(p->who, p->cache_root);
+    }
+    if (s == PD_OK)
+        s = pd__mkdirs(p->who, p->build_dir);
+    if (s == PD_OK)
+        s = pd__check_private_dir(p->who, p->build_dir);
+    return s;
+}
+
+/* A fresh manifest for the plan, or false. */
+static bool warm_manifest(const pd__plan *p, pd__manifest *m)
+{
+    char *path = pd__manifest_path(p);
+    bool ok = path && pd__manifest_read(path, m);
+    free(path);
+    if (ok && !pd__manifest_fresh(p, m)) {
+        pd__manifest_free(m);
+        ok = false;
+    }
+    return ok;
+}
+
+/* --- the lock ----------------------------------------------------------------------------- */
+
+/* If the lock's recorded owner is dead, its build's processes still hold the lock: kill
+ * their group so that we neither wait for them nor race them. */
+static void reap_orphaned_build(int fd)
+{
+    char owner[64] = {0};
+    if (pread(fd, owner, sizeof owner - 1, 0) <= 0)
+        return;
+    long pid = 0, pgid = 0;
+    if (sscanf(owner, "%ld %ld", &pid, &pgid) != 2 || pid <= 0 || pgid <= 1 ||
+        pid == (long)getpid())
+        return;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        kill(-(pid_t)pgid, SIGKILL);
+}
+
+static pd_status lock_build_dir(const pd__plan *p, int *fd_out)
+{
+    pd__sb path = {0};
+    pd__sb_addf(&path, "%s/.lock", p->build_dir);
+    int fd = path.oom ? -1 : open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        pd_status s = pd__fail(PD_ERR_IO, "%s: cannot open the lock '%s': %s", p->who,
+                               pd__sb_str(&path), strerror(errno));
+        pd__sb_free(&path);
+        return s;
+    }
+    pd__sb_free(&path);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        reap_orphaned_build(fd);
+        while (flock(fd, LOCK_EX) != 0) {
+            if (errno != EINTR) {
+                pd_status s = pd__fail(PD_ERR_IO, "%s: cannot lock '%s': %s", p->who,
+                                       p->build_dir, strerror(errno));
+                close(fd);
+                return s;
+            }
+        }
+    }
+    *fd_out = fd;
+    return PD_OK;
+}
+
+/* --- running Ninja ------------------------------------------------------------------------ */
+
+typedef struct build_output {
+    const pd__plan *p;
+    pd__sb text; /* everything but progress lines, for the error message */
+} build_output;
+
+static bool is_progress(const char *line)
+{
+    return line[0] == '[' && strchr(line, '/') && strchr(line, ']');
+}
+
+static void on_ninja_line(void *user, const char *line)
+{
+    build_output *o = user;
+    bool progress = is_progress(line);
+    if (o->p->opts->log && (progress || o->p->opts->verbose))
+        o->p->opts->log(o->p->opts->log_user, line);
+    if (!progress && o->text.len < MAX_BUILD_OUTPUT) {
+        pd__sb_add(&o->text, line);
+        pd__sb_add(&o->text, "\n");
+    }
+}
+
+/* First line of `tool --version` (nvcc: its "release" line); malloc'd or NULL. */
+typedef struct first_line {
+    char *line;
+    bool nvcc;
+} first_line;
+
+static void on_version_line(void *user, const char *line)
+{
+    first_line *f = user;
+    if (f->line && !(f->nvcc && strstr(line, "release")))
+        return;
+    free(f->line);
+    f->line = strdup(line);
+}
+
+static char *tool_version(const pd__plan *p, const pd__tool *t, bool nvcc)
+{
+    char *argv[64];
+    int n = 0;
+    argv[n++] = t->path;
+    for (int32_t i = 0; i < t->extra.n && n < 61; ++i)
+        argv[n++] = t->extra.v[i];
+    argv[n++] = (char *)"--version";
+    argv[n] = NULL;
+    first_line f = {NULL, nvcc};
+    int code = 0;
+    if (pd__spawn(p->who, argv, NULL, -1, on_version_line, &f, &code, NULL) != PD_OK ||
+        code != 0) {
+        free(f.line);
+        return NULL;
+    }
+    return f.line;
+}
+
+/* Records compiler versions in the manifest and warns about a C++ compiler unlike ours. */
+static void check_compilers(const pd__plan *p, pd__manifest *m)
+{
+    struct { bool used; const char *lang; const pd__tool *tool; bool nvcc; } tools[] = {
+        {p->uses[PD__LANG_C], "c", &p->cc, false},
+        {p->uses[PD__LANG_CXX] || p->uses[PD__LANG_CUDA], "c++", &p->cxx, false},
+        {p->uses[PD__LANG_CUDA], "cuda", &p->nvcc, true}};
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; ++i) {
+        if (!tools[i].used)
+            continue;
+        char *v = tool_version(p, tools[i].tool, tools[i].nvcc);
+        pd__sb line = {0};
+        pd__sb_addf(&line, "%s %s", tools[i].lang, v ? v : "(unknown)");
+        pd__strv_add(&m->versions, pd__sb_str(&line));
+        pd__sb_free(&line);
+        const char *family;
+        int major = v ? pd__compiler_major(v, &family) : -1;
+        if (strcmp(tools[i].lang, "c++") == 0 && major > 0 && PDEXT_BUILT_CXX_MAJOR > 0 &&
+            (major != PDEXT_BUILT_CXX_MAJOR || strcmp(family, PDEXT_BUILT_CXX_ID) != 0)) {
+            pd__sb w = {0};
+            pd__sb_addf(&w,
+                        "pdext: warning: module '%s' is compiled with %s (%s), but libpdext "
+                        "was built with %s %d; C++ and CUDA modules should use the same "
+                        "compiler family and major version (the C++ standard library ABI may "
+                        "differ): set CXX to a matching compiler",
+                        p->name, tools[i].tool->path, v, PDEXT_BUILT_CXX_ID,
+                        PDEXT_BUILT_CXX_MAJOR);
+            pd__strv_add(&m->warnings, pd__sb_str(&w));
+            pd__sb_free(&w);
+        }
+        free(v);
+    }
+}
+
+static pd_status run_ninja(const pd__plan *p, int lock_fd)
+{
+    pd__sb file = {0};
+    pd_status s = pd__plan_ninja_file(p, &file);
+    pd__sb path = {0};
+    pd__sb_addf(&path, "%s/build.ninja", p->build_dir);
+    if (s == PD_OK)
+        s = path.oom ? pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who)
+                     : pd__write_atomic(p->who, path.s, file.s, file.len, 0600);
+    pd__sb_free(&file);
+    pd__sb_free(&path);
+    if (s != PD_OK)
+        return s;
+
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    char jobs[32], target[512];
+    snprintf(jobs, sizeof jobs, "-j%ld", cpus > 0 ? cpus : 1);
+    snprintf(target, sizeof target, "out/lib%s.%s", p->name, pd__plan_output_ext(p));
+    char *argv[64];
+    int n = 0;
+    argv[n++] = p->ninja.path;
+    for (int32_t i = 0; i < p->ninja.extra.n && n < 58; ++i)
+        argv[n++] = p->ninja.extra.v[i];
+    argv[n++] = jobs;
+    if (p->opts->verbose)
+        argv[n++] = (char *)"-v";
+    argv[n++] = target;
+    argv[n] = NULL;
+
+    build_output out = {p, {0}};
+    int code = 0;
+    s = pd__spawn(p->who, argv, p->build_dir, lock_fd, on_ninja_line, &out, &code, NULL);
+    if (s == PD_OK && code != 0)
+        s = pd__fail(PD_ERR_BUILD, "%s: building module '%s' failed (build directory %s):\n%s",
+                     p->who, p->name, p->build_dir, pd__sb_str(&out.text));
+    pd__sb_free(&out.text);
+    return s;
+}
+
+/* --- publishing --------------------------------------------------------------------------- */
+
+/* Records every input with the hash it had before the build when its stat has not moved
+ * since; files touched during the build get a hash that never matches (rebuild next time). */
+static pd_status record_inputs(const pd__plan *p, const pd__manifest *before, int64_t start_ns,
+                               pd__manifest *m)
+{
+    pd__strv paths = {0};
+    pd_status s = pd__depfiles_collect(p, &paths);
+    for (int32_t i = 0; s == PD_OK && i < paths.n; ++i) {
+        pd__file_stat st;
+        if (!pd__stat_file(paths.v[i], &st)) {
+            s = pd__fail(PD_ERR_BUILD, "%s: module '%s': input '%s' vanished during the build",
+                         p->who, p->name, paths.v[i]);
+            break;
+        }
+        const pd__input *pre = pd__manifest_find(before, paths.v[i]);
+        uint64_t hash = 0;
+        if (pre && pre->st.size == st.size && pre->st.mtime_ns == st.mtime_ns) {
+            hash = pre->hash;
+        } else if (st.mtime_ns >= start_ns - RACY_WINDOW_NS || !pd__hash_file(paths.v[i], &hash)) {
+            st.size = -1; /* racy: never matches */
+            hash = 0;
+        }
+        s = pd__manifest_add_input(m, paths.v[i], &st, hash);
+    }
+    pd__strv_free(&paths);
+    return s;
+}
+
+/* Hashes of the inputs as they are before the build: the sources and the headers of the
+ * previous build (the new depfiles will name almost the same set). */
+static pd_status hash_before(const pd__plan *p, const pd__manifest *old, pd__manifest *pre)
+{
+    for (int32_t i = 0; i < p->sources.n + (old ? old->n_inputs : 0); ++i) {
+        const char *path = i < p->sources.n ? p->sources.v[i] : old->inputs[i - p->sources.n].path;
+        pd__file_stat st;
+        uint64_t h;
+        if (pd__manifest_find(pre, path) || !pd__stat_file(path, &st) || !pd__hash_file(path, &h))
+            continue;
+        pd_status s = pd__manifest_add_input(pre, path, &st, h);
+        if (s != PD_OK)
+            return s;
+    }
+    return PD_OK;
+}
+
+/* Removes libraries of this kind other than `keep` and `previous` (a process that read the
+ * previous manifest a moment ago may still be about to open that one). */
+static void remove_old_libraries(const pd__plan *p, const char *keep, const char *previous)
+{
+    DIR *d = opendir(p->build_dir);
+    if (d == NULL)
+        return;
+    char prefix[256], suffix[8];
+    snprintf(prefix, sizeof prefix, "lib%s-", p->name);
+    snprintf(suffix, sizeof suffix, ".%s", pd__plan_output_ext(p));
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name), ns = strlen(suffix);
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || n != strlen(prefix) + 16 + ns ||
+            strcmp(e->d_name + n - ns, suffix) != 0 || strcmp(e->d_name, keep) == 0 ||
+            (previous && strcmp(e->d_name, previous) == 0))
+            continue;
+        unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
+/* Publishes out/lib<name>.<ext> under its content address and records the manifest. */
+static pd_status publish(const pd__plan *p, pd__manifest *m, const char *previous)
+{
+    pd__sb built = {0}, final = {0}, lib = {0};
+    pd__sb_addf(&built, "%s/out/lib%s.%s", p->build_dir, p->name, pd__plan_output_ext(p));
+    uint64_t h = 0;
+    pd_status s = PD_OK;
+    if (built.oom || !pd__hash_file(built.s, &h))
+        s = pd__fail(PD_ERR_BUILD, "%s: module '%s': Ninja succeeded but '%s' is unreadable",
+                     p->who, p->name, pd__sb_str(&built));
+    pd__sb_addf(&lib, "lib%s-%016llx.%s", p->name, (unsigned long long)h,
+                pd__plan_output_ext(p));
+    pd__sb_addf(&final, "%s/%s", p->build_dir, pd__sb_str(&lib));
+    pd__file_stat st;
+    if (s == PD_OK && !pd__stat_file(pd__sb_str(&final), &st))
+        s = pd__copy_atomic(p->who, built.s, final.s, p->kind == PD_JIT_STATIC ? 0600 : 0700);
+    if (s == PD_OK) {
+        m->key = p->key;
+        m->library = lib.s;
+        lib.s = NULL;
+        s = pd__manifest_write(p, m);
+    }
+    if (s == PD_OK)
+        remove_old_libraries(p, m->library, previous);
+    pd__sb_free(&built);
+    pd__sb_free(&final);
+    pd__sb_free(&lib);
+    return s;
+}
+
+static pd_status cold_build(const pd__plan *p, pd__manifest *m)
+{
+    pd_status s = pd__plan_check_tools((pd__plan *)p);
+    if (s != PD_OK)
+        return s;
+    pd__manifest old = {0}, pre = {0};
+    char *old_path = pd__manifest_path(p);
+    bool have_old = old_path && pd__manifest_read(old_path, &old);
+    free(old_path);
+    check_compilers(p, m);
+    int64_t start = now_ns();
+    s = hash_before(p, have_old ? &old : NULL, &pre);
+    for (int32_t i = 0; i < m->warnings.n; ++i)
+        jit_log(p, "%s", m->warnings.v[i]);
+    int lock_fd = -1;
+    if (s == PD_OK)
+        s = lock_build_dir(p, &lock_fd);
+    if (s == PD_OK) {
+        /* Someone may have finished this very build while we waited for the lock. */
+        pd__manifest again = {0};
+        if (warm_manifest(p, &again)) {
+            pd__manifest_free(m);
+            *m = again;
+        } else {
+            s = run_ninja(p, lock_fd);
+            if (s == PD_OK)
+                s = record_inputs(p, &pre, start, m);
+            if (s == PD_OK)
+                s = publish(p, m, have_old ? old.library : NULL);
+        }
+        close(lock_fd);
+    }
+    pd__manifest_free(&old);
+    pd__manifest_free(&pre);
+    return s;
+}
+
+/* Resolves the plan and makes sure the manifest describes an up-to-date result. */
+static pd_status ensure_built(pd__plan *p, const char *who, const pd_jit_options *opts,
+                              pd_jit_output_kind kind, pd__manifest *m)
+{
+    memset(m, 0, sizeof *m);
+    pd_status s = pd__plan_init(p, who, opts, kind);
+    if (s == PD_OK)
+        s = prepare_dirs(p);
+    if (s != PD_OK)
+        return s;
+    if (warm_manifest(p, m)) {
+        for (int32_t i = 0; i < m->warnings.n; ++i)
+            jit_log(p, "%s", m->warnings.v[i]);
+        return PD_OK;
+    }
+    s = cold_build(p, m);
+    if (s != PD_OK)
+        pd__manifest_free(m);
+    return s;
+}
+
+/* The module of `reg` loaded earlier from this build directory, or NULL. */
+static pd_module *previous_module(const pd__plan *p, pd_registry *reg)
+{
+    pd__sb prefix = {0};
+    pd__sb_addf(&prefix, "%s/lib%s-", p->build_dir, p->name);
+    pd_module *found = NULL;
+    int32_t n = pd_registry_op_count(reg);
+    for (int32_t i = 0; i < n && !prefix.oom && found == NULL; ++i) {
+        const pd_op *op = pd_registry_op_at(reg, i);
+        const pd_module *mod = op ? pd_op_module(op) : NULL;
+        const char *path = mod ? pd_module_path(mod) : NULL;
+        size_t len = path ? strlen(path) : 0;
+        if (path && strncmp(path, prefix.s, prefix.len) == 0 && len == prefix.len + 16 + 3 &&
+            strcmp(path + len - 3, ".so") == 0)
+            found = (pd_module *)mod;
+    }
+    pd__sb_free(&prefix);
+    return found;
+}
+
+/* --- public API --------------------------------------------------------------------------- */
+
+pd_status pd_jit_load(pd_registry *reg, const pd_jit_options *opts, pd_module **out)
+{
+    if (reg == NULL || out == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_jit_load: %s is NULL",
+                        reg == NULL ? "reg" : "out");
+    if (opts && opts->struct_size > offsetof(pd_jit_options, output_kind) &&
+        opts->output_kind != PD_JIT_SHARED)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "pd_jit_load: opts->output_kind must be PD_JIT_SHARED (a static "
+                        "archive cannot be loaded; use pd_jit_build)");
+    pd__plan p;
+    pd__manifest m;
+    pd_status s = ensure_built(&p, "pd_jit_load", opts, PD_JIT_SHARED, &m);
+    if (s == PD_OK) {
+        pd__sb path = {0};
+        pd__sb_addf(&path, "%s/%s", p.build_dir, m.library);
+        pd_module *prev = previous_module(&p, reg);
+        if (path.oom)
+            s = pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_jit_load: out of memory");
+        else if (prev && strcmp(pd_module_path(prev), path.s) == 0)
+            *out = prev; /* unchanged: the module already loaded is the right one */
+        else if ((s = pd__module_load_replacing(reg, path.s, prev, out)) != PD_OK)
+            pd__fail_prefix("pd_jit_load: module '%s' (build directory %s): ", p.name,
+                            p.build_dir);
+        pd__sb_free(&path);
+    }
+    pd__manifest_free(&m);
+    pd__plan_free(&p);
+    return s;
+}
+
+pd_status pd_jit_build(const pd_jit_options *opts)
+{
+    if (opts == NULL || opts->struct_size <= offsetof(pd_jit_options, output) ||
+        opts->output == NULL || *opts->output == '\0')
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "pd_jit_build: opts->output (where to place the result) is required");
+    if (opts->output_kind != PD_JIT_SHARED && opts->output_kind != PD_JIT_STATIC)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "pd_jit_build: opts->output_kind %d is neither PD_JIT_SHARED nor "
+                        "PD_JIT_STATIC", (int)opts->output_kind);
+    pd__plan p;
+    pd__manifest m;
+    pd_status s = ensure_built(&p, "pd_jit_build", opts, opts->output_kind, &m);
+    if (s == PD_OK) {
+        pd__sb path = {0};
+        pd__sb_addf(&path, "%s/%s", p.build_dir, m.library);
+        s = path.oom ? pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_jit_build: out of memory")
+                     : pd__copy_atomic("pd_jit_build", path.s, opts->output,
+                                       opts->output_kind == PD_JIT_STATIC ? 0644 : 0755);
+        pd__sb_free(&path);
+    }
+    pd__manifest_free(&m);
+    pd__plan_free(&p);
+    return s;
+}
+
+char *pd_jit_build_dir(const pd_jit_options *opts)
+{
+    /* Resolves just the directory: sources need not exist yet. */
+    pd__plan p;
+    char *dir = NULL;
+    if (pd__plan_dir(&p, "pd_jit_build_dir", opts) == PD_OK) {
+        dir = p.build_dir;
+        p.build_dir = NULL;
+    }
+    pd__plan_free(&p);
+    return dir;
+}

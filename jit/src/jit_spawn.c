@@ -1,0 +1,129 @@
+/*
+ * jit_spawn.c - runs ninja (or a compiler's --version) with its output captured line by
+ * line. The child gets its own process group, so that a later loader can kill a build whose
+ * loader was killed, and it dies with the thread that started it (PR_SET_PDEATHSIG), so a
+ * killed loader does not leave Ninja running on. The build lock's descriptor is kept open in
+ * the child on purpose: the lock is then held until the last process of the build exits,
+ * and no second build can write the same objects while an orphaned compiler still does.
+ */
+#include "jit_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child_exec(char *const argv[], const char *dir, int out_fd, int keep_fd,
+                       pid_t parent)
+{
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* the parent died before prctl took effect */
+        _exit(127);
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0 && null_fd != 0) {
+        dup2(null_fd, 0);
+        close(null_fd);
+    }
+    dup2(out_fd, 1);
+    dup2(out_fd, 2);
+    if (keep_fd >= 0) {
+        int flags = fcntl(keep_fd, F_GETFD);
+        fcntl(keep_fd, F_SETFD, flags & ~FD_CLOEXEC);
+    }
+    if (dir && chdir(dir) != 0)
+        _exit(127);
+    execve(argv[0], argv, environ);
+    _exit(127);
+}
+
+/* Splits buffered output into lines and hands each to on_line; keeps the unfinished tail. */
+static void emit_lines(pd__sb *buf, pd__line_fn on_line, void *user, bool flush)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < buf->len; ++i) {
+        if (buf->s[i] != '\n')
+            continue;
+        buf->s[i] = '\0';
+        if (on_line)
+            on_line(user, buf->s + start);
+        start = i + 1;
+    }
+    if (flush && start < buf->len) {
+        if (on_line)
+            on_line(user, buf->s + start);
+        start = buf->len;
+    }
+    if (start > 0) {
+        memmove(buf->s, buf->s + start, buf->len - start);
+        buf->len -= start;
+        buf->s[buf->len] = '\0';
+    }
+}
+
+pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int keep_fd,
+                    pd__line_fn on_line, void *user, int *exit_code, pid_t *pgid_out)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return pd__fail(PD_ERR_IO, "%s: cannot create a pipe for '%s': %s", who, argv[0],
+                        strerror(errno));
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return pd__fail(PD_ERR_IO, "%s: cannot start '%s': %s", who, argv[0], strerror(e));
+    }
+    if (pid == 0)
+        child_exec(argv, dir, fds[1], keep_fd, parent);
+    setpgid(pid, pid); /* also here: whichever of parent and child runs first */
+    if (pgid_out)
+        *pgid_out = pid;
+    if (keep_fd >= 0) { /* the lock's owner record: who holds it, which group to kill */
+        char owner[64];
+        int n = snprintf(owner, sizeof owner, "%ld %ld\n", (long)parent, (long)pid);
+        if (ftruncate(keep_fd, 0) == 0 && pwrite(keep_fd, owner, (size_t)n, 0) != n) {
+            /* best effort: without the record a stale build is waited for, not killed */
+        }
+    }
+    close(fds[1]);
+
+    pd__sb buf = {0};
+    char chunk[4096];
+    for (;;) {
+        ssize_t r = read(fds[0], chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        pd__sb_addn(&buf, chunk, (size_t)r);
+        if (!buf.oom)
+            emit_lines(&buf, on_line, user, false);
+    }
+    if (!buf.oom)
+        emit_lines(&buf, on_line, user, true);
+    bool oom = buf.oom;
+    pd__sb_free(&buf);
+    close(fds[0]);
+
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return pd__fail(PD_ERR_IO, "%s: waiting for '%s' failed: %s", who, argv[0],
+                            strerror(errno));
+    }
+    if (oom)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory reading the output of '%s'",
+                        who, argv[0]);
+    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return PD_OK;
+}

@@ -1,0 +1,152 @@
+/*
+ * kernel_ctx.h - the state of one op call (struct pd_kernel_ctx), shared by the runner
+ * (runner.c fills it, runs the op, checks and hands back the outputs), the context functions
+ * of the table (ctx.c: inputs, attrs, outputs, inferred shapes; ctx_arena.c: tensors and
+ * scratch owned by the call) and error unwinding (unwind.c). Private to libpdext.
+ *
+ * Speed. A context lives on the runner's stack and is not zeroed as a whole: the runner
+ * initializes only the slots the op declares. Plain outputs keep their one item inline,
+ * vector outputs draw items from a small inline pool, and the first few call-owned tensors sit
+ * in an inline array, so that a call of a small op allocates nothing but its output's memory.
+ * Bigger vectors and more tensors spill to the heap; everything is released when the call
+ * ends, whether it succeeded or not.
+ */
+#ifndef PD_KERNEL_CTX_H
+#define PD_KERNEL_CTX_H
+
+#include "pd_internal.h"
+
+#include <setjmp.h>
+
+#define PD__CTX_INLINE_TENSORS 4 /* call-owned tensors kept in the context itself */
+#define PD__CTX_POOL_ITEMS 8     /* output items for vector outputs kept in the context */
+
+/* The tensors bound to one declared input: a slice of the host's pd_arg array. */
+typedef struct pd__in_slot {
+    const pd_tensor *tensors;
+    int32_t count; /* 0 for an absent optional input */
+} pd__in_slot;
+
+/* One output tensor of a call, with what the infer step said about it. */
+typedef struct pd__out_item {
+    pd_tensor tensor;           /* undefined until set; once defined it holds a reference */
+    pd_data_type dtype;         /* inferred dtype; PD_UNDEFINED when unknown */
+    int32_t ndim;               /* inferred rank; -1 when the shape is unknown */
+    int64_t shape[PD_MAX_DIMS]; /* inferred shape[0..ndim-1] */
+} pd__out_item;
+
+/* One declared output. */
+typedef struct pd__out_slot {
+    pd__out_item *items;  /* `count` items: &one, pool entries or heap */
+    int32_t count;        /* items of the output (1 for a plain output) */
+    int32_t capacity;     /* items available at `items` */
+    int32_t host_arg;     /* index of the host's output pd_arg for it, -1 if not asked for */
+    bool may_stay_unset;  /* optional, or the gradient of an absent optional input */
+    pd__out_item one;     /* storage of a plain output's item */
+} pd__out_slot;
+
+/* Heap overflow of the inline tensor array. */
+typedef struct pd__tensor_chunk {
+    struct pd__tensor_chunk *next;
+    int32_t used, capacity;
+    pd_tensor tensors[];
+} pd__tensor_chunk;
+
+/* Where the call is: table functions check that they are used at the right time. */
+typedef enum pd__phase {
+    PD__PHASE_INFER = 0, /* defaults, infer_shape, infer_dtype */
+    PD__PHASE_KERNEL = 1
+} pd__phase;
+
+struct pd_kernel_ctx {
+    const pd_op *op;
+    pd__phase phase;
+    int32_t n_inputs, n_outputs, n_attrs; /* copies of the op's counts */
+
+    pd__in_slot in[PD_MAX_INPUTS];
+    pd_attr attrs[PD_MAX_ATTRS]; /* in declared order, named by their declarations */
+    pd__out_slot out[PD_MAX_OUTPUTS];
+
+    /* Call-owned memory (ctx_arena.c). */
+    int32_t pool_used;
+    pd__out_item pool[PD__CTX_POOL_ITEMS];
+    int32_t n_tensors;
+    pd_tensor tensors[PD__CTX_INLINE_TENSORS];
+    pd__tensor_chunk *chunks; /* more tensors, newest first */
+    void *heap;               /* scratch and spilled item arrays: a list of blocks */
+
+    /* Unwinding (unwind.c). */
+    pd_kernel_ctx *outer;  /* the call this one interrupted on this thread, if any */
+    sigjmp_buf frame;      /* where a throw lands */
+    pd_status err_status;  /* what the throw reports */
+    char *err_message;     /* formatted, heap (NULL: out of memory while formatting) */
+    const char *err_file;  /* PD_CHECK / PD_THROW site; NULL for table functions */
+    int err_line;
+};
+
+/* --- unwind.c ------------------------------------------------------------------------------ */
+
+/* Makes ctx the innermost running call of this thread (remembering the one it interrupts),
+ * and back. */
+void pd__ctx_enter(pd_kernel_ctx *ctx);
+void pd__ctx_leave(pd_kernel_ctx *ctx);
+/* The innermost running call of this thread, or NULL. */
+pd_kernel_ctx *pd__ctx_current(void);
+/* Table function for PD_CHECK / PD_THROW. */
+PD_NORETURN_ATTR void pd__api_throw_error(const char *file, int line, const char *fmt,
+                                          va_list ap);
+/* Ends the innermost running call with `status` and a message (no [file:line]): how table
+ * functions fail. */
+PD_NORETURN_ATTR void pd__ctx_throw(pd_status status, const char *fmt, ...) PD_PRINTF(2, 3);
+/* The message of a caught throw, as the host sees it: "<op>: <message> [file:line]"; records
+ * it as this thread's last error, frees it and returns the status. */
+pd_status pd__ctx_report(pd_kernel_ctx *ctx);
+
+/* --- ctx.c: the context functions of the table --------------------------------------------- */
+
+const char *pd__ctx_op_name(pd_kernel_ctx *ctx);
+int32_t pd__ctx_input_count(pd_kernel_ctx *ctx, int32_t index);
+const pd_tensor *pd__ctx_input(pd_kernel_ctx *ctx, int32_t index, int32_t item);
+int32_t pd__ctx_input_index(pd_kernel_ctx *ctx, const char *name);
+int32_t pd__ctx_output_index(pd_kernel_ctx *ctx, const char *name);
+const pd_attr *pd__ctx_attr(pd_kernel_ctx *ctx, int32_t index);
+int32_t pd__ctx_attr_index(pd_kernel_ctx *ctx, const char *name);
+int32_t pd__ctx_output_count(pd_kernel_ctx *ctx, int32_t index);
+pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item);
+void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t);
+void pd__ctx_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count);
+void pd__ctx_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim,
+                              const int64_t *shape);
+void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item,
+                              pd_data_type dtype);
+
+/* Resizes output `index` to `count` items (new items undefined, dropped ones released);
+ * throws on out of memory. Used by set_output_count and by the runner's defaults. */
+void pd__ctx_resize_output(pd_kernel_ctx *ctx, int32_t index, int32_t count);
+/* Input or output index by name: the declaration or its base name; -1 if none. */
+int32_t pd__decl_find(const pd__arg_decl *decls, int32_t n, const char *name);
+
+/* --- ctx_arena.c: memory owned by the call ------------------------------------------------- */
+
+pd_tensor *pd__ctx_empty(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim,
+                         const int64_t *shape);
+pd_tensor *pd__ctx_full(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim,
+                        const int64_t *shape, double value);
+pd_tensor *pd__ctx_copy_to(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place);
+pd_tensor *pd__ctx_cast(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype);
+pd_tensor *pd__ctx_slice(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin, int64_t end);
+pd_tensor *pd__ctx_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                           const int64_t *shape);
+pd_tensor *pd__ctx_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src);
+void *pd__ctx_scratch(pd_kernel_ctx *ctx, size_t bytes);
+
+/* `n` output items that live until the call ends; throws on out of memory. */
+pd__out_item *pd__ctx_alloc_items(pd_kernel_ctx *ctx, int32_t n);
+/* A new tensor on `place` of the given dtype/shape into *out (which must be undefined);
+ * throws naming `who` on a bad shape, an unavailable place or out of memory. */
+void pd__ctx_make_tensor(const char *who, pd_tensor *out, pd_data_type dtype, pd_place place,
+                         int32_t ndim, const int64_t *shape);
+/* Releases every call-owned tensor and frees scratch and spilled arrays. */
+void pd__ctx_arena_release(pd_kernel_ctx *ctx);
+
+#endif /* PD_KERNEL_CTX_H */

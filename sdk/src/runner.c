@@ -1,0 +1,509 @@
+/*
+ * runner.c - pd_op_run and pd_run: one op call from the host's arguments to its results.
+ *
+ * A call goes: bind the host's input tensors to the declared inputs (by name or position)
+ * and check their counts; match attrs by name to the declarations and check their types;
+ * note which host output slot receives each declared output; then, under an error frame,
+ * apply the default inference, run infer_shape / infer_dtype and the kernel; check that every
+ * required output was made and matches what inference said; and finally hand the outputs to
+ * the host, all of them or, on any error, none.
+ *
+ * The context lives on this function's stack (kernel_ctx.h says why that is cheap). Binding
+ * by position does no string work at all; names are compared only when the host uses them.
+ * Nothing here takes a lock: the op is immutable once registered and the context is the
+ * calling thread's own, so any number of threads may run ops at once.
+ */
+#include "kernel_ctx.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Marks a declared input or attr the host has not bound (yet). */
+#define UNBOUND (-1)
+
+static const char *plural(int32_t n) { return n == 1 ? "" : "s"; }
+
+/* "X, Out, Out@GRAD" into buf. */
+static const char *decl_names(const pd__arg_decl *decls, int32_t n, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int32_t i = 0; i < n && used + 1 < size; ++i) {
+        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", decls[i].decl);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return n ? buf : "none";
+}
+
+static const char *attr_names(const pd_op *op, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int32_t i = 0; i < op->n_attrs && used + 1 < size; ++i) {
+        int w = snprintf(buf + used, size - used, "%s%s: %s", i ? ", " : "", op->attrs[i].name,
+                         pd_attr_type_name(op->attrs[i].type));
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return op->n_attrs ? buf : "none";
+}
+
+/* "[2, 3]" into buf. */
+static const char *shape_text(int32_t ndim, const int64_t *shape, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int32_t d = 0; d < ndim && used < size; ++d)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "",
+                                 (long long)shape[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+/* "an int", "a std::string": the article Paddle's spellings need. */
+static const char *attr_article(pd_attr_type t)
+{
+    return (t == PD_ATTR_INT || t == PD_ATTR_INT64 || t == PD_ATTR_UNDEFINED) ? "an" : "a";
+}
+
+/* --- Setting up the context ------------------------------------------------------------------ */
+
+static void item_reset(pd__out_item *it)
+{
+    it->tensor.data = NULL;
+    it->tensor.storage = NULL;
+    it->tensor.dtype = PD_UNDEFINED;
+    it->tensor.ndim = 0;
+    it->dtype = PD_UNDEFINED;
+    it->ndim = -1;
+}
+
+static void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
+{
+    ctx->op = op;
+    ctx->phase = PD__PHASE_INFER;
+    ctx->n_inputs = op->n_inputs;
+    ctx->n_outputs = op->n_outputs;
+    ctx->n_attrs = op->n_attrs;
+    for (int32_t i = 0; i < op->n_inputs; ++i) {
+        ctx->in[i].tensors = NULL;
+        ctx->in[i].count = UNBOUND;
+    }
+    for (int32_t i = 0; i < op->n_attrs; ++i)
+        ctx->attrs[i].type = PD_ATTR_UNDEFINED;
+    for (int32_t o = 0; o < op->n_outputs; ++o) {
+        pd__out_slot *slot = &ctx->out[o];
+        slot->items = &slot->one;
+        slot->count = 1;
+        slot->capacity = 1;
+        slot->host_arg = UNBOUND;
+        slot->may_stay_unset = op->outputs[o].is_optional;
+        item_reset(&slot->one);
+    }
+    ctx->pool_used = 0;
+    ctx->n_tensors = 0;
+    ctx->chunks = NULL;
+    ctx->heap = NULL;
+    ctx->outer = NULL;
+    ctx->err_message = NULL;
+}
+
+static void ctx_release(pd_kernel_ctx *ctx)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        pd__out_slot *slot = &ctx->out[o];
+        for (int32_t k = 0; k < slot->count; ++k)
+            if (slot->items[k].tensor.storage != NULL)
+                pd_tensor_release(&slot->items[k].tensor);
+    }
+    if (ctx->n_tensors || ctx->chunks || ctx->heap)
+        pd__ctx_arena_release(ctx);
+}
+
+/* --- Binding ------------------------------------------------------------------------------ */
+
+static pd_status check_input_counts(pd_kernel_ctx *ctx)
+{
+    const pd_op *op = ctx->op;
+    for (int32_t i = 0; i < op->n_inputs; ++i) {
+        const pd__arg_decl *d = &op->inputs[i];
+        pd__in_slot *in = &ctx->in[i];
+        if (in->count == UNBOUND)
+            in->count = 0;
+        if (!d->is_vector) {
+            if (in->count == 1 && pd_defined(&in->tensors[0]))
+                continue;
+            if (d->is_optional && in->count <= 1) {
+                in->count = 0; /* an undefined tensor for an optional input: absent */
+                continue;
+            }
+            if (in->count == 0)
+                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is missing; it takes exactly "
+                                "one defined tensor", op->name, d->base);
+            if (in->count > 1)
+                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' takes %s one tensor, but %d "
+                                "were given", op->name, d->base,
+                                d->is_optional ? "at most" : "exactly", (int)in->count);
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is an undefined tensor; it "
+                            "takes a defined one", op->name, d->base);
+        }
+        if (in->count == 0 && !d->is_optional)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: vector input '%s' takes at least one "
+                            "tensor, but none was given", op->name, d->base);
+        for (int32_t k = 0; k < in->count; ++k)
+            if (!pd_defined(&in->tensors[k]))
+                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: item %d of vector input '%s' is an "
+                                "undefined tensor", op->name, (int)k, d->base);
+    }
+    return PD_OK;
+}
+
+static pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
+{
+    const pd_op *op = ctx->op;
+    char names[512];
+    if (n < 0 || (n > 0 && args == NULL))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: inputs is %s with n_inputs %d", op->name,
+                        args ? "given" : "NULL", (int)n);
+    if (n > op->n_inputs)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %d inputs given, but the op declares %d (%s)",
+                        op->name, (int)n, (int)op->n_inputs,
+                        decl_names(op->inputs, op->n_inputs, names, sizeof names));
+    for (int32_t j = 0; j < n; ++j) {
+        const pd_arg *a = &args[j];
+        int32_t i = a->name ? pd__decl_find(op->inputs, op->n_inputs, a->name) : j;
+        if (i < 0)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: the op has no input named '%s' "
+                            "(declared: %s)", op->name, a->name,
+                            decl_names(op->inputs, op->n_inputs, names, sizeof names));
+        if (ctx->in[i].count != UNBOUND)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is bound twice (pd_arg %d)",
+                            op->name, op->inputs[i].base, (int)j);
+        if (a->count < 0 || (a->count > 0 && a->tensors == NULL))
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' has count %d and tensors %s",
+                            op->name, op->inputs[i].base, (int)a->count,
+                            a->tensors ? "given" : "NULL");
+        ctx->in[i].tensors = a->tensors;
+        ctx->in[i].count = a->count;
+    }
+    return check_input_counts(ctx);
+}
+
+static pd_status check_attr_value(const pd_op *op, const pd_attr *a)
+{
+    bool is_vector = a->type >= PD_ATTR_INTS && a->type <= PD_ATTR_STRINGS;
+    if (is_vector && (a->count < 0 || (a->count > 0 && a->v.ints == NULL)))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' has count %d and %s elements",
+                        op->name, a->name, (int)a->count, a->v.ints ? "given" : "NULL");
+    if (a->type == PD_ATTR_STRING && a->v.s == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' is a NULL string", op->name,
+                        a->name);
+    if (a->type == PD_ATTR_STRINGS)
+        for (int32_t k = 0; k < a->count; ++k)
+            if (a->v.strings[k] == NULL)
+                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' element %d is a NULL "
+                                "string", op->name, a->name, (int)k);
+    return PD_OK;
+}
+
+static int32_t find_attr(const pd_op *op, const char *name)
+{
+    for (int32_t i = 0; i < op->n_attrs; ++i)
+        if (strcmp(op->attrs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static pd_status bind_attrs(pd_kernel_ctx *ctx, const pd_attr *attrs, int32_t n)
+{
+    const pd_op *op = ctx->op;
+    char names[512];
+    if (n < 0 || (n > 0 && attrs == NULL))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attrs is %s with n_attrs %d", op->name,
+                        attrs ? "given" : "NULL", (int)n);
+    for (int32_t j = 0; j < n; ++j) {
+        const pd_attr *a = &attrs[j];
+        int32_t i = a->name ? find_attr(op, a->name) : (j < op->n_attrs ? j : -1);
+        if (i < 0) {
+            if (a->name)
+                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: unknown attr '%s' (declared: %s)",
+                                op->name, a->name, attr_names(op, names, sizeof names));
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %d attrs given, but the op declares %d "
+                            "(%s)", op->name, (int)n, (int)op->n_attrs,
+                            attr_names(op, names, sizeof names));
+        }
+        const pd__attr_decl *d = &op->attrs[i];
+        if (ctx->attrs[i].type != PD_ATTR_UNDEFINED)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' is given twice", op->name,
+                            d->name);
+        if (a->type != d->type)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' is declared %s, but %s %s "
+                            "was given", op->name, d->name, pd_attr_type_name(d->type),
+                            attr_article(a->type), pd_attr_type_name(a->type));
+        ctx->attrs[i] = *a;
+        ctx->attrs[i].name = d->name; /* kernels see the declared name, also for positional */
+        pd_status s = check_attr_value(op, &ctx->attrs[i]);
+        if (s != PD_OK)
+            return s;
+    }
+    if (n == op->n_attrs)
+        return PD_OK; /* n distinct attrs bound: none is missing */
+    for (int32_t i = 0; i < op->n_attrs; ++i)
+        if (ctx->attrs[i].type == PD_ATTR_UNDEFINED)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' (%s) is missing", op->name,
+                            op->attrs[i].name, pd_attr_type_name(op->attrs[i].type));
+    return PD_OK;
+}
+
+static pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
+{
+    const pd_op *op = ctx->op;
+    char names[512];
+    if (n < 0 || (n > 0 && args == NULL))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: outputs is %s with n_outputs %d", op->name,
+                        args ? "given" : "NULL", (int)n);
+    if (n > op->n_outputs)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %d outputs asked for, but the op declares "
+                        "%d (%s)", op->name, (int)n, (int)op->n_outputs,
+                        decl_names(op->outputs, op->n_outputs, names, sizeof names));
+    for (int32_t j = 0; j < n; ++j) {
+        const pd_arg *a = &args[j];
+        int32_t o = a->name ? pd__decl_find(op->outputs, op->n_outputs, a->name) : j;
+        if (o < 0)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: the op has no output named '%s' "
+                            "(declared: %s)", op->name, a->name,
+                            decl_names(op->outputs, op->n_outputs, names, sizeof names));
+        if (ctx->out[o].host_arg != UNBOUND)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: output '%s' is asked for twice (pd_arg "
+                            "%d)", op->name, op->outputs[o].base, (int)j);
+        if (a->count < 0 || (a->count > 0 && a->tensors == NULL))
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: output '%s' has capacity %d and tensors "
+                            "%s", op->name, op->outputs[o].base, (int)a->count,
+                            a->tensors ? "given" : "NULL");
+        ctx->out[o].host_arg = j;
+    }
+    return PD_OK;
+}
+
+/* --- Inference and the kernel ---------------------------------------------------------------- */
+
+/* The input whose tensors output `o` mirrors when no infer function says otherwise: the
+ * aliased input of an inplace output; input "N" for an output "N@GRAD"; the only input of a
+ * one-input, one-output op. -1 if none. */
+static int32_t default_source(const pd_op *op, int32_t o)
+{
+    if (op->inplace_input[o] >= 0)
+        return op->inplace_input[o];
+    const char *base = op->outputs[o].base;
+    size_t len = strlen(base);
+    if (len > 5 && memcmp(base + len - 5, "@GRAD", 5) == 0)
+        for (int32_t i = 0; i < op->n_inputs; ++i)
+            if (strncmp(op->inputs[i].base, base, len - 5) == 0 &&
+                op->inputs[i].base[len - 5] == '\0')
+                return i;
+    if (op->n_inputs == 1 && op->n_outputs == 1)
+        return 0;
+    return -1;
+}
+
+/* Output item counts (vector outputs mirror their source) and inplace tensors. */
+static void setup_outputs(pd_kernel_ctx *ctx, const int32_t *source)
+{
+    const pd_op *op = ctx->op;
+    for (int32_t o = 0; o < op->n_outputs; ++o) {
+        int32_t s = source[o];
+        if (s < 0)
+            continue;
+        const pd__in_slot *in = &ctx->in[s];
+        if (in->count == 0)
+            ctx->out[o].may_stay_unset = true; /* e.g. the gradient of an absent optional */
+        if (op->outputs[o].is_vector && (op->infer_shape == NULL || op->inplace_input[o] >= 0))
+            pd__ctx_resize_output(ctx, o, in->count);
+        if (op->inplace_input[o] >= 0) {
+            pd__out_slot *slot = &ctx->out[o];
+            for (int32_t k = 0; k < slot->count && k < in->count; ++k)
+                pd_tensor_retain(&slot->items[k].tensor, &in->tensors[k]);
+        }
+    }
+}
+
+static void default_shapes(pd_kernel_ctx *ctx, const int32_t *source)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        if (source[o] < 0)
+            continue;
+        const pd__in_slot *in = &ctx->in[source[o]];
+        pd__out_slot *slot = &ctx->out[o];
+        for (int32_t k = 0; k < slot->count && k < in->count; ++k) {
+            slot->items[k].ndim = in->tensors[k].ndim;
+            memcpy(slot->items[k].shape, in->tensors[k].shape,
+                   sizeof(int64_t) * (size_t)in->tensors[k].ndim);
+        }
+    }
+}
+
+static void default_dtypes(pd_kernel_ctx *ctx, const int32_t *source)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        if (source[o] < 0)
+            continue;
+        const pd__in_slot *in = &ctx->in[source[o]];
+        pd__out_slot *slot = &ctx->out[o];
+        for (int32_t k = 0; k < slot->count && k < in->count; ++k)
+            slot->items[k].dtype = in->tensors[k].dtype;
+    }
+}
+
+/* Inference and kernel under the error frame; false when op code threw (the context holds the
+ * message). Only `ctx` and `source` live across the jump, and neither changes after it is
+ * armed. */
+static bool run_protected(pd_kernel_ctx *ctx, const int32_t *source)
+{
+    pd__ctx_enter(ctx);
+    if (sigsetjmp(ctx->frame, 0) != 0) {
+        pd__ctx_leave(ctx);
+        return false;
+    }
+    const pd_op *op = ctx->op;
+    setup_outputs(ctx, source);
+    if (op->infer_shape)
+        op->infer_shape(ctx);
+    else
+        default_shapes(ctx, source);
+    if (op->infer_dtype)
+        op->infer_dtype(ctx);
+    else
+        default_dtypes(ctx, source);
+    ctx->phase = PD__PHASE_KERNEL;
+    op->kernel(ctx);
+    pd__ctx_leave(ctx);
+    return true;
+}
+
+/* --- Checking and handing over the outputs ------------------------------------------------- */
+
+/* How many of the slot's items the host receives: all, or 0 for an output that may stay unset
+ * and was; -1 (message set) if a required one is missing. */
+static int32_t defined_count(const pd_kernel_ctx *ctx, int32_t o)
+{
+    const pd__out_slot *slot = &ctx->out[o];
+    int32_t defined = 0, first_missing = -1;
+    for (int32_t k = 0; k < slot->count; ++k) {
+        if (slot->items[k].tensor.dtype != PD_UNDEFINED)
+            ++defined;
+        else if (first_missing < 0)
+            first_missing = k;
+    }
+    if (first_missing < 0 || (defined == 0 && slot->may_stay_unset))
+        return defined;
+    const char *name = ctx->op->outputs[o].base;
+    if (ctx->op->outputs[o].is_vector)
+        pd__fail(PD_ERR_OP_FAILED, "%s: item %d of output '%s' was not set by the kernel",
+                 ctx->op->name, (int)first_missing, name);
+    else
+        pd__fail(PD_ERR_OP_FAILED, "%s: output '%s' was not set by the kernel", ctx->op->name,
+                 name);
+    return -1;
+}
+
+static pd_status check_item(const pd_kernel_ctx *ctx, int32_t o, int32_t k)
+{
+    const pd__out_item *it = &ctx->out[o].items[k];
+    const pd_tensor *t = &it->tensor;
+    char what[PD__NAME_MAX + 32];
+    if (ctx->op->outputs[o].is_vector)
+        snprintf(what, sizeof what, "item %d of output '%s'", (int)k, ctx->op->outputs[o].base);
+    else
+        snprintf(what, sizeof what, "output '%s'", ctx->op->outputs[o].base);
+    if (it->ndim >= 0 &&
+        (t->ndim != it->ndim || memcmp(t->shape, it->shape, sizeof(int64_t) * (size_t)t->ndim))) {
+        char got[256], want[256];
+        return pd__fail(PD_ERR_OP_FAILED, "%s: %s has shape %s but infer_shape said %s",
+                        ctx->op->name, what, shape_text(t->ndim, t->shape, got, sizeof got),
+                        shape_text(it->ndim, it->shape, want, sizeof want));
+    }
+    if (it->dtype != PD_UNDEFINED && t->dtype != it->dtype)
+        return pd__fail(PD_ERR_OP_FAILED, "%s: %s has dtype %s but infer_dtype said %s",
+                        ctx->op->name, what, pd_dtype_name(t->dtype), pd_dtype_name(it->dtype));
+    return PD_OK;
+}
+
+/* Every check before anything is written: required outputs made, shapes and dtypes as
+ * inferred, room in the host's slots. */
+static pd_status check_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t *counts)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        int32_t n = defined_count(ctx, o);
+        if (n < 0)
+            return PD_ERR_OP_FAILED;
+        counts[o] = n;
+        for (int32_t k = 0; k < n; ++k) {
+            pd_status s = check_item(ctx, o, k);
+            if (s != PD_OK)
+                return s;
+        }
+        int32_t j = ctx->out[o].host_arg;
+        if (j != UNBOUND && args[j].count < n)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: output '%s' has %d tensor%s, but its "
+                            "pd_arg has room for %d", ctx->op->name, ctx->op->outputs[o].base,
+                            (int)n, plural(n), (int)args[j].count);
+    }
+    return PD_OK;
+}
+
+/* Moves the outputs' references into the host's slots. */
+static void hand_over(pd_kernel_ctx *ctx, pd_arg *args, const int32_t *counts)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        pd__out_slot *slot = &ctx->out[o];
+        if (slot->host_arg == UNBOUND)
+            continue;
+        pd_arg *a = &args[slot->host_arg];
+        for (int32_t k = 0; k < counts[o]; ++k) {
+            a->tensors[k] = slot->items[k].tensor;
+            slot->items[k].tensor.storage = NULL;
+            slot->items[k].tensor.dtype = PD_UNDEFINED;
+        }
+        a->count = counts[o];
+    }
+}
+
+/* --- Public ----------------------------------------------------------------------------------- */
+
+pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
+                    int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
+{
+    if (op == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_run: op is NULL");
+    pd_kernel_ctx ctx;
+    int32_t source[PD_MAX_OUTPUTS], counts[PD_MAX_OUTPUTS];
+    ctx_init(&ctx, op);
+    pd_status s = bind_inputs(&ctx, inputs, n_inputs);
+    if (s == PD_OK)
+        s = bind_attrs(&ctx, attrs, n_attrs);
+    if (s == PD_OK)
+        s = bind_outputs(&ctx, outputs, n_outputs);
+    if (s == PD_OK) {
+        for (int32_t o = 0; o < op->n_outputs; ++o)
+            source[o] = default_source(op, o);
+        if (!run_protected(&ctx, source))
+            s = pd__ctx_report(&ctx);
+    }
+    if (s == PD_OK)
+        s = check_outputs(&ctx, outputs, counts);
+    if (s == PD_OK)
+        hand_over(&ctx, outputs, counts);
+    ctx_release(&ctx);
+    return s;
+}
+
+pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs,
+                 int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                 int32_t n_outputs)
+{
+    if (reg == NULL || name == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run: %s is NULL", reg ? "name" : "registry");
+    const pd_op *op = pd_op_find(reg, name);
+    if (op == NULL)
+        return pd_last_status();
+    return pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+}

@@ -1,0 +1,404 @@
+/*
+ * tensor.c - the host tensor API: constructors, views (slice, reshape, contiguous), copies and
+ * reference counting. Element conversion (cast, and the value of full) lives in cast.c;
+ * memory and places in storage.c.
+ *
+ * Every public function validates all of its arguments before it allocates anything and
+ * writes *out only at the very end, so a failed call changes nothing and leaks nothing.
+ */
+#include "pd_internal.h"
+
+#include <string.h>
+
+/* Most bytes one tensor may span: pointer differences inside it must stay defined. */
+#define PD__MAX_BYTES ((uint64_t)PTRDIFF_MAX)
+
+/* Largest valid dtype value; pd_dtype_size() is 0 for everything else. */
+static bool dtype_valid(pd_data_type dtype) { return pd_dtype_size(dtype) != 0; }
+
+static pd_status check_out(const char *who, const void *out)
+{
+    if (out == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: out is NULL; pass the address of a pd_tensor",
+                        who);
+    return PD_OK;
+}
+
+/* `t` is defined, with a valid dtype and rank; with `need_memory`, initialized too. */
+static pd_status check_tensor(const char *who, const char *arg, const pd_tensor *t,
+                              bool need_memory)
+{
+    if (t == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who, arg);
+    if (!pd_defined(t))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s is an undefined tensor", who, arg);
+    if (!dtype_valid(t->dtype))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has dtype %d, which is not a pdext data type",
+                        who, arg, (int)t->dtype);
+    if (t->ndim < 0 || t->ndim > PD_MAX_DIMS)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has ndim %d; expected 0..%d", who, arg,
+                        (int)t->ndim, PD_MAX_DIMS);
+    if (need_memory && t->storage == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: %s is not initialized (it has a dtype and shape but no memory)", who,
+                        arg);
+    return PD_OK;
+}
+
+/* A tensor whose elements or storage a function reads. */
+static pd_status check_source(const char *who, const char *arg, const pd_tensor *t)
+{
+    return check_tensor(who, arg, t, true);
+}
+
+/* A tensor value over `storage` (whose reference it takes over). */
+static pd_tensor tensor_make(pd_storage *storage, void *data, pd_data_type dtype, pd_place place,
+                             int32_t ndim, const int64_t *shape)
+{
+    pd_tensor t;
+    memset(&t, 0, sizeof t);
+    t.data = data;
+    t.storage = storage;
+    t.dtype = dtype;
+    t.place = place;
+    t.ndim = ndim;
+    for (int32_t i = 0; i < ndim; ++i)
+        t.shape[i] = shape[i];
+    return t;
+}
+
+/* Fills n elements of `dtype` at dst with `value` converted once by cast.c's rules. */
+static void fill(void *dst, pd_data_type dtype, size_t n, double value)
+{
+    size_t size = pd_dtype_size(dtype);
+    unsigned char elem[16];
+    pd__cast_elements(elem, dtype, &value, PD_FLOAT64, 1);
+    size_t nbytes = n * size;
+    bool all_same_byte = true;
+    for (size_t i = 1; i < size; ++i)
+        all_same_byte = all_same_byte && elem[i] == elem[0];
+    if (all_same_byte) { /* zeros, bools, int8 / uint8, ...: memset is the fastest fill */
+        memset(dst, elem[0], nbytes);
+        return;
+    }
+    if (nbytes == 0)
+        return;
+    /* Doubling copies: log2(n) memcpy calls instead of n element stores. */
+    unsigned char *d = dst;
+    memcpy(d, elem, size);
+    for (size_t done = size; done < nbytes;) {
+        size_t chunk = done < nbytes - done ? done : nbytes - done;
+        memcpy(d + done, d, chunk);
+        done += chunk;
+    }
+}
+
+pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim, const int64_t *shape,
+                          size_t *bytes)
+{
+    if (!dtype_valid(dtype)) {
+        if (dtype == PD_UNDEFINED)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: dtype is PD_UNDEFINED; expected a data type such as PD_FLOAT32",
+                            who);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: dtype %d is not a pdext data type (expected 1..%d)", who, (int)dtype,
+                        PD_NUM_DTYPES - 1);
+    }
+    if (ndim < 0 || ndim > PD_MAX_DIMS)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: ndim is %d; expected 0..%d", who, (int)ndim,
+                        PD_MAX_DIMS);
+    if (ndim > 0 && shape == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: shape is NULL but ndim is %d", who,
+                        (int)ndim);
+    for (int32_t i = 0; i < ndim; ++i)
+        if (shape[i] < 0)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: shape[%d] is %lld; dimensions must be >= 0", who, (int)i,
+                            (long long)shape[i]);
+    /* The product of the non-zero dimensions must fit, so that pd_numel never overflows
+     * whatever the order of the dimensions. */
+    uint64_t count = 1;
+    bool empty = false;
+    for (int32_t i = 0; i < ndim; ++i) {
+        if (shape[i] == 0) {
+            empty = true;
+            continue;
+        }
+        if (__builtin_mul_overflow(count, (uint64_t)shape[i], &count) ||
+            count > PD__MAX_BYTES / pd_dtype_size(dtype))
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: shape is too large: the byte size of %s elements up to shape[%d] "
+                            "= %lld overflows",
+                            who, pd_dtype_name(dtype), (int)i, (long long)shape[i]);
+    }
+    if (bytes != NULL)
+        *bytes = empty ? 0 : (size_t)count * pd_dtype_size(dtype);
+    return PD_OK;
+}
+
+/* empty without the out check, for the constructors that share it. */
+static pd_status tensor_new(const char *who, pd_tensor *out, pd_data_type dtype, pd_place place,
+                            int32_t ndim, const int64_t *shape)
+{
+    size_t bytes;
+    pd_storage *storage;
+    pd_status st = check_out(who, out);
+    if (st == PD_OK)
+        st = pd__shape_check(who, dtype, ndim, shape, &bytes);
+    if (st == PD_OK)
+        st = pd__storage_new(who, place, bytes, &storage);
+    if (st != PD_OK)
+        return st;
+    *out = tensor_make(storage, storage->ptr, dtype, place, ndim, shape);
+    return PD_OK;
+}
+
+static pd_status tensor_full(const char *who, pd_tensor *out, pd_data_type dtype, pd_place place,
+                             int32_t ndim, const int64_t *shape, double value)
+{
+    pd_tensor t;
+    pd_status st = check_out(who, out);
+    if (st == PD_OK)
+        st = tensor_new(who, &t, dtype, place, ndim, shape);
+    if (st != PD_OK)
+        return st;
+    fill(t.data, dtype, (size_t)pd_numel(&t), value);
+    *out = t;
+    return PD_OK;
+}
+
+/* --- Constructors -------------------------------------------------------------------------- */
+
+pd_status pd_tensor_empty(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
+                          const int64_t *shape)
+{
+    return tensor_new("pd_tensor_empty", out, dtype, place, ndim, shape);
+}
+
+pd_status pd_tensor_full(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
+                         const int64_t *shape, double value)
+{
+    return tensor_full("pd_tensor_full", out, dtype, place, ndim, shape, value);
+}
+
+pd_status pd_tensor_zeros(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
+                          const int64_t *shape)
+{
+    return tensor_full("pd_tensor_zeros", out, dtype, place, ndim, shape, 0.0);
+}
+
+pd_status pd_tensor_ones(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
+                         const int64_t *shape)
+{
+    return tensor_full("pd_tensor_ones", out, dtype, place, ndim, shape, 1.0);
+}
+
+pd_status pd_tensor_empty_like(pd_tensor *out, const pd_tensor *like)
+{
+    static const char who[] = "pd_tensor_empty_like";
+    pd_status st = check_tensor(who, "like", like, false);
+    if (st != PD_OK)
+        return st;
+    return tensor_new(who, out, like->dtype, like->place, like->ndim, like->shape);
+}
+
+pd_status pd_tensor_full_like(pd_tensor *out, const pd_tensor *like, double value)
+{
+    static const char who[] = "pd_tensor_full_like";
+    pd_status st = check_tensor(who, "like", like, false);
+    if (st != PD_OK)
+        return st;
+    return tensor_full(who, out, like->dtype, like->place, like->ndim, like->shape, value);
+}
+
+pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, pd_place place,
+                                int32_t ndim, const int64_t *shape, pd_deleter_fn deleter,
+                                void *user)
+{
+    static const char who[] = "pd_tensor_from_buffer";
+    size_t bytes;
+    pd_status st = check_out(who, out);
+    if (st == PD_OK)
+        st = pd__shape_check(who, dtype, ndim, shape, &bytes);
+    if (st != PD_OK)
+        return st;
+    if (data == NULL && bytes > 0)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: data is NULL for %zu bytes of %s", who,
+                        bytes, pd_dtype_name(dtype));
+    /* Kernels index data as an array of the element type: it must be aligned as one. */
+    size_t align = pd_dtype_is_complex(dtype) ? pd_dtype_size(dtype) / 2 : pd_dtype_size(dtype);
+    if ((uintptr_t)data % align != 0)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: data %p is not aligned to %zu bytes, as %s elements need", who, data,
+                        align, pd_dtype_name(dtype));
+    pd_storage *storage;
+    st = pd__storage_wrap(who, place, data, bytes, deleter, user, &storage);
+    if (st != PD_OK)
+        return st;
+    *out = tensor_make(storage, data, dtype, place, ndim, shape);
+    return PD_OK;
+}
+
+/* --- Copies and views ---------------------------------------------------------------------- */
+
+pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place)
+{
+    static const char who[] = "pd_tensor_copy_to";
+    pd_status st = check_out(who, out);
+    if (st == PD_OK)
+        st = check_source(who, "src", src);
+    if (st == PD_OK && src->place.type != PD_PLACE_CPU) {
+        char name[64];
+        pd__place_format(src->place, name, sizeof name);
+        return pd__fail(PD_ERR_UNAVAILABLE,
+                        "%s: src is on %s; this build of pdext copies only from CPU tensors",
+                        who, name);
+    }
+    pd_tensor t;
+    if (st == PD_OK)
+        st = tensor_new(who, &t, src->dtype, place, src->ndim, src->shape);
+    if (st != PD_OK)
+        return st;
+    if (pd_nbytes(&t) > 0)
+        memcpy(t.data, src->data, pd_nbytes(&t));
+    *out = t;
+    return PD_OK;
+}
+
+pd_status pd_tensor_slice(pd_tensor *out, const pd_tensor *src, int64_t begin, int64_t end)
+{
+    static const char who[] = "pd_tensor_slice";
+    pd_status st = check_out(who, out);
+    if (st == PD_OK)
+        st = check_source(who, "src", src);
+    if (st != PD_OK)
+        return st;
+    if (src->ndim < 1)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: src is a scalar (ndim 0); slicing along axis 0 needs ndim >= 1", who);
+    if (begin < 0 || begin > end || end > src->shape[0])
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: rows [%lld, %lld) are out of range; expected 0 <= begin <= end <= "
+                        "shape[0] = %lld",
+                        who, (long long)begin, (long long)end, (long long)src->shape[0]);
+    /* Bytes per row: the product of the trailing dimensions (fits: src's size does). */
+    size_t row = pd_dtype_size(src->dtype);
+    for (int32_t i = 1; i < src->ndim; ++i)
+        row *= (size_t)src->shape[i];
+    pd_tensor t = tensor_make(src->storage, (char *)src->data + (size_t)begin * row, src->dtype,
+                              src->place, src->ndim, src->shape);
+    t.shape[0] = end - begin;
+    pd__storage_retain(src->storage);
+    *out = t;
+    return PD_OK;
+}
+
+pd_status pd_tensor_reshape(pd_tensor *out, const pd_tensor *src, int32_t ndim,
+                            const int64_t *shape)
+{
+    static const char who[] = "pd_tensor_reshape";
+    pd_status st = check_out(who, out);
+    if (st == PD_OK)
+        st = check_source(who, "src", src);
+    if (st != PD_OK)
+        return st;
+    if (ndim < 0 || ndim > PD_MAX_DIMS)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: ndim is %d; expected 0..%d", who, (int)ndim,
+                        PD_MAX_DIMS);
+    if (ndim > 0 && shape == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: shape is NULL but ndim is %d", who,
+                        (int)ndim);
+    int64_t numel = pd_numel(src);
+    int32_t infer = -1, n_infer = 0;
+    uint64_t known = 1; /* product of the given non-zero dimensions */
+    bool has_zero = false, too_large = false;
+    for (int32_t i = 0; i < ndim; ++i) {
+        if (shape[i] == -1) {
+            infer = i;
+            ++n_infer;
+        } else if (shape[i] < 0) {
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: shape[%d] is %lld; dimensions must be >= 0, or -1 for one "
+                            "inferred dimension",
+                            who, (int)i, (long long)shape[i]);
+        } else if (shape[i] == 0) {
+            has_zero = true;
+        } else if (__builtin_mul_overflow(known, (uint64_t)shape[i], &known) ||
+                   known > (uint64_t)INT64_MAX) {
+            too_large = true;
+        }
+    }
+    if (n_infer > 1)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: shape has %d -1 entries; at most one dimension may be -1", who,
+                        (int)n_infer);
+    /* Even beside a zero dimension, an overflowing product would make pd_numel overflow. */
+    if (too_large)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: the new shape is too large: the product of its dimensions "
+                        "overflows, but src has %lld elements",
+                        who, (long long)numel);
+    if (has_zero)
+        known = 0;
+    pd_tensor t = tensor_make(src->storage, src->data, src->dtype, src->place, ndim, shape);
+    if (n_infer == 1) {
+        if (known == 0 || (uint64_t)numel % known != 0)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: cannot infer shape[%d]: src has %lld elements, which the other "
+                            "dimensions (product %llu) do not divide",
+                            who, (int)infer, (long long)numel, (unsigned long long)known);
+        t.shape[infer] = numel / (int64_t)known;
+    } else if (known != (uint64_t)numel) {
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: the new shape has %llu elements, but src has %lld", who,
+                        (unsigned long long)known, (long long)numel);
+    }
+    pd__storage_retain(src->storage);
+    *out = t;
+    return PD_OK;
+}
+
+pd_status pd_tensor_contiguous(pd_tensor *out, const pd_tensor *src)
+{
+    static const char who[] = "pd_tensor_contiguous";
+    pd_status st = check_out(who, out);
+    if (st == PD_OK)
+        st = check_source(who, "src", src);
+    if (st != PD_OK)
+        return st;
+    /* pdext tensors are always dense row-major: nothing to rearrange. */
+    pd__storage_retain(src->storage);
+    *out = *src;
+    return PD_OK;
+}
+
+/* --- References ---------------------------------------------------------------------------- */
+
+void pd_tensor_retain(pd_tensor *dst, const pd_tensor *src)
+{
+    if (dst == NULL)
+        return;
+    if (src == NULL) {
+        memset(dst, 0, sizeof *dst);
+        return;
+    }
+    if (src->storage != NULL)
+        pd__storage_retain(src->storage);
+    *dst = *src;
+}
+
+void pd_tensor_release(pd_tensor *t)
+{
+    if (t == NULL)
+        return;
+    pd__storage_release(t->storage);
+    memset(t, 0, sizeof *t);
+}
+
+int64_t pd_tensor_use_count(const pd_tensor *t)
+{
+    if (t == NULL || !pd_defined(t))
+        return 0;
+    return pd__storage_use_count(t->storage);
+}

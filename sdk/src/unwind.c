@@ -1,0 +1,127 @@
+/*
+ * unwind.c - errors that end an op call: PD_CHECK / PD_THROW and failing table functions jump
+ * back to the runner of the innermost running call on this thread.
+ *
+ * Each thread keeps a pointer to its innermost running call. A call remembers the one it
+ * interrupted (a kernel may run other ops), so throws always land in the nearest runner, which
+ * frees what its call made and restores the outer call as current. The jump itself uses
+ * sigsetjmp(frame, 0) / siglongjmp: no signal mask is saved, so arming it costs no system call.
+ *
+ * A throw with no running call on the thread has no frame to return to. That is a bug in the
+ * caller (op code called outside a kernel, or from a thread the kernel started), so the
+ * message is printed to stderr and the process aborts: the only place libpdext does either.
+ */
+#include "kernel_ctx.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local pd_kernel_ctx *current_call;
+
+static const char out_of_memory_text[] = "(out of memory while formatting the error message)";
+
+/* vsnprintf into a new heap string; NULL if out of memory. */
+static char *format_message(const char *fmt, va_list ap)
+{
+    char small[256];
+    va_list copy;
+    va_copy(copy, ap);
+    int len = vsnprintf(small, sizeof small, fmt, copy);
+    va_end(copy);
+    if (len < 0)
+        len = 0;
+    char *msg = malloc((size_t)len + 1);
+    if (msg == NULL)
+        return NULL;
+    if ((size_t)len < sizeof small)
+        memcpy(msg, small, (size_t)len + 1);
+    else
+        vsnprintf(msg, (size_t)len + 1, fmt, ap);
+    return msg;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The author's text: leading white space dropped (PD_THROW prefixes a space so that an empty
+ * format is still a format); nothing left means the generic message. */
+static const char *author_text(const char *msg)
+{
+    if (msg == NULL)
+        return out_of_memory_text;
+    while (isspace((unsigned char)*msg))
+        ++msg;
+    return *msg ? msg : "An error occurred.";
+}
+
+static PD_NORETURN_ATTR void unwind(pd_kernel_ctx *ctx, pd_status status, const char *file,
+                                    int line, char *message)
+{
+    ctx->err_status = status;
+    ctx->err_message = message;
+    ctx->err_file = file;
+    ctx->err_line = line;
+    siglongjmp(ctx->frame, 1);
+}
+
+static PD_NORETURN_ATTR void die_outside_call(const char *file, int line, const char *msg)
+{
+    fprintf(stderr,
+            "pdext: an op error was raised outside any op call on this thread (a bug in the "
+            "caller; aborting): %s",
+            author_text(msg));
+    if (file)
+        fprintf(stderr, " [%s:%d]", base_name(file), line);
+    fputc('\n', stderr);
+    fflush(stderr);
+    abort();
+}
+
+void pd__ctx_enter(pd_kernel_ctx *ctx)
+{
+    ctx->outer = current_call;
+    current_call = ctx;
+}
+
+void pd__ctx_leave(pd_kernel_ctx *ctx) { current_call = ctx->outer; }
+
+pd_kernel_ctx *pd__ctx_current(void) { return current_call; }
+
+void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap)
+{
+    char *msg = format_message(fmt ? fmt : "", ap);
+    pd_kernel_ctx *ctx = current_call;
+    if (ctx == NULL)
+        die_outside_call(file, line, msg);
+    unwind(ctx, PD_ERR_OP_FAILED, file, line, msg);
+}
+
+void pd__ctx_throw(pd_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = format_message(fmt, ap);
+    va_end(ap);
+    pd_kernel_ctx *ctx = current_call;
+    if (ctx == NULL)
+        die_outside_call(NULL, 0, msg);
+    unwind(ctx, status, NULL, 0, msg);
+}
+
+pd_status pd__ctx_report(pd_kernel_ctx *ctx)
+{
+    const char *text = author_text(ctx->err_message);
+    if (ctx->err_file)
+        pd__fail(ctx->err_status, "%s: %s [%s:%d]", ctx->op->name, text,
+                 base_name(ctx->err_file), ctx->err_line);
+    else
+        pd__fail(ctx->err_status, "%s: %s", ctx->op->name, text);
+    free(ctx->err_message);
+    ctx->err_message = NULL;
+    return ctx->err_status;
+}

@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# setup.sh - the one set-up script of pdext: dependencies, build, install, tests, demo, bench.
+#
+#   ./setup.sh          install missing packages, configure, build and install (default)
+#   ./setup.sh test     the same, then the whole test suite, the installed-SDK check
+#                       (tests/install_test.sh), and the suite again under ASan + UBSan
+#   ./setup.sh demo     the same as the default, then `pdext demo` from the installed prefix
+#   ./setup.sh bench    a release build (-O2, no sanitizers), then bench/run.sh
+#
+# Environment:
+#   PREFIX            install prefix (default /usr/local)
+#   BUILD_DIR         plain build directory (default build)
+#   ASAN_BUILD_DIR    sanitizer build directory (default build-asan)
+#   BENCH_BUILD_DIR   benchmark build directory (default build-bench)
+#   JOBS              parallel jobs for ninja and ctest (default: nproc)
+#   PDEXT_CACHE_DIR, XDG_CACHE_HOME   passed through untouched to the JIT (see pdext_jit.h)
+#
+# Works on a fresh Debian 12 machine: as root it installs what is missing with apt-get, as
+# another user it goes through sudo when there is one, and otherwise it prints the exact
+# apt-get command to run and stops. CUDA is optional and never installed: nvcc is used when
+# it is on PATH.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$ROOT"
+
+MODE=${1:-install}
+PREFIX=${PREFIX:-/usr/local}
+BUILD_DIR=${BUILD_DIR:-build}
+ASAN_BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
+BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build-bench}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+START=$SECONDS
+
+# Relative directories are taken from the repository root.
+absolute() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$ROOT/$1" ;; esac; }
+PREFIX=$(absolute "$PREFIX")
+BUILD_DIR=$(absolute "$BUILD_DIR")
+ASAN_BUILD_DIR=$(absolute "$ASAN_BUILD_DIR")
+BENCH_BUILD_DIR=$(absolute "$BENCH_BUILD_DIR")
+
+# --- output -----------------------------------------------------------------------------------
+
+say() { printf '\n==> %s\n' "$*"; }
+# One summary line per phase, greppable: "[setup] <phase>: ok (12s)".
+done_phase() { printf '[setup] %s: ok (%ss)\n' "$1" "$((SECONDS - $2))"; }
+die() {
+    printf '[setup] error: %s\n' "$*" >&2
+    exit 1
+}
+
+usage() {
+    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+# --- dependencies -------------------------------------------------------------------------------
+
+# Commands we need and the Debian package that provides each.
+declare -A TOOL_PACKAGE=(
+    [gcc]=build-essential [g++]=build-essential [make]=build-essential
+    [cmake]=cmake [ninja]=ninja-build [pkg-config]=pkg-config [git]=git
+)
+# Libraries (headers) we need, checked through dpkg, with a file that proves each is there
+# when dpkg-query itself is missing.
+declare -A LIB_FILE=(
+    [libgtest-dev]=/usr/include/gtest/gtest.h
+    [zlib1g-dev]=/usr/include/zlib.h
+)
+
+package_installed() {
+    if command -v dpkg-query >/dev/null 2>&1; then
+        [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+    else
+        [ -e "${LIB_FILE[$1]}" ]
+    fi
+}
+
+missing_packages() {
+    local -A want=()
+    local tool pkg
+    for tool in "${!TOOL_PACKAGE[@]}"; do
+        command -v "$tool" >/dev/null 2>&1 || want[${TOOL_PACKAGE[$tool]}]=1
+    done
+    for pkg in "${!LIB_FILE[@]}"; do
+        package_installed "$pkg" || want[$pkg]=1
+    done
+    # The sanitizer runtimes come with gcc (libasan, libubsan); check that they are there, as
+    # a trimmed gcc install may lack them.
+    if [ "$MODE" = test ] && command -v gcc >/dev/null 2>&1 &&
+        ! echo 'int main(void){return 0;}' |
+            gcc -x c -fsanitize=address,undefined -o /dev/null - >/dev/null 2>&1; then
+        want[build-essential]=1
+        want[libasan8]=1
+        want[libubsan1]=1
+    fi
+    if [ "${#want[@]}" -gt 0 ]; then
+        printf '%s\n' "${!want[@]}" | sort
+    fi
+}
+
+install_deps() {
+    local t0=$SECONDS
+    say "Checking dependencies"
+    local missing
+    missing=$(missing_packages | tr '\n' ' ')
+    missing=${missing% }
+    if [ -z "$missing" ]; then
+        done_phase "dependencies (all present)" "$t0"
+        return
+    fi
+    echo "missing: $missing"
+    local apt="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo=(sudo)
+        else
+            die "these packages are missing and this user cannot install them; as root, run:
+    $apt
+then run ./setup.sh again."
+        fi
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update ||
+        die "apt-get update failed (no network or no package sources?); the command was:
+    $apt"
+    # shellcheck disable=SC2086  # $missing is a list of package names
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing ||
+        die "apt-get install failed; the command was:
+    $apt"
+    local still
+    still=$(missing_packages | tr '\n' ' ')
+    [ -z "$still" ] || die "still missing after apt-get install: $still"
+    done_phase "dependencies (installed: $missing)" "$t0"
+}
+
+# --- build --------------------------------------------------------------------------------------
+
+# configure_build DIR [extra cmake args...]
+configure_build() {
+    local dir=$1
+    shift
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_INSTALL_PREFIX="$PREFIX" "$@"
+}
+
+build() {
+    local dir=$1
+    ninja -C "$dir" -j"$JOBS"
+}
+
+build_plain() {
+    local t0=$SECONDS
+    say "Configuring and building ($BUILD_DIR)"
+    configure_build "$BUILD_DIR"
+    build "$BUILD_DIR"
+    done_phase "build ($BUILD_DIR)" "$t0"
+}
+
+install_plain() {
+    local t0=$SECONDS
+    say "Installing to $PREFIX"
+    local sudo=()
+    # Install through sudo only when the prefix is not ours to write.
+    local probe=$PREFIX
+    while [ ! -e "$probe" ]; do probe=$(dirname "$probe"); done
+    if [ ! -w "$probe" ] && [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 ||
+            die "$PREFIX is not writable; run as root, or choose another prefix: PREFIX=\$HOME/.local ./setup.sh"
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" cmake --install "$BUILD_DIR"
+    # Let the dynamic linker know about a new library in a system directory.
+    if [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null 2>&1; then
+        ldconfig || true
+    fi
+    done_phase "install ($PREFIX)" "$t0"
+}
+
+# --- tests --------------------------------------------------------------------------------------
+
+run_ctest() {
+    local dir=$1
+    ctest --test-dir "$dir" --output-on-failure -j"$JOBS"
+}
+
+test_plain() {
+    local t0=$SECONDS
+    say "Running the test suite ($BUILD_DIR)"
+    run_ctest "$BUILD_DIR"
+    done_phase "tests ($BUILD_DIR)" "$t0"
+}
+
+test_installed() {
+    local t0=$SECONDS
+    say "Checking the installed SDK ($PREFIX)"
+    PREFIX="$PREFIX" bash "$ROOT/tests/install_test.sh"
+    done_phase "installed SDK ($PREFIX)" "$t0"
+}
+
+test_sanitized() {
+    local t0=$SECONDS
+    say "Building and running the test suite under ASan + UBSan ($ASAN_BUILD_DIR)"
+    configure_build "$ASAN_BUILD_DIR" -DPDEXT_SANITIZE=ON
+    build "$ASAN_BUILD_DIR"
+    # Leak checking is the point of this run: keep it on whatever the caller's options say.
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
+        UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1" \
+        run_ctest "$ASAN_BUILD_DIR"
+    done_phase "tests under ASan + UBSan ($ASAN_BUILD_DIR)" "$t0"
+}
+
+# --- demo and bench -------------------------------------------------------------------------
+
+run_demo() {
+    local t0=$SECONDS
+    local pdext=$PREFIX/bin/pdext
+    say "Running $pdext demo"
+    if [ ! -x "$pdext" ]; then
+        echo "pdext demo: the pdext command is not built yet ($pdext is missing); nothing to show."
+        done_phase "demo (placeholder)" "$t0"
+        return
+    fi
+    "$pdext" demo
+    done_phase "demo" "$t0"
+}
+
+run_bench() {
+    local t0=$SECONDS
+    say "Release build for benchmarks ($BENCH_BUILD_DIR)"
+    configure_build "$BENCH_BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+        -DPDEXT_SANITIZE=OFF -DPDEXT_BUILD_TESTS=OFF -DPDEXT_BUILD_BENCH=ON
+    build "$BENCH_BUILD_DIR"
+    done_phase "release build ($BENCH_BUILD_DIR)" "$t0"
+    t0=$SECONDS
+    if [ ! -f "$ROOT/bench/run.sh" ]; then
+        echo "bench: no benchmarks yet (bench/run.sh is missing); nothing to run."
+        done_phase "bench (placeholder)" "$t0"
+        return
+    fi
+    say "Running bench/run.sh"
+    PDEXT_BENCH_BUILD_DIR="$BENCH_BUILD_DIR" bash "$ROOT/bench/run.sh" "$BENCH_BUILD_DIR"
+    done_phase "bench" "$t0"
+}
+
+# --- main ---------------------------------------------------------------------------------------
+
+case "$MODE" in
+install)
+    install_deps
+    build_plain
+    install_plain
+    ;;
+test)
+    install_deps
+    build_plain
+    install_plain
+    test_plain
+    test_installed
+    test_sanitized
+    ;;
+demo)
+    install_deps
+    build_plain
+    install_plain
+    run_demo
+    ;;
+bench)
+    install_deps
+    run_bench
+    ;;
+-h | --help | help)
+    usage
+    exit 0
+    ;;
+*)
+    usage >&2
+    die "unknown command '$MODE' (expected: test, demo, bench, or nothing)"
+    ;;
+esac
+
+printf '[setup] ./setup.sh%s: all done in %ss\n' "${1:+ $1}" "$((SECONDS - START))"

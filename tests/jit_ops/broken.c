@@ -1,0 +1,6 @@
+/* broken.c - JIT test fixture: a compile error on line 5. */
+#include "extension.h"
+
+static int broken(void) {
+    return undeclared_identifier_here;
+}

@@ -1,0 +1,11 @@
+// dispatch_ops.cc - the dispatch test op compiled as C++ (see dispatch_ops.h).
+#define LANG "cc"
+#include "dispatch_ops.h"
+
+PD_BUILD_OP(dispatch_cc,
+    .inputs = {"X"},
+    .outputs = {"Tag"},
+    .attrs = {"macro: int"},
+    .kernel = dispatch_kernel,
+    .infer_shape = dispatch_infer_shape,
+    .infer_dtype = dispatch_infer_dtype);

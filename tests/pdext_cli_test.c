@@ -1,0 +1,361 @@
+/* pdext_cli_test.c - the `pdext` command end to end, run as a subprocess on the example
+ * sources and on the relu example built as a module: help and version, list, run (forward,
+ * grad, vector inputs, attrs, .npz members), build, demo, the second run that compiles
+ * nothing, and every failure exiting non-zero with its message on stderr. Each test uses its
+ * own temporary directory and PDEXT_CACHE_DIR. */
+#include "pd_test.h"
+#include "pdext_npy.h"
+
+#include <dirent.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* --- Helpers ------------------------------------------------------------------------------ */
+
+static char dir[256];           /* this test's working directory */
+static char out_buf[1 << 16], err_buf[1 << 16];
+static const char *out_text = out_buf; /* stdout of the last command */
+static const char *err_text = err_buf; /* stderr of the last command */
+
+static const char *in_dir(const char *name)
+{
+    static char buf[4][512];
+    static int slot;
+    if (dir[0] == '\0') {
+        snprintf(dir, sizeof dir, "/tmp/pdext_cli_test.XXXXXX");
+        if (mkdtemp(dir) == NULL)
+            abort();
+    }
+    char *p = buf[slot++ % 4];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void done(void)
+{
+    if (dir[0])
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    dir[0] = '\0';
+}
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *fp = fopen(path, "rb");
+    size_t n = fp ? fread(buf, 1, cap - 1, fp) : 0;
+    buf[n] = '\0';
+    if (fp)
+        fclose(fp);
+}
+
+/* Runs `pdext ARGS` in the test directory with its own cache; returns the exit status and
+ * leaves the output in out_text / err_text. */
+static int pdext(const char *fmt, ...) PD_PRINTF(1, 2);
+static int pdext(const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    const char *work = in_dir("");
+    snprintf(cmd, sizeof cmd,
+             "cd %s && PDEXT_CACHE_DIR=%s/cache PDEXT_EXAMPLES_DIR=%s '%s' %s >%s/.stdout "
+             "2>%s/.stderr </dev/null",
+             work, dir, PDEXT_EXAMPLES, PDEXT_CMD, args, dir, dir);
+    int status = system(cmd);
+    slurp(in_dir(".stdout"), out_buf, sizeof out_buf);
+    slurp(in_dir(".stderr"), err_buf, sizeof err_buf);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Runs and expects exit status `want`; shows the output otherwise. */
+#define EXPECT_PDEXT(want, ...)                                                              \
+    do {                                                                                     \
+        int pd__rc = pdext(__VA_ARGS__);                                                     \
+        PD__TEST_CHECK((void)0, pd__rc == (want), "pdext exited %d, expected %d\nstdout: %s\n" \
+                       "stderr: %s", pd__rc, (want), out_text, err_text);                    \
+    } while (0)
+
+static void save_floats(const char *name, int32_t ndim, const int64_t *shape, const float *v)
+{
+    pd_tensor t;
+    if (pd_tensor_empty(&t, PD_FLOAT32, pd_place_cpu(), ndim, shape) != PD_OK)
+        abort();
+    memcpy(t.data, v, pd_nbytes(&t));
+    if (pd_npy_save(in_dir(name), &t) != PD_OK)
+        abort();
+    pd_tensor_release(&t);
+}
+
+/* Loads an output and compares it with `want`. */
+static void expect_floats(const char *name, int32_t ndim, const int64_t *shape, const float *want)
+{
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(pd_npy_load(in_dir(name), &t));
+    PD_EXPECT_EQ(t.dtype, PD_FLOAT32);
+    PD_EXPECT_EQ(t.ndim, ndim);
+    bool same_shape = t.ndim == ndim && memcmp(t.shape, shape, sizeof(int64_t) * (size_t)ndim) == 0;
+    PD_EXPECT(same_shape);
+    for (int64_t i = 0; same_shape && i < pd_numel(&t); ++i)
+        PD_EXPECT_NEAR(((float *)t.data)[i], want[i], 0);
+    pd_tensor_release(&t);
+}
+
+static const char *relu_so(void) { return pd_test_path("cli_relu.so"); }
+#define RELU_C PDEXT_EXAMPLES "/relu/relu.c"
+#define CONCAT_C PDEXT_EXAMPLES "/concat/concat.c"
+
+static const float x6[6] = {-1, 2, -3, 4, -0.5f, 0.25f};
+static const int64_t s23[2] = {2, 3};
+
+/* The one module directory under cache/, or NULL. */
+static const char *module_dir(void)
+{
+    static char path[1024];
+    DIR *d = opendir(in_dir("cache"));
+    const char *found = NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/cache/%s", dir, e->d_name);
+            found = path;
+        }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* --- Help, version, usage ----------------------------------------------------------------- */
+
+PD_TEST(Cli, HelpListsEveryCommand)
+{
+    EXPECT_PDEXT(0, "--help");
+    PD_EXPECT_CONTAINS(out_text, "usage: pdext");
+    for (const char *const *c = (const char *const[]){"build", "list", "run", "demo", "bundle", NULL}; *c; ++c)
+        PD_EXPECT_CONTAINS(out_text, *c);
+    EXPECT_PDEXT(0, "run --help");
+    PD_EXPECT_CONTAINS(out_text, "--input NAME=FILE");
+    done();
+}
+
+PD_TEST(Cli, VersionShowsSdkVersionAndAbi)
+{
+    EXPECT_PDEXT(0, "--version");
+    PD_EXPECT_CONTAINS(out_text, PD_VERSION_STRING);
+    char abi[32];
+    snprintf(abi, sizeof abi, "ABI %d.%d", PD_ABI_MAJOR, PD_ABI_MINOR);
+    PD_EXPECT_CONTAINS(out_text, abi);
+    done();
+}
+
+PD_TEST(Cli, UsageErrorsExitTwoWithAMessageOnStderr)
+{
+    EXPECT_PDEXT(2, "%s", "");
+    PD_EXPECT_CONTAINS(err_text, "usage: pdext");
+    EXPECT_PDEXT(2, "frobnicate");
+    PD_EXPECT_CONTAINS(err_text, "unknown command 'frobnicate'");
+    EXPECT_PDEXT(2, "run %s --input X=x.npy", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "missing --op");
+    EXPECT_PDEXT(2, "run %s --op custom_relu --input X", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "is not NAME=FILE");
+    EXPECT_PDEXT(2, "run %s --op custom_relu --bogus", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "unknown option '--bogus'");
+    EXPECT_PDEXT(2, "build %s", RELU_C);
+    PD_EXPECT_CONTAINS(err_text, "missing -o");
+    PD_EXPECT_EQ(out_text[0], '\0');
+    done();
+}
+
+/* --- list ---------------------------------------------------------------------------------- */
+
+PD_TEST(Cli, ListShowsTheOpsOfALibraryWithTheirGradOps)
+{
+    EXPECT_PDEXT(0, "list %s", relu_so());
+    PD_EXPECT_CONTAINS(out_text, "2 ops");
+    PD_EXPECT_CONTAINS(out_text, "custom_relu\n  inputs:  X\n  outputs: Out\n  attrs:   (none)\n"
+                                 "  grad:    custom_relu_grad\n");
+    PD_EXPECT_CONTAINS(out_text, "custom_relu_grad  (grad of custom_relu)\n"
+                                 "  inputs:  X, Out, Out@GRAD\n  outputs: X@GRAD\n");
+    done();
+}
+
+PD_TEST(Cli, ListShowsTheOpsOfSourcesWithAttrTypesAndVectors)
+{
+    EXPECT_PDEXT(0, "list %s", CONCAT_C);
+    PD_EXPECT_CONTAINS(out_text, "custom_concat\n  inputs:  X (vector)\n  outputs: Out\n"
+                                 "  attrs:   axis: int64_t\n  grad:    custom_concat_grad\n");
+    PD_EXPECT_CONTAINS(out_text, "outputs: X@GRAD (vector)");
+    PD_EXPECT_EQ(err_text[0], '\0'); /* no progress output off a terminal */
+    done();
+}
+
+PD_TEST(Cli, VerboseShowsTheBuildOnStderr)
+{
+    EXPECT_PDEXT(0, "list -v %s", RELU_C);
+    PD_EXPECT(strlen(err_text) > 0);
+    PD_EXPECT_CONTAINS(out_text, "custom_relu");
+    done();
+}
+
+/* --- run ----------------------------------------------------------------------------------- */
+
+PD_TEST(Cli, RunReluOnSourcesWritesOutNpy)
+{
+    static const float want[6] = {0, 2, 0, 4, 0, 0.25f};
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(0, "run %s --op custom_relu --input X=x.npy --out out/", RELU_C);
+    PD_EXPECT_CONTAINS(out_text, "Out  shape=[2, 3]  dtype=float32");
+    expect_floats("out/Out.npy", 2, s23, want);
+    done();
+}
+
+PD_TEST(Cli, SecondRunOfTheSameSourcesCompilesNothing)
+{
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(0, "run %s --op custom_relu --input X=x.npy", RELU_C);
+    const char *mod = module_dir();
+    PD_ASSERT(mod != NULL);
+    char ninja_file[1200];
+    snprintf(ninja_file, sizeof ninja_file, "%s/build.ninja", mod);
+    struct stat before, after;
+    PD_ASSERT(stat(ninja_file, &before) == 0);
+    sleep(1); /* make an mtime change visible even on coarse file systems */
+    EXPECT_PDEXT(0, "run %s --op custom_relu --input X=x.npy", RELU_C);
+    PD_ASSERT(stat(ninja_file, &after) == 0);
+    PD_EXPECT(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+              before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
+    PD_EXPECT_STREQ(module_dir(), mod); /* still the one module directory */
+    static const float want[6] = {0, 2, 0, 4, 0, 0.25f};
+    expect_floats("Out.npy", 2, s23, want); /* default --out: the current directory */
+    done();
+}
+
+PD_TEST(Cli, RunsTheGradOpByItsRegisteredName)
+{
+    static const float out[6] = {0, 2, 0, 4, 0, 0.25f}, g[6] = {1, 2, 3, 4, 5, 6};
+    static const float want[6] = {0, 2, 0, 4, 0, 6};
+    save_floats("x.npy", 2, s23, x6);
+    save_floats("out.npy", 2, s23, out);
+    save_floats("g.npy", 2, s23, g);
+    EXPECT_PDEXT(0, "run %s --op custom_relu_grad --input X=x.npy --input Out=out.npy "
+                    "--input Out@GRAD=g.npy --out res", relu_so());
+    PD_EXPECT_CONTAINS(out_text, "X@GRAD  shape=[2, 3]  dtype=float32  -> res/X@GRAD.npy");
+    expect_floats("res/X@GRAD.npy", 2, s23, want);
+    done();
+}
+
+PD_TEST(Cli, RunConcatTakesARepeatedVectorInputAndANegativeAxis)
+{
+    static const float a[4] = {1, 2, 3, 4}, b[2] = {5, 6};
+    static const int64_t sa[2] = {2, 2}, sb[2] = {2, 1};
+    static const float want[6] = {1, 2, 5, 3, 4, 6};
+    save_floats("a.npy", 2, sa, a);
+    pd_tensor tb;
+    PD_ASSERT_OK(pd_tensor_empty(&tb, PD_FLOAT32, pd_place_cpu(), 2, sb));
+    memcpy(tb.data, b, sizeof b);
+    const char *names[1] = {"b"};
+    PD_ASSERT_OK(pd_npz_save(in_dir("in.npz"), names, &tb, 1, true));
+    pd_tensor_release(&tb);
+    EXPECT_PDEXT(0, "run %s --op custom_concat --input X=a.npy --input X=in.npz:b --attr axis=-1",
+                 CONCAT_C);
+    PD_EXPECT_CONTAINS(out_text, "Out  shape=[2, 3]  dtype=float32");
+    expect_floats("Out.npy", 2, s23, want);
+    /* The grad op's vector output: one file per item. */
+    EXPECT_PDEXT(0, "run %s --op custom_concat_grad --input X=a.npy --input X=in.npz:b "
+                    "--input Out@GRAD=Out.npy --attr axis=1 --out g", CONCAT_C);
+    expect_floats("g/X@GRAD_0.npy", 2, sa, a);
+    expect_floats("g/X@GRAD_1.npy", 2, sb, b);
+    done();
+}
+
+PD_TEST(Cli, BadAttrValueFailsNamingTheAttrAndItsType)
+{
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(1, "run %s --op custom_concat --input X=x.npy --attr axis=one", CONCAT_C);
+    PD_EXPECT_CONTAINS(err_text, "bad value 'one' for attr 'axis' of custom_concat: it is int64_t");
+    EXPECT_PDEXT(1, "run %s --op custom_concat --input X=x.npy --attr axes=1", CONCAT_C);
+    PD_EXPECT_CONTAINS(err_text, "no attr 'axes' (attrs: axis: int64_t)");
+    PD_EXPECT(access(in_dir("Out.npy"), F_OK) != 0);
+    done();
+}
+
+PD_TEST(Cli, UnknownOpFailsListingTheOps)
+{
+    EXPECT_PDEXT(1, "run %s --op custom_relu6 --input X=x.npy", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "no op 'custom_relu6'");
+    PD_EXPECT_CONTAINS(err_text, "custom_relu_grad");
+    done();
+}
+
+PD_TEST(Cli, MissingOrUnknownInputFailsNamingIt)
+{
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(1, "run %s --op custom_relu_grad --input X=x.npy --input Out=x.npy", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "missing input 'Out@GRAD' of custom_relu_grad");
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input Y=x.npy", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "no input 'Y' (inputs: X)");
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=x.npy --input X=x.npy", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "not a vector input");
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=nothere.npy", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "input 'X'");
+    PD_EXPECT_CONTAINS(err_text, "nothere.npy");
+    done();
+}
+
+PD_TEST(Cli, OpFailureExitsOneWithTheOpsMessage)
+{
+    int32_t bad[2] = {1, 2};
+    pd_tensor t;
+    PD_ASSERT_OK(pd_tensor_empty(&t, PD_INT32, pd_place_cpu(), 1, (int64_t[]){2}));
+    memcpy(t.data, bad, sizeof bad);
+    PD_ASSERT_OK(pd_npy_save(in_dir("i.npy"), &t));
+    pd_tensor_release(&t);
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=i.npy", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "custom_relu");
+    PD_EXPECT(access(in_dir("Out.npy"), F_OK) != 0);
+    done();
+}
+
+/* --- build and demo --------------------------------------------------------------------------- */
+
+PD_TEST(Cli, BuildMakesALibraryThatListAndRunLoad)
+{
+    EXPECT_PDEXT(0, "build -o librelu.so %s", RELU_C);
+    PD_EXPECT(access(in_dir("librelu.so"), R_OK) == 0);
+    EXPECT_PDEXT(0, "list librelu.so");
+    PD_EXPECT_CONTAINS(out_text, "custom_relu_grad");
+    done();
+}
+
+PD_TEST(Cli, CompileErrorFailsWithTheCompilersDiagnostics)
+{
+    FILE *fp = fopen(in_dir("broken.c"), "w");
+    PD_ASSERT(fp != NULL);
+    fputs("#include \"extension.h\"\nint f(void) { return undeclared_thing; }\n", fp);
+    fclose(fp);
+    EXPECT_PDEXT(1, "list broken.c");
+    PD_EXPECT_CONTAINS(err_text, "broken.c:2");
+    done();
+}
+
+PD_TEST(Cli, DemoBuildsRunsAndChecksBothExamples)
+{
+    EXPECT_PDEXT(0, "demo");
+    PD_EXPECT_CONTAINS(out_text, "cold load");
+    PD_EXPECT_CONTAINS(out_text, "warm load");
+    PD_EXPECT_CONTAINS(out_text, "custom_concat_grad");
+    PD_EXPECT_CONTAINS(out_text, "demo passed");
+    PD_EXPECT(strstr(out_text, "WRONG") == NULL);
+    done();
+}

@@ -1,0 +1,796 @@
+/* tensor_test.c - the host tensor API: constructors, wrapped buffers, copies, views and
+ * reference counting, with every error path. Element conversion has its own suite
+ * (cast_test.c). */
+#include "pd_test.h"
+
+#include <math.h>
+#include <pthread.h>
+
+#define CPU pd_place_cpu()
+
+/* Fills a tensor struct with a pattern, so that a test can see that a failed call wrote
+ * nothing to it. */
+static void poison(pd_tensor *t) { memset(t, 0xab, sizeof *t); }
+static bool untouched(const pd_tensor *t)
+{
+    const unsigned char *b = (const unsigned char *)t;
+    for (size_t i = 0; i < sizeof *t; ++i)
+        if (b[i] != 0xab)
+            return false;
+    return true;
+}
+
+/* A failing call returns `status` with `needle` in its message and leaves *out alone. */
+#define EXPECT_FAILS_UNTOUCHED(out, expr, status, needle) \
+    do {                                                  \
+        poison(out);                                      \
+        PD_EXPECT_ERROR(expr, status, needle);            \
+        PD_EXPECT(untouched(out));                        \
+    } while (0)
+
+/* Counts deleter calls and checks their arguments. */
+typedef struct deleter_log {
+    int calls;
+    void *data;
+} deleter_log;
+
+static void count_deleter(void *data, void *user)
+{
+    deleter_log *log = user;
+    log->calls++;
+    log->data = data;
+}
+
+static const int64_t shape23[2] = {2, 3};
+
+/* --- Constructors --------------------------------------------------------------------------- */
+
+PD_TEST(Tensor, EmptyHasTheRequestedDtypeShapeAndPlace)
+{
+    pd_tensor t;
+    const int64_t shape[3] = {2, 3, 4};
+    PD_ASSERT_OK(pd_tensor_empty(&t, PD_FLOAT32, CPU, 3, shape));
+    PD_EXPECT(pd_defined(&t));
+    PD_EXPECT(pd_initialized(&t));
+    PD_EXPECT(pd_is_cpu(&t));
+    PD_EXPECT(!pd_is_gpu(&t));
+    PD_EXPECT(pd_place_equal(pd_tensor_place(&t), CPU));
+    PD_EXPECT_EQ(pd_dtype(&t), PD_FLOAT32);
+    PD_EXPECT_EQ(pd_ndim(&t), 3);
+    PD_EXPECT_EQ(pd_shape(&t)[0], 2);
+    PD_EXPECT_EQ(pd_dim(&t, 1), 3);
+    PD_EXPECT_EQ(pd_dim(&t, -1), 4);
+    for (int i = 3; i < PD_MAX_DIMS; ++i)
+        PD_EXPECT_EQ(t.shape[i], 0);
+    PD_EXPECT_EQ(pd_numel(&t), 24);
+    PD_EXPECT_EQ(pd_nbytes(&t), 96);
+    PD_EXPECT(pd_data(&t) != NULL);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, DataIs64ByteAligned)
+{
+    const int64_t sizes[] = {0, 1, 3, 17, 64, 1000};
+    const pd_data_type types[] = {PD_BOOL, PD_INT16, PD_FLOAT32, PD_COMPLEX128};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        for (size_t j = 0; j < sizeof types / sizeof types[0]; ++j) {
+            pd_tensor t;
+            PD_ASSERT_OK(pd_tensor_empty(&t, types[j], CPU, 1, &sizes[i]));
+            PD_EXPECT_EQ((uintptr_t)t.data % 64, 0);
+            pd_tensor_release(&t);
+        }
+}
+
+PD_TEST(Tensor, ScalarHasRankZeroAndOneElement)
+{
+    pd_tensor t;
+    PD_ASSERT_OK(pd_tensor_full(&t, PD_INT64, CPU, 0, NULL, 42));
+    PD_EXPECT_EQ(pd_ndim(&t), 0);
+    PD_EXPECT_EQ(pd_numel(&t), 1);
+    PD_EXPECT_EQ(*(int64_t *)t.data, 42);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, ZeroElementTensorIsInitialized)
+{
+    pd_tensor t;
+    const int64_t shape[2] = {4, 0};
+    PD_ASSERT_OK(pd_tensor_ones(&t, PD_FLOAT64, CPU, 2, shape));
+    PD_EXPECT(pd_initialized(&t));
+    PD_EXPECT_EQ(pd_numel(&t), 0);
+    PD_EXPECT_EQ(pd_nbytes(&t), 0);
+    PD_EXPECT_EQ(pd_dim(&t, 0), 4);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, FullFillsEveryElement)
+{
+    pd_tensor t;
+    const int64_t shape[2] = {7, 13};
+    PD_ASSERT_OK(pd_tensor_full(&t, PD_FLOAT32, CPU, 2, shape, 2.5));
+    const float *v = t.data;
+    for (int i = 0; i < 7 * 13; ++i)
+        if (v[i] != 2.5f) {
+            PD_EXPECT_NEAR(v[i], 2.5, 0);
+            break;
+        }
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, FullOfEveryDtypeHoldsTheConvertedValue)
+{
+    /* -1.5 in each type, written out by hand. */
+    pd_tensor t;
+    const int64_t n = 5;
+#define CHECK_FULL(dtype, ctype, cond)                                 \
+    do {                                                               \
+        PD_ASSERT_OK(pd_tensor_full(&t, dtype, CPU, 1, &n, -1.5));     \
+        const ctype *e = t.data;                                       \
+        for (int i = 0; i < n; ++i)                                    \
+            PD_EXPECT(cond);                                           \
+        pd_tensor_release(&t);                                         \
+    } while (0)
+    CHECK_FULL(PD_BOOL, unsigned char, e[i] == 1);
+    CHECK_FULL(PD_INT8, int8_t, e[i] == -1);
+    CHECK_FULL(PD_UINT8, uint8_t, e[i] == 0);
+    CHECK_FULL(PD_INT16, int16_t, e[i] == -1);
+    CHECK_FULL(PD_UINT16, uint16_t, e[i] == 0);
+    CHECK_FULL(PD_INT32, int32_t, e[i] == -1);
+    CHECK_FULL(PD_UINT32, uint32_t, e[i] == 0);
+    CHECK_FULL(PD_INT64, int64_t, e[i] == -1);
+    CHECK_FULL(PD_UINT64, uint64_t, e[i] == 0);
+    CHECK_FULL(PD_FLOAT16, pd_float16, e[i].bits == 0xbe00);
+    CHECK_FULL(PD_BFLOAT16, pd_bfloat16, e[i].bits == 0xbfc0);
+    CHECK_FULL(PD_FLOAT32, float, e[i] == -1.5f);
+    CHECK_FULL(PD_FLOAT64, double, e[i] == -1.5);
+    CHECK_FULL(PD_COMPLEX64, pd_complex64, e[i].re == -1.5f && e[i].im == 0.0f);
+    CHECK_FULL(PD_COMPLEX128, pd_complex128, e[i].re == -1.5 && e[i].im == 0.0);
+#undef CHECK_FULL
+}
+
+/* Reads element 0 of a one-element tensor made by full. */
+static pd_tensor full1(pd_data_type dtype, double value)
+{
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    const int64_t one = 1;
+    if (pd_tensor_full(&t, dtype, CPU, 1, &one, value) != PD_OK)
+        pd_test_fail(__FILE__, __LINE__, "pd_tensor_full failed: %s", pd_last_error());
+    return t;
+}
+
+PD_TEST(Tensor, FullSaturatesIntegersAndMapsNaNToZero)
+{
+    pd_tensor t;
+    t = full1(PD_INT8, 300.7);
+    PD_EXPECT_EQ(*(int8_t *)t.data, 127);
+    pd_tensor_release(&t);
+    t = full1(PD_INT8, -300);
+    PD_EXPECT_EQ(*(int8_t *)t.data, -128);
+    pd_tensor_release(&t);
+    t = full1(PD_UINT8, -5);
+    PD_EXPECT_EQ(*(uint8_t *)t.data, 0);
+    pd_tensor_release(&t);
+    t = full1(PD_INT32, -2.9);
+    PD_EXPECT_EQ(*(int32_t *)t.data, -2);
+    pd_tensor_release(&t);
+    t = full1(PD_INT32, NAN);
+    PD_EXPECT_EQ(*(int32_t *)t.data, 0);
+    pd_tensor_release(&t);
+    t = full1(PD_UINT64, 1e30);
+    PD_EXPECT(*(uint64_t *)t.data == UINT64_MAX);
+    pd_tensor_release(&t);
+    t = full1(PD_INT64, -1e30);
+    PD_EXPECT(*(int64_t *)t.data == INT64_MIN);
+    pd_tensor_release(&t);
+    t = full1(PD_INT64, INFINITY);
+    PD_EXPECT(*(int64_t *)t.data == INT64_MAX);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, FullOfBoolIsValueNotEqualToZero)
+{
+    pd_tensor t;
+    t = full1(PD_BOOL, 0.0);
+    PD_EXPECT_EQ(*(unsigned char *)t.data, 0);
+    pd_tensor_release(&t);
+    t = full1(PD_BOOL, 0.25);
+    PD_EXPECT_EQ(*(unsigned char *)t.data, 1);
+    pd_tensor_release(&t);
+    t = full1(PD_BOOL, NAN);
+    PD_EXPECT_EQ(*(unsigned char *)t.data, 1);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, FullOfHalfTypesRoundsToNearestEven)
+{
+    pd_tensor t;
+    t = full1(PD_FLOAT16, 1.0);
+    PD_EXPECT_EQ(((pd_float16 *)t.data)->bits, 0x3c00);
+    pd_tensor_release(&t);
+    t = full1(PD_FLOAT16, 1e9);
+    PD_EXPECT_EQ(((pd_float16 *)t.data)->bits, 0x7c00);
+    pd_tensor_release(&t);
+    t = full1(PD_BFLOAT16, 1.0);
+    PD_EXPECT_EQ(((pd_bfloat16 *)t.data)->bits, 0x3f80);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, FullOfNegativeZeroKeepsTheSign)
+{
+    pd_tensor t;
+    const int64_t n = 9;
+    PD_ASSERT_OK(pd_tensor_full(&t, PD_FLOAT64, CPU, 1, &n, -0.0));
+    for (int i = 0; i < n; ++i)
+        PD_EXPECT(((double *)t.data)[i] == 0.0 && signbit(((double *)t.data)[i]));
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, ZerosAndOnesOfEveryDtype)
+{
+    for (int d = 1; d < PD_NUM_DTYPES; ++d) {
+        pd_tensor z, o, ref;
+        const int64_t n = 3;
+        PD_ASSERT_OK(pd_tensor_zeros(&z, (pd_data_type)d, CPU, 1, &n));
+        PD_ASSERT_OK(pd_tensor_ones(&o, (pd_data_type)d, CPU, 1, &n));
+        PD_ASSERT_OK(pd_tensor_full(&ref, (pd_data_type)d, CPU, 1, &n, 1.0));
+        size_t size = pd_dtype_size((pd_data_type)d);
+        const unsigned char *zb = z.data;
+        for (size_t i = 0; i < n * size; ++i)
+            PD_EXPECT_EQ(zb[i], 0);
+        PD_EXPECT(memcmp(o.data, ref.data, n * size) == 0);
+        /* The first byte of a little-endian 1 is non-zero in every type but the halves. */
+        PD_EXPECT(memcmp(o.data, z.data, n * size) != 0);
+        pd_tensor_release(&z);
+        pd_tensor_release(&o);
+        pd_tensor_release(&ref);
+    }
+}
+
+PD_TEST(Tensor, EmptyLikeAndFullLikeCopyDtypeShapeAndPlace)
+{
+    pd_tensor a, b, c;
+    const int64_t shape[3] = {2, 1, 5};
+    PD_ASSERT_OK(pd_tensor_zeros(&a, PD_INT16, CPU, 3, shape));
+    PD_ASSERT_OK(pd_tensor_empty_like(&b, &a));
+    PD_ASSERT_OK(pd_tensor_full_like(&c, &a, 7));
+    PD_EXPECT_EQ(b.dtype, PD_INT16);
+    PD_EXPECT(pd_same_shape(&a, &b));
+    PD_EXPECT(pd_same_shape(&a, &c));
+    PD_EXPECT(pd_place_equal(b.place, a.place));
+    PD_EXPECT(b.data != a.data);
+    for (int i = 0; i < 10; ++i)
+        PD_EXPECT_EQ(((int16_t *)c.data)[i], 7);
+    PD_EXPECT_EQ(pd_tensor_use_count(&a), 1);
+    pd_tensor_release(&a);
+    pd_tensor_release(&b);
+    pd_tensor_release(&c);
+}
+
+PD_TEST(Tensor, LikeFunctionsRejectAMissingOrUndefinedModel)
+{
+    pd_tensor out, undefined = PD_TENSOR_UNDEFINED;
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_empty_like(&out, NULL), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_empty_like: like is NULL");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_full_like(&out, &undefined, 1), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_full_like: like is an undefined tensor");
+}
+
+/* --- Constructor errors ---------------------------------------------------------------------- */
+
+PD_TEST(Tensor, RejectsAnUndefinedOrUnknownDtype)
+{
+    pd_tensor t;
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_UNDEFINED, CPU, 2, shape23),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_empty: dtype is PD_UNDEFINED");
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_full(&t, PD_NUM_DTYPES, CPU, 2, shape23, 0),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_full: dtype 16 is not a pdext data type");
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_zeros(&t, (pd_data_type)-2, CPU, 2, shape23),
+                           PD_ERR_INVALID_ARGUMENT, "dtype -2 is not a pdext data type");
+}
+
+PD_TEST(Tensor, RejectsANegativeDimensionNamingIt)
+{
+    pd_tensor t;
+    const int64_t shape[3] = {2, -3, 4};
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_FLOAT32, CPU, 3, shape),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_empty: shape[1] is -3");
+}
+
+PD_TEST(Tensor, RejectsNdimOutsideZeroToMaxDims)
+{
+    pd_tensor t;
+    const int64_t shape[PD_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_FLOAT32, CPU, PD_MAX_DIMS + 1, shape),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_empty: ndim is 9; expected 0..8");
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_ones(&t, PD_FLOAT32, CPU, -1, shape),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_ones: ndim is -1");
+    PD_ASSERT_OK(pd_tensor_empty(&t, PD_FLOAT32, CPU, PD_MAX_DIMS, shape));
+    PD_EXPECT_EQ(pd_numel(&t), 1);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, RejectsANullShapeWithPositiveNdim)
+{
+    pd_tensor t;
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_FLOAT32, CPU, 2, NULL),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_empty: shape is NULL but ndim is 2");
+}
+
+PD_TEST(Tensor, RejectsAByteSizeThatOverflows)
+{
+    pd_tensor t;
+    const int64_t huge[2] = {INT64_MAX, 2};
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_INT8, CPU, 2, huge),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_empty: shape is too large");
+    const int64_t big[1] = {INT64_MAX / 4};
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_COMPLEX128, CPU, 1, big),
+                           PD_ERR_INVALID_ARGUMENT, "too large");
+}
+
+PD_TEST(Tensor, RejectsOverflowingDimensionsEvenBesideAZeroDimension)
+{
+    /* numel would be 0, but pd_numel multiplies left to right and would overflow first. */
+    pd_tensor t;
+    const int64_t shape[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_FLOAT32, CPU, 3, shape),
+                           PD_ERR_INVALID_ARGUMENT, "too large");
+}
+
+PD_TEST(Tensor, RejectsANullOut)
+{
+    PD_EXPECT_ERROR(pd_tensor_empty(NULL, PD_FLOAT32, CPU, 2, shape23), PD_ERR_INVALID_ARGUMENT,
+                    "pd_tensor_empty: out is NULL");
+    PD_EXPECT_ERROR(pd_tensor_full(NULL, PD_FLOAT32, CPU, 2, shape23, 1), PD_ERR_INVALID_ARGUMENT,
+                    "pd_tensor_full: out is NULL");
+}
+
+/* --- Wrapped buffers ------------------------------------------------------------------------- */
+
+PD_TEST(Tensor, FromBufferWrapsWithoutCopying)
+{
+    double buf[6] = {1, 2, 3, 4, 5, 6};
+    deleter_log log = {0, NULL};
+    pd_tensor t;
+    PD_ASSERT_OK(pd_tensor_from_buffer(&t, buf, PD_FLOAT64, CPU, 2, shape23, count_deleter, &log));
+    PD_EXPECT(t.data == (void *)buf);
+    PD_EXPECT(pd_initialized(&t));
+    PD_EXPECT_EQ(pd_numel(&t), 6);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    buf[4] = 50;
+    PD_EXPECT_EQ(((double *)t.data)[4], 50);
+    PD_EXPECT_EQ(log.calls, 0);
+    pd_tensor_release(&t);
+    PD_EXPECT_EQ(log.calls, 1);
+    PD_EXPECT(log.data == (void *)buf);
+}
+
+PD_TEST(Tensor, DeleterRunsOnceWhenTheLastViewGoes)
+{
+    float buf[12] = {0};
+    deleter_log log = {0, NULL};
+    const int64_t shape[2] = {4, 3};
+    pd_tensor t, second, rows, flat, dense;
+    PD_ASSERT_OK(pd_tensor_from_buffer(&t, buf, PD_FLOAT32, CPU, 2, shape, count_deleter, &log));
+    pd_tensor_retain(&second, &t);
+    PD_ASSERT_OK(pd_tensor_slice(&rows, &t, 1, 3));
+    const int64_t minus_one = -1;
+    PD_ASSERT_OK(pd_tensor_reshape(&flat, &rows, 1, &minus_one));
+    PD_ASSERT_OK(pd_tensor_contiguous(&dense, &flat));
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 5);
+    pd_tensor_release(&t);
+    pd_tensor_release(&second);
+    pd_tensor_release(&rows);
+    pd_tensor_release(&flat);
+    PD_EXPECT_EQ(log.calls, 0);
+    PD_EXPECT_EQ(pd_tensor_use_count(&dense), 1);
+    pd_tensor_release(&dense);
+    PD_EXPECT_EQ(log.calls, 1);
+    pd_tensor_release(&dense); /* already undefined: nothing happens */
+    PD_EXPECT_EQ(log.calls, 1);
+}
+
+PD_TEST(Tensor, FromBufferWithoutDeleterBorrowsTheBuffer)
+{
+    int32_t buf[2] = {5, 6};
+    pd_tensor t;
+    const int64_t n = 2;
+    PD_ASSERT_OK(pd_tensor_from_buffer(&t, buf, PD_INT32, CPU, 1, &n, NULL, NULL));
+    pd_tensor_release(&t);
+    PD_EXPECT_EQ(buf[1], 6);
+}
+
+PD_TEST(Tensor, FromBufferAcceptsNullDataForZeroElements)
+{
+    pd_tensor t;
+    const int64_t n = 0;
+    PD_ASSERT_OK(pd_tensor_from_buffer(&t, NULL, PD_FLOAT32, CPU, 1, &n, NULL, NULL));
+    PD_EXPECT(pd_initialized(&t));
+    PD_EXPECT_EQ(pd_numel(&t), 0);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, FailedFromBufferNeverCallsTheDeleter)
+{
+    float buf[6];
+    deleter_log log = {0, NULL};
+    pd_tensor t;
+    const int64_t bad[2] = {2, -1};
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, buf, PD_FLOAT32, pd_place_gpu(0), 2, shape23,
+                                                     count_deleter, &log),
+                           PD_ERR_UNAVAILABLE, "pd_tensor_from_buffer: place gpu:0 needs CUDA");
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, buf, PD_FLOAT32, CPU, 2, bad, count_deleter,
+                                                     &log),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_from_buffer: shape[1] is -1");
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, buf, PD_UNDEFINED, CPU, 2, shape23,
+                                                     count_deleter, &log),
+                           PD_ERR_INVALID_ARGUMENT, "dtype is PD_UNDEFINED");
+    PD_EXPECT_EQ(log.calls, 0);
+}
+
+PD_TEST(Tensor, FromBufferRejectsNullData)
+{
+    pd_tensor t;
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, NULL, PD_FLOAT32, CPU, 2, shape23, NULL, NULL),
+                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_from_buffer: data is NULL for 24 bytes");
+}
+
+PD_TEST(Tensor, FromBufferRejectsDataMisalignedForItsElements)
+{
+    double buf[8];
+    pd_tensor t;
+    const int64_t n = 2;
+    char *odd = (char *)buf + 4;
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, odd, PD_FLOAT64, CPU, 1, &n, NULL, NULL),
+                           PD_ERR_INVALID_ARGUMENT, "is not aligned to 8 bytes, as float64 elements need");
+    /* float32 elements need only 4. */
+    PD_ASSERT_OK(pd_tensor_from_buffer(&t, odd, PD_FLOAT32, CPU, 1, &n, NULL, NULL));
+    pd_tensor_release(&t);
+}
+
+/* --- Copies ---------------------------------------------------------------------------------- */
+
+PD_TEST(Tensor, CopyToCpuCopiesTheValuesIntoNewStorage)
+{
+    int64_t buf[6] = {1, -2, 3, -4, INT64_MAX, INT64_MIN};
+    pd_tensor src, copy;
+    PD_ASSERT_OK(pd_tensor_from_buffer(&src, buf, PD_INT64, CPU, 2, shape23, NULL, NULL));
+    PD_ASSERT_OK(pd_tensor_copy_to(&copy, &src, CPU));
+    PD_EXPECT(copy.data != src.data);
+    PD_EXPECT(copy.storage != src.storage);
+    PD_EXPECT_EQ((uintptr_t)copy.data % 64, 0);
+    PD_EXPECT(pd_same_shape(&copy, &src));
+    PD_EXPECT_EQ(copy.dtype, PD_INT64);
+    PD_EXPECT(memcmp(copy.data, buf, sizeof buf) == 0);
+    buf[0] = 100;
+    PD_EXPECT_EQ(((int64_t *)copy.data)[0], 1);
+    PD_EXPECT_EQ(pd_tensor_use_count(&src), 1);
+    PD_EXPECT_EQ(pd_tensor_use_count(&copy), 1);
+    pd_tensor_release(&src);
+    pd_tensor_release(&copy);
+}
+
+PD_TEST(Tensor, CopyToCopiesZeroElementAndScalarTensors)
+{
+    pd_tensor a, b;
+    const int64_t zero = 0;
+    PD_ASSERT_OK(pd_tensor_empty(&a, PD_INT8, CPU, 1, &zero));
+    PD_ASSERT_OK(pd_tensor_copy_to(&b, &a, CPU));
+    PD_EXPECT_EQ(pd_numel(&b), 0);
+    PD_EXPECT(pd_initialized(&b));
+    pd_tensor_release(&a);
+    pd_tensor_release(&b);
+    PD_ASSERT_OK(pd_tensor_full(&a, PD_COMPLEX64, CPU, 0, NULL, 3));
+    PD_ASSERT_OK(pd_tensor_copy_to(&b, &a, CPU));
+    PD_EXPECT(((pd_complex64 *)b.data)->re == 3.0f);
+    pd_tensor_release(&a);
+    pd_tensor_release(&b);
+}
+
+PD_TEST(Tensor, CopyToAGpuIsUnavailable)
+{
+    pd_tensor src, out;
+    PD_ASSERT_OK(pd_tensor_zeros(&src, PD_FLOAT32, CPU, 2, shape23));
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_copy_to(&out, &src, pd_place_gpu(0)), PD_ERR_UNAVAILABLE,
+                           "pd_tensor_copy_to: place gpu:0 needs CUDA");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_copy_to(&out, &src, pd_place_custom("npu", 0)),
+                           PD_ERR_UNAVAILABLE, "custom device of type 'npu'");
+    PD_EXPECT_EQ(pd_tensor_use_count(&src), 1);
+    pd_tensor_release(&src);
+}
+
+PD_TEST(Tensor, CopyToRejectsAMissingSource)
+{
+    pd_tensor out, undefined = PD_TENSOR_UNDEFINED;
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_copy_to(&out, NULL, CPU), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_copy_to: src is NULL");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_copy_to(&out, &undefined, CPU), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_copy_to: src is an undefined tensor");
+    PD_EXPECT_ERROR(pd_tensor_copy_to(NULL, &undefined, CPU), PD_ERR_INVALID_ARGUMENT,
+                    "pd_tensor_copy_to: out is NULL");
+}
+
+PD_TEST(Tensor, CopyFromANonCpuTensorIsUnavailable)
+{
+    /* A tensor claiming GPU memory (as a future CUDA build makes them). */
+    pd_tensor src, out;
+    PD_ASSERT_OK(pd_tensor_zeros(&src, PD_FLOAT32, CPU, 2, shape23));
+    pd_tensor gpu = src;
+    gpu.place = pd_place_gpu(1);
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_copy_to(&out, &gpu, CPU), PD_ERR_UNAVAILABLE,
+                           "pd_tensor_copy_to: src is on gpu:1");
+    pd_tensor_release(&src);
+}
+
+/* --- Views --------------------------------------------------------------------------------- */
+
+/* A [4, 3] float32 tensor holding 0, 1, ..., 11. */
+static pd_tensor iota43(void)
+{
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    const int64_t shape[2] = {4, 3};
+    if (pd_tensor_empty(&t, PD_FLOAT32, CPU, 2, shape) != PD_OK) {
+        pd_test_fail(__FILE__, __LINE__, "pd_tensor_empty failed: %s", pd_last_error());
+        return t;
+    }
+    for (int i = 0; i < 12; ++i)
+        ((float *)t.data)[i] = (float)i;
+    return t;
+}
+
+PD_TEST(Tensor, SliceIsAViewOfRowsSharingStorage)
+{
+    pd_tensor t = iota43(), rows;
+    PD_ASSERT_OK(pd_tensor_slice(&rows, &t, 1, 3));
+    PD_EXPECT(rows.storage == t.storage);
+    PD_EXPECT(rows.data == (void *)((float *)t.data + 3));
+    PD_EXPECT_EQ(pd_ndim(&rows), 2);
+    PD_EXPECT_EQ(pd_dim(&rows, 0), 2);
+    PD_EXPECT_EQ(pd_dim(&rows, 1), 3);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 2);
+    for (int i = 0; i < 6; ++i)
+        PD_EXPECT_EQ(((float *)rows.data)[i], i + 3);
+    ((float *)rows.data)[0] = -1; /* writes through the view are seen by the source */
+    PD_EXPECT_EQ(((float *)t.data)[3], -1);
+    pd_tensor_release(&t);
+    PD_EXPECT_EQ(pd_tensor_use_count(&rows), 1); /* the view keeps the storage alive */
+    PD_EXPECT_EQ(((float *)rows.data)[5], 8);
+    pd_tensor_release(&rows);
+}
+
+PD_TEST(Tensor, SliceMayBeEmptyOrWhole)
+{
+    pd_tensor t = iota43(), empty, whole;
+    PD_ASSERT_OK(pd_tensor_slice(&empty, &t, 4, 4));
+    PD_EXPECT_EQ(pd_numel(&empty), 0);
+    PD_EXPECT(pd_initialized(&empty));
+    PD_ASSERT_OK(pd_tensor_slice(&whole, &t, 0, 4));
+    PD_EXPECT(whole.data == t.data);
+    PD_EXPECT(pd_same_shape(&whole, &t));
+    pd_tensor_release(&empty);
+    pd_tensor_release(&whole);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, SliceOfAVectorSelectsElements)
+{
+    pd_tensor t, part;
+    const int64_t n = 10;
+    PD_ASSERT_OK(pd_tensor_empty(&t, PD_INT16, CPU, 1, &n));
+    for (int i = 0; i < 10; ++i)
+        ((int16_t *)t.data)[i] = (int16_t)(i * 10);
+    PD_ASSERT_OK(pd_tensor_slice(&part, &t, 7, 10));
+    PD_EXPECT_EQ(pd_numel(&part), 3);
+    PD_EXPECT_EQ(((int16_t *)part.data)[0], 70);
+    pd_tensor_release(&part);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, SliceRejectsRowsOutOfRange)
+{
+    pd_tensor t = iota43(), out;
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_slice(&out, &t, -1, 2), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_slice: rows [-1, 2) are out of range; expected 0 <= begin <= "
+                           "end <= shape[0] = 4");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_slice(&out, &t, 0, 5), PD_ERR_INVALID_ARGUMENT,
+                           "rows [0, 5) are out of range");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_slice(&out, &t, 3, 2), PD_ERR_INVALID_ARGUMENT,
+                           "rows [3, 2) are out of range");
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, SliceRejectsScalarsAndMissingSources)
+{
+    pd_tensor s, out, undefined = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(pd_tensor_zeros(&s, PD_FLOAT32, CPU, 0, NULL));
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_slice(&out, &s, 0, 0), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_slice: src is a scalar (ndim 0)");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_slice(&out, &undefined, 0, 0), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_slice: src is an undefined tensor");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_slice(&out, NULL, 0, 0), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_slice: src is NULL");
+    PD_EXPECT_ERROR(pd_tensor_slice(NULL, &s, 0, 0), PD_ERR_INVALID_ARGUMENT, "out is NULL");
+    pd_tensor_release(&s);
+}
+
+PD_TEST(Tensor, ReshapeIsAViewSharingStorage)
+{
+    pd_tensor t = iota43(), r;
+    const int64_t shape[3] = {2, 2, 3};
+    PD_ASSERT_OK(pd_tensor_reshape(&r, &t, 3, shape));
+    PD_EXPECT(r.data == t.data);
+    PD_EXPECT(r.storage == t.storage);
+    PD_EXPECT_EQ(pd_ndim(&r), 3);
+    PD_EXPECT_EQ(pd_dim(&r, 0), 2);
+    PD_EXPECT_EQ(pd_dim(&r, 2), 3);
+    PD_EXPECT_EQ(r.shape[3], 0);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 2);
+    PD_EXPECT_EQ(((float *)r.data)[11], 11);
+    pd_tensor_release(&r);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, ReshapeInfersOneMinusOneDimension)
+{
+    pd_tensor t = iota43(), r;
+    const int64_t shape[3] = {3, -1, 2};
+    PD_ASSERT_OK(pd_tensor_reshape(&r, &t, 3, shape));
+    PD_EXPECT_EQ(pd_dim(&r, 1), 2);
+    PD_EXPECT_EQ(pd_numel(&r), 12);
+    pd_tensor_release(&r);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, ReshapeToAndFromAScalar)
+{
+    pd_tensor s, v, back;
+    PD_ASSERT_OK(pd_tensor_full(&s, PD_FLOAT64, CPU, 0, NULL, 4.5));
+    const int64_t one[2] = {1, -1};
+    PD_ASSERT_OK(pd_tensor_reshape(&v, &s, 2, one));
+    PD_EXPECT_EQ(pd_dim(&v, 1), 1);
+    PD_ASSERT_OK(pd_tensor_reshape(&back, &v, 0, NULL));
+    PD_EXPECT_EQ(pd_ndim(&back), 0);
+    PD_EXPECT_EQ(*(double *)back.data, 4.5);
+    pd_tensor_release(&s);
+    pd_tensor_release(&v);
+    pd_tensor_release(&back);
+}
+
+PD_TEST(Tensor, ReshapeOfZeroElementsKeepsZeroElements)
+{
+    pd_tensor t, r;
+    const int64_t shape[2] = {0, 6}, target[3] = {2, 0, 3};
+    PD_ASSERT_OK(pd_tensor_empty(&t, PD_UINT8, CPU, 2, shape));
+    PD_ASSERT_OK(pd_tensor_reshape(&r, &t, 3, target));
+    PD_EXPECT_EQ(pd_numel(&r), 0);
+    const int64_t infer[2] = {0, -1};
+    pd_tensor out;
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 2, infer), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_reshape: cannot infer shape[1]");
+    pd_tensor_release(&r);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, ReshapeRejectsAnotherElementCount)
+{
+    pd_tensor t = iota43(), out;
+    const int64_t shape[2] = {2, 5};
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 2, shape), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_reshape: the new shape has 10 elements, but src has 12");
+    const int64_t infer[2] = {5, -1};
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 2, infer), PD_ERR_INVALID_ARGUMENT,
+                           "cannot infer shape[1]: src has 12 elements");
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, ReshapeRejectsTwoMinusOnes)
+{
+    pd_tensor t = iota43(), out;
+    const int64_t shape[3] = {-1, 3, -1};
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 3, shape), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_reshape: shape has 2 -1 entries; at most one dimension may be -1");
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, ReshapeRejectsBadDimensionsAndRanks)
+{
+    pd_tensor t = iota43(), out;
+    const int64_t negative[2] = {-3, -4};
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 2, negative), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_reshape: shape[0] is -3");
+    const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 12};
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 9, nine), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_reshape: ndim is 9");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 2, NULL), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_reshape: shape is NULL but ndim is 2");
+    const int64_t huge[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 3, huge), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_reshape: the new shape is too large");
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, NULL, 2, shape23), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_reshape: src is NULL");
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Tensor, ContiguousReturnsANewReferenceToTheSameStorage)
+{
+    pd_tensor t = iota43(), c, out;
+    PD_ASSERT_OK(pd_tensor_contiguous(&c, &t));
+    PD_EXPECT(c.data == t.data);
+    PD_EXPECT(pd_same_shape(&c, &t));
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 2);
+    pd_tensor_release(&c);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_contiguous(&out, NULL), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_contiguous: src is NULL");
+    pd_tensor_release(&t);
+}
+
+/* --- References ------------------------------------------------------------------------------ */
+
+PD_TEST(Tensor, RetainAddsAnOwnerAndReleaseDropsOne)
+{
+    pd_tensor t = iota43(), u;
+    pd_tensor_retain(&u, &t);
+    PD_EXPECT(u.data == t.data);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 2);
+    PD_EXPECT_EQ(pd_tensor_use_count(&u), 2);
+    pd_tensor_release(&t);
+    PD_EXPECT(!pd_defined(&t));
+    PD_EXPECT(t.data == NULL && t.storage == NULL);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 0);
+    PD_EXPECT_EQ(pd_tensor_use_count(&u), 1);
+    pd_tensor_release(&u);
+}
+
+PD_TEST(Tensor, ReleaseAndUseCountAcceptNullAndUndefinedTensors)
+{
+    pd_tensor undefined = PD_TENSOR_UNDEFINED, copy;
+    pd_tensor_release(NULL);
+    pd_tensor_release(&undefined);
+    PD_EXPECT_EQ(pd_tensor_use_count(NULL), 0);
+    PD_EXPECT_EQ(pd_tensor_use_count(&undefined), 0);
+    pd_tensor_retain(&copy, &undefined);
+    PD_EXPECT(!pd_defined(&copy));
+    pd_tensor_retain(NULL, &undefined);
+}
+
+typedef struct share_job {
+    const pd_tensor *t;
+    int rounds;
+} share_job;
+
+static void *retain_release_many(void *arg)
+{
+    share_job *job = arg;
+    for (int i = 0; i < job->rounds; ++i) {
+        pd_tensor mine, view;
+        pd_tensor_retain(&mine, job->t);
+        if (pd_tensor_slice(&view, &mine, 0, 1) == PD_OK)
+            pd_tensor_release(&view);
+        pd_tensor_release(&mine);
+    }
+    return NULL;
+}
+
+PD_TEST(Tensor, ReferenceCountingIsSafeAcrossThreads)
+{
+    float buf[4] = {0};
+    deleter_log log = {0, NULL};
+    const int64_t n = 4;
+    pd_tensor t;
+    PD_ASSERT_OK(pd_tensor_from_buffer(&t, buf, PD_FLOAT32, CPU, 1, &n, count_deleter, &log));
+    pthread_t threads[4];
+    share_job job = {&t, 2000};
+    for (int i = 0; i < 4; ++i)
+        PD_ASSERT_EQ(pthread_create(&threads[i], NULL, retain_release_many, &job), 0);
+    for (int i = 0; i < 4; ++i)
+        pthread_join(threads[i], NULL);
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    PD_EXPECT_EQ(log.calls, 0);
+    pd_tensor_release(&t);
+    PD_EXPECT_EQ(log.calls, 1);
+}
