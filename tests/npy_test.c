@@ -160,7 +160,7 @@ PD_TEST(Npy, WritesTheHeaderNumpyWrites)
     memcpy(t.data, six, sizeof six);
     const char *path = tmp_path("a.npy");
     PD_ASSERT_OK(pd_npy_save(path, &t));
-    unsigned char expected[128];
+    unsigned char expected[256];
     size_t n = make_npy(expected, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
                         six, sizeof six);
     size_t got_n = 0;
