@@ -42,15 +42,35 @@ BENCH_BUILD_DIR=$(absolute "$BENCH_BUILD_DIR")
 # --- output -----------------------------------------------------------------------------------
 
 say() { printf '\n==> %s\n' "$*"; }
-# One summary line per phase, greppable: "[setup] <phase>: ok (12s)".
-done_phase() { printf '[setup] %s: ok (%ss)\n' "$1" "$((SECONDS - $2))"; }
+
+# Each phase ends with one summary line, greppable: "[setup] <phase>: ok (12s)", or
+# "[setup] <phase>: FAILED (exit 2 after 40s)" when a command in it fails.
+PHASE=""
+PHASE_T0=$SECONDS
+begin_phase() {
+    PHASE=$1
+    PHASE_T0=$SECONDS
+    say "$2"
+}
+end_phase() {
+    printf '[setup] %s: ok%s (%ss)\n' "$PHASE" "${1:+, $1}" "$((SECONDS - PHASE_T0))"
+    PHASE=""
+}
+report_failure() {
+    local rc=$?
+    if [ "$rc" -ne 0 ] && [ -n "$PHASE" ]; then
+        printf '[setup] %s: FAILED (exit %s after %ss)\n' "$PHASE" "$rc" "$((SECONDS - PHASE_T0))" >&2
+    fi
+}
+trap report_failure EXIT
 die() {
     printf '[setup] error: %s\n' "$*" >&2
     exit 1
 }
 
 usage() {
-    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    # The comment at the top of this file.
+    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p'
 }
 
 # --- dependencies -------------------------------------------------------------------------------
@@ -99,13 +119,12 @@ missing_packages() {
 }
 
 install_deps() {
-    local t0=$SECONDS
-    say "Checking dependencies"
+    begin_phase dependencies "Checking dependencies"
     local missing
     missing=$(missing_packages | tr '\n' ' ')
     missing=${missing% }
     if [ -z "$missing" ]; then
-        done_phase "dependencies (all present)" "$t0"
+        end_phase "all present"
         return
     fi
     echo "missing: $missing"
@@ -130,7 +149,7 @@ then run ./setup.sh again."
     local still
     still=$(missing_packages | tr '\n' ' ')
     [ -z "$still" ] || die "still missing after apt-get install: $still"
-    done_phase "dependencies (installed: $missing)" "$t0"
+    end_phase "installed $missing"
 }
 
 # --- build --------------------------------------------------------------------------------------
@@ -148,16 +167,14 @@ build() {
 }
 
 build_plain() {
-    local t0=$SECONDS
-    say "Configuring and building ($BUILD_DIR)"
+    begin_phase "build ($BUILD_DIR)" "Configuring and building ($BUILD_DIR)"
     configure_build "$BUILD_DIR"
     build "$BUILD_DIR"
-    done_phase "build ($BUILD_DIR)" "$t0"
+    end_phase
 }
 
 install_plain() {
-    local t0=$SECONDS
-    say "Installing to $PREFIX"
+    begin_phase "install ($PREFIX)" "Installing to $PREFIX"
     local sudo=()
     # Install through sudo only when the prefix is not ours to write.
     local probe=$PREFIX
@@ -172,7 +189,7 @@ install_plain() {
     if [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null 2>&1; then
         ldconfig || true
     fi
-    done_phase "install ($PREFIX)" "$t0"
+    end_phase
 }
 
 # --- tests --------------------------------------------------------------------------------------
@@ -183,63 +200,58 @@ run_ctest() {
 }
 
 test_plain() {
-    local t0=$SECONDS
-    say "Running the test suite ($BUILD_DIR)"
+    begin_phase "tests ($BUILD_DIR)" "Running the test suite ($BUILD_DIR)"
     run_ctest "$BUILD_DIR"
-    done_phase "tests ($BUILD_DIR)" "$t0"
+    end_phase
 }
 
 test_installed() {
-    local t0=$SECONDS
-    say "Checking the installed SDK ($PREFIX)"
+    begin_phase "installed SDK ($PREFIX)" "Checking the installed SDK ($PREFIX): tests/install_test.sh"
     PREFIX="$PREFIX" bash "$ROOT/tests/install_test.sh"
-    done_phase "installed SDK ($PREFIX)" "$t0"
+    end_phase
 }
 
 test_sanitized() {
-    local t0=$SECONDS
-    say "Building and running the test suite under ASan + UBSan ($ASAN_BUILD_DIR)"
+    begin_phase "tests under ASan + UBSan ($ASAN_BUILD_DIR)" \
+        "Building and running the test suite under ASan + UBSan ($ASAN_BUILD_DIR)"
     configure_build "$ASAN_BUILD_DIR" -DPDEXT_SANITIZE=ON
     build "$ASAN_BUILD_DIR"
     # Leak checking is the point of this run: keep it on whatever the caller's options say.
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
         UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1" \
         run_ctest "$ASAN_BUILD_DIR"
-    done_phase "tests under ASan + UBSan ($ASAN_BUILD_DIR)" "$t0"
+    end_phase
 }
 
 # --- demo and bench -------------------------------------------------------------------------
 
 run_demo() {
-    local t0=$SECONDS
     local pdext=$PREFIX/bin/pdext
-    say "Running $pdext demo"
+    begin_phase demo "Running $pdext demo"
     if [ ! -x "$pdext" ]; then
         echo "pdext demo: the pdext command is not built yet ($pdext is missing); nothing to show."
-        done_phase "demo (placeholder)" "$t0"
+        end_phase "placeholder"
         return
     fi
     "$pdext" demo
-    done_phase "demo" "$t0"
+    end_phase
 }
 
 run_bench() {
-    local t0=$SECONDS
-    say "Release build for benchmarks ($BENCH_BUILD_DIR)"
+    begin_phase "release build ($BENCH_BUILD_DIR)" "Release build for benchmarks ($BENCH_BUILD_DIR)"
     configure_build "$BENCH_BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
         -DPDEXT_SANITIZE=OFF -DPDEXT_BUILD_TESTS=OFF -DPDEXT_BUILD_BENCH=ON
     build "$BENCH_BUILD_DIR"
-    done_phase "release build ($BENCH_BUILD_DIR)" "$t0"
-    t0=$SECONDS
+    end_phase
+    begin_phase bench "Running bench/run.sh"
     if [ ! -f "$ROOT/bench/run.sh" ]; then
         echo "bench: no benchmarks yet (bench/run.sh is missing); nothing to run."
-        done_phase "bench (placeholder)" "$t0"
+        end_phase "placeholder"
         return
     fi
-    say "Running bench/run.sh"
     PDEXT_BENCH_BUILD_DIR="$BENCH_BUILD_DIR" bash "$ROOT/bench/run.sh" "$BENCH_BUILD_DIR"
-    done_phase "bench" "$t0"
+    end_phase
 }
 
 # --- main ---------------------------------------------------------------------------------------

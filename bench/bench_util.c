@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 extern char **environ;
 
 bool bench_smoke = false;
+double bench_spawn_cpu_ns = 0;
 
 static char bench_cache[4096];
 static bool bench_cache_owned = false;
@@ -83,6 +85,13 @@ uint64_t bench_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t bench_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 bench_stats bench_stats_of(double *v, int n)
 {
     bench_stats s = {0, 0, 0, n};
@@ -124,6 +133,8 @@ void bench_emit(const bench_row *r)
     print_field(r->note ? r->note : "");
     putchar('\n');
     fflush(stdout);
+    if (!r->have_pdext)
+        return;
     fprintf(stderr, "  %s: pdext %.4g (p10 %.4g p90 %.4g, n=%d), baseline %.4g (p10 %.4g p90 %.4g, n=%d) %s\n",
             r->name, r->pdext.median, r->pdext.p10, r->pdext.p90, r->pdext.n, r->baseline.median,
             r->baseline.p10, r->baseline.p90, r->baseline.n, r->unit);
@@ -241,9 +252,14 @@ double bench_spawn(char *const argv[], char *capture, size_t cap)
         close(pipefd[0]);
     }
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR) {
     }
     uint64_t t1 = bench_now_ns();
+    /* wait4's usage covers the child and every descendant it waited for (ninja, cc, ...). */
+    bench_spawn_cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
+                         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         fprintf(stderr, "bench: %s %s failed (status %d)\n", argv[0], argv[1] ? argv[1] : "", st);
         return -1;

@@ -31,6 +31,10 @@ extern bool bench_smoke;
 
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);
+/* CPU time of the calling thread in nanoseconds (user + system, page faults included). The
+ * single-threaded figures use it: on a shared machine it leaves out the time the thread
+ * waited for a core, which says nothing about pdext or the baseline. */
+uint64_t bench_cpu_ns(void);
 
 /* Median and the 10th / 90th percentiles of a sample. */
 typedef struct bench_stats {
@@ -97,6 +101,8 @@ void bench_remove_tree(const char *path);
  * cap-1 bytes) and stderr passes through (children report their errors there). Returns the
  * wall time from spawn to reaped exit in ns, or -1 if it could not start or exited non-zero. */
 double bench_spawn(char *const argv[], char *capture, size_t cap);
+/* User + system CPU time of the last bench_spawn's process and all its descendants (ns). */
+extern double bench_spawn_cpu_ns;
 /* This program's own path (/proc/self/exe), for re-running it in a child mode. */
 const char *bench_self(void);
 

@@ -9,7 +9,9 @@
 #              If it has not been configured yet, it is configured as a release build (-O2, no
 #              sanitizers, -DPDEXT_BUILD_BENCH=ON); it is then brought up to date with ninja.
 # Environment: PDEXT_BENCH_RESULTS moves results.json; PDEXT_BENCH_ONLY="op_call threads"
-# runs only those programs; TMPDIR is where the benchmarks keep their private JIT caches.
+# runs only those programs; PDEXT_BENCH_SMOKE=1 runs each in its smoke mode (tiny sizes, one
+# iteration: checks the plumbing, the figures mean nothing); PDEXT_BENCH_NO_BUILD=1 uses the
+# programs as they are; TMPDIR is where the benchmarks keep their private JIT caches.
 #
 # Each program (build/bench/bench_<area>) prints "ROW<TAB>..." lines on stdout, one per figure
 # (format in bench/bench_util.h), and its progress and spreads on stderr.
@@ -21,15 +23,22 @@ results=${PDEXT_BENCH_RESULTS:-$root/bench/results.json}
 programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads gpu"}
 jobs=${PDEXT_BENCH_JOBS:-2}
 
-if [[ ! -f $build/build.ninja ]]; then
+smoke=()
+[[ ${PDEXT_BENCH_SMOKE:-0} == 1 ]] && smoke=(--smoke)
+
+if [[ ${PDEXT_BENCH_NO_BUILD:-0} == 1 ]]; then
+    :
+elif [[ ! -f $build/build.ninja ]]; then
     echo "bench: configuring a release build in $build" >&2
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
         -DPDEXT_SANITIZE=OFF -DPDEXT_BUILD_BENCH=ON >&2
 fi
-targets=()
-for p in $programs; do targets+=("bench_$p"); done
-cmake --build "$build" --target "${targets[@]}" -- -j"$jobs" >&2
+if [[ ${PDEXT_BENCH_NO_BUILD:-0} != 1 ]]; then
+    targets=()
+    for p in $programs; do targets+=("bench_$p"); done
+    cmake --build "$build" --target "${targets[@]}" -- -j"$jobs" >&2
+fi
 
 cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt" 2>/dev/null | head -n1; }
 build_type=$(cache_value CMAKE_BUILD_TYPE)
@@ -49,7 +58,7 @@ for p in $programs; do
     echo "bench: running bench_$p" >&2
     before=$(count_rows)
     rc=0
-    "$build/bench/bench_$p" >>"$rows" || rc=$?
+    "$build/bench/bench_$p" "${smoke[@]}" >>"$rows" || rc=$?
     if (( rc != 0 )); then
         status=1
         # A program that died without reporting (or mid-way: a signal) still gets a row, so

@@ -8,11 +8,9 @@ set(PDEXT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/pdext)
 set(PDEXT_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/pdext)
 
 # --- pkg-config -----------------------------------------------------------------------------
-# The file is filled at install time rather than at configure time, so that its prefix is the
-# one actually installed to (`cmake --install build --prefix DIR` included). A configure-time
-# copy with CMAKE_INSTALL_PREFIX stays in the build tree for tools that want one.
-set(PDEXT_PC_PREFIX ${CMAKE_INSTALL_PREFIX})
-configure_file(${PROJECT_SOURCE_DIR}/templates/pdext.pc.in ${PROJECT_BINARY_DIR}/pdext.pc @ONLY)
+# The file is filled in two steps: everything but the prefix at configure time, the prefix at
+# install time, so that it is the prefix actually installed to (`cmake --install build
+# --prefix DIR` included, which the installed-SDK test uses).
 set(PDEXT_PC_PREFIX "@PDEXT_INSTALLED_PREFIX@")
 configure_file(${PROJECT_SOURCE_DIR}/templates/pdext.pc.in
                ${PROJECT_BINARY_DIR}/pdext.pc.install @ONLY)

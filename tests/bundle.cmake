@@ -17,5 +17,5 @@ if(TARGET bundle_test)
     PD_BUNDLE_FIXTURE_MODULE="$<TARGET_FILE:bundle_fixture_ops>"
     PD_BUNDLE_CC="${CMAKE_C_COMPILER}"
     PD_BUNDLE_SANITIZE_FLAGS="${_pd_bundle_san}")
-  target_link_libraries(bundle_test PRIVATE ${CMAKE_DL_LIBS})
+  target_link_libraries(bundle_test PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 endif()

@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,7 +215,7 @@ PD_TEST(Bundle, StaticBundleComesWithHeaderAndPkgConfigFile)
     PD_EXPECT_EQ(sh(&out, "cat " WORK "/alpha.h"), 0);
     PD_EXPECT_CONTAINS(out, "static inline pd_status pd_bundle_register_alpha(pd_registry *reg, "
                             "pd_module **out)");
-    PD_EXPECT_CONTAINS(out, "bundle_scale, bundle_scale_grad, bundle_neg");
+    PD_EXPECT_CONTAINS(out, "Ops: bundle_neg, bundle_scale, bundle_scale_grad\n");
     free(out);
     PD_EXPECT_EQ(sh(&out, "cat " WORK "/alpha.pc"), 0);
     PD_EXPECT_CONTAINS(out, "Requires: pdext");
@@ -225,12 +226,17 @@ PD_TEST(Bundle, StaticBundleComesWithHeaderAndPkgConfigFile)
 PD_TEST(Bundle, PkgConfigFileGivesTheArchiveAndHeaderDirectory)
 {
     PD_ASSERT(fixture());
+    const char *dir = test_dir("pkgconfig");
+    /* The bundle requires pdext; this build's pdext.pc is not installed, so a stand-in
+     * provides it. */
     char *out = NULL;
-    /* pdext.pc of this build is not installed yet: check the bundle's own lines only. */
-    int rc = sh(&out, "PKG_CONFIG_PATH=" WORK " pkg-config --print-errors --cflags --libs alpha "
-                      "2>&1 || true; PKG_CONFIG_PATH=" WORK " pkg-config --variable=bundledir alpha");
+    int rc = sh(&out, "printf 'Name: pdext\\nDescription: stand-in\\nVersion: 0\\nCflags: "
+                      "-I/sdk\\nLibs: -lpdext\\n' > %s/pdext.pc && PKG_CONFIG_PATH=" WORK
+                      ":%s pkg-config --static --cflags --libs alpha", dir, dir);
     PD_EXPECT_EQ(rc, 0);
-    PD_EXPECT_CONTAINS(out, WORK);
+    PD_EXPECT_CONTAINS(out, "-I" WORK);
+    PD_EXPECT_CONTAINS(out, WORK "/libalpha.a");
+    PD_EXPECT_CONTAINS(out, "-lpdext");
     free(out);
 }
 
@@ -438,6 +444,45 @@ PD_TEST(BundleRegister, RegistersAgainAfterItsModuleWasUnloaded)
     dlclose(h);
 }
 
+typedef struct register_race {
+    pd_registry *reg;
+    const pd_module_info *info;
+    pd_status status;
+    pd_module *module;
+} register_race;
+
+static void *register_thread(void *arg)
+{
+    register_race *r = arg;
+    r->status = pd_bundle_register(r->reg, r->info, "bundle 'fixture'", &r->module);
+    return NULL;
+}
+
+PD_TEST(BundleRegister, ConcurrentCallsRegisterTheBundleOnce)
+{
+    void *h;
+    const pd_module_info *info = fixture_info(&h);
+    PD_ASSERT(info != NULL);
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    enum { N = 8 };
+    register_race races[N];
+    pthread_t threads[N];
+    for (int i = 0; i < N; ++i) {
+        races[i] = (register_race){reg, info, PD_ERR_INTERNAL, NULL};
+        PD_ASSERT_EQ(pthread_create(&threads[i], NULL, register_thread, &races[i]), 0);
+    }
+    for (int i = 0; i < N; ++i)
+        pthread_join(threads[i], NULL);
+    for (int i = 0; i < N; ++i) {
+        PD_EXPECT_EQ(races[i].status, PD_OK);
+        PD_EXPECT(races[i].module != NULL && races[i].module == races[0].module);
+    }
+    PD_EXPECT_EQ(pd_registry_op_count(reg), 2);
+    pd_registry_destroy(reg);
+    dlclose(h);
+}
+
 PD_TEST(BundleRegister, RejectsNullArguments)
 {
     void *h;
@@ -595,6 +640,38 @@ PD_TEST(BundleCommand, HelpDescribesTheCommand)
     PD_EXPECT_CONTAINS(out, "usage: pdext bundle -o OUTPUT [--shared]");
     PD_EXPECT_CONTAINS(out, "pd_bundle_register_NAME");
     free(out);
+}
+
+PD_TEST(BundleCommand, CudaSourceBundlesAndRegisters)
+{
+    if (sh(NULL, "test -n \"$NVCC\" || command -v nvcc || test -x \"$CUDA_HOME/bin/nvcc\" || "
+                 "test -x /usr/local/cuda/bin/nvcc") != 0) {
+        printf("nvcc is not installed: nothing to check\n");
+        return;
+    }
+    const char *dir = test_dir("cuda");
+    char *out = NULL;
+    int rc = sh(&out, "%s bundle -o %s/libcudaops.a " FIX "/ops_cuda.cu", PD_BUNDLE_PDEXT, dir);
+    PD_EXPECT_EQ(rc, 0);
+    if (rc != 0) {
+        pd_test_fail(__FILE__, __LINE__, "pdext bundle:\n%s", out ? out : "");
+        free(out);
+        return;
+    }
+    PD_EXPECT_CONTAINS(out, "static bundle 'cudaops' with 1 op: bundle_cuda_scale");
+    free(out);
+    PD_EXPECT_EQ(sh(&out, "nm -g --defined-only %s/libcudaops.a | grep -c ' [A-Z] '", dir), 0);
+    PD_EXPECT_CONTAINS(out, "1\n"); /* only pd_bundle_info_cudaops, even with nvcc's objects */
+    free(out);
+    /* The program links with the extra libraries the .pc file names (C++ and CUDA runtimes). */
+    char libs[1024];
+    snprintf(libs, sizeof libs,
+             "%s/libcudaops.a " PDEXT_LIBS " $(sed -n 's|^Libs: ${bundledir}/libcudaops.a||p' "
+             "%s/cudaops.pc)", dir, dir);
+    char flags[1024];
+    snprintf(flags, sizeof flags, "-O2 -I%s", dir);
+    if (link_prog(dir, "prog_cuda", flags, libs))
+        expect_prog_ok(dir, "prog_cuda", "");
 }
 
 /* --- the inference example ------------------------------------------------------------------ */

@@ -5,9 +5,10 @@ find_package(ZLIB REQUIRED)
 target_link_libraries(npy_test PRIVATE ZLIB::ZLIB)
 
 pd_add_test_module(cli_relu ${PROJECT_SOURCE_DIR}/examples/relu/relu.c)
+pd_add_test_module(cli_echo ${CMAKE_CURRENT_SOURCE_DIR}/cli/echo_op.c)
 
 if(TARGET pdext_cli_test AND TARGET pdext_cmd)
-  add_dependencies(pdext_cli_test pdext_cmd cli_relu)
+  add_dependencies(pdext_cli_test pdext_cmd cli_relu cli_echo)
   target_compile_definitions(pdext_cli_test PRIVATE PDEXT_CMD="$<TARGET_FILE:pdext_cmd>"
                              PDEXT_EXAMPLES="${PROJECT_SOURCE_DIR}/examples")
 endif()

@@ -10,7 +10,8 @@
 #   3. a CMake project (tests/cmake_consumer) finds the package with find_package(pdext) and
 #      links pdext::pdext and pdext::pdext_static;
 #   4. every host program loads both modules and gets the right numbers and error messages
-#      (host.c checks them and exits non-zero on any mismatch).
+#      (host.c checks them and exits non-zero on any mismatch);
+#   5. the installed `pdext` command runs from the prefix and lists both modules' ops.
 #
 # Usage:
 #   PREFIX=/usr/local tests/install_test.sh     check what `./setup.sh` installed there
@@ -137,6 +138,25 @@ needs_libpdext "$WORK/consumer/host_shared" || fail "pdext::pdext did not link l
 ! needs_libpdext "$WORK/consumer/host_static" || fail "pdext::pdext_static linked libpdext.so"
 run_host consumer/host_shared
 run_host consumer/host_static
+
+# --- 5. the installed command -----------------------------------------------------------------
+
+step "The installed pdext command lists the modules"
+PDEXT=$PREFIX/bin/pdext
+[ -x "$PDEXT" ] || fail "$PDEXT is missing"
+# It finds libpdext through its $ORIGIN-relative run path, whatever LD_LIBRARY_PATH says.
+env -u LD_LIBRARY_PATH "$PDEXT" --version
+for op in relu concat; do
+    env -u LD_LIBRARY_PATH "$PDEXT" list "$WORK/$op.so" >"$WORK/list-$op.log" 2>&1 || {
+        cat "$WORK/list-$op.log"
+        fail "pdext list $op.so failed"
+    }
+    grep -q "^custom_${op}_grad" "$WORK/list-$op.log" || {
+        cat "$WORK/list-$op.log"
+        fail "pdext list $op.so does not show custom_${op}_grad"
+    }
+    head -n 1 "$WORK/list-$op.log"
+done
 
 echo
 echo "install_test: the SDK installed in $PREFIX builds and runs hosts and op modules: ok"

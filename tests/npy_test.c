@@ -605,3 +605,19 @@ PD_TEST(Npz, SaveRefusesDuplicateNamesAndBfloat16LeavingNothing)
     pd_tensor_release(&t[1]);
     tmp_done();
 }
+
+PD_TEST(Npy, ReadsOneDimensionalArraysFlaggedFortranOrder)
+{
+    unsigned char buf[256];
+    size_t n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", six, sizeof six);
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    PD_EXPECT_OK(pd_npy_load_buffer(buf, n, "f1", &t));
+    PD_EXPECT(pd_numel(&t) == 6 && ((float *)t.data)[5] == 6.0f);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Npy, RefusesADirectory)
+{
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    PD_EXPECT_ERROR(pd_npy_load("/tmp", &t), PD_ERR_INVALID_ARGUMENT, "not a regular file");
+}

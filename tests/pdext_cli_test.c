@@ -359,3 +359,88 @@ PD_TEST(Cli, DemoBuildsRunsAndChecksBothExamples)
     PD_EXPECT(strstr(out_text, "WRONG") == NULL);
     done();
 }
+
+/* --- attrs of every type and optional inputs (tests/cli/echo_op.c) ------------------------- */
+
+#define ECHO_ATTRS "--attr flag=true --attr n=-7 --attr scale=0.5 --attr eps=1e-6 " \
+                   "--attr big=1099511627776 --attr name=abc --attr shape=2,3 --attr ws=1.5 " \
+                   "--attr dims=4,5,6 --attr tags=a,bcd"
+
+static void expect_echo(const double *want)
+{
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(pd_npy_load(in_dir("Out.npy"), &t));
+    PD_ASSERT(t.dtype == PD_FLOAT64 && pd_numel(&t) == 18);
+    for (int i = 0; i < 18; ++i)
+        PD_EXPECT_NEAR(((double *)t.data)[i], want[i], 1e-12);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Cli, ParsesEveryAttrTypeAndLeavesOutAnOptionalInput)
+{
+    static const double want[18] = {1, -7, 0.5, 1e-6, 1099511627776.0, 3, 'a', 2, 3, 1, 1.5,
+                                    3, 6, 2, 3, 0, 6, 0};
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(0, "run %s --op cli_echo --input X=x.npy " ECHO_ATTRS,
+                 pd_test_path("cli_echo.so"));
+    PD_EXPECT_CONTAINS(out_text, "Out  shape=[18]  dtype=float64");
+    expect_echo(want);
+    done();
+}
+
+PD_TEST(Cli, BindsAGivenOptionalInputAndAcceptsZeroOneAndEmptyLists)
+{
+    static const double want[18] = {0, -7, 0.5, 1e-6, 1099511627776.0, 3, 'a', 2, 3, 0, -1,
+                                    3, 6, 2, 3, 1, 6, 2};
+    save_floats("x.npy", 2, s23, x6);
+    save_floats("y.npy", 1, (int64_t[]){2}, x6);
+    EXPECT_PDEXT(0, "run %s --op cli_echo --input X=x.npy --input Y=y.npy " ECHO_ATTRS
+                    " --attr flag=0 --attr ws=", pd_test_path("cli_echo.so"));
+    expect_echo(want);
+    done();
+}
+
+PD_TEST(Cli, RefusesAttrValuesThatDoNotFitTheirType)
+{
+    static const char *const bad[][2] = {{"flag=maybe", "bool"},       {"n=3000000000", "int"},
+                                         {"scale=fast", "float"},      {"shape=2,x", "std::vector<int>"},
+                                         {"dims=1,,2", "std::vector<int64_t>"}};
+    save_floats("x.npy", 2, s23, x6);
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_PDEXT(1, "run %s --op cli_echo --input X=x.npy " ECHO_ATTRS " --attr %s",
+                     pd_test_path("cli_echo.so"), bad[i][0]);
+        char needle[128];
+        snprintf(needle, sizeof needle, "it is %s", bad[i][1]);
+        PD_EXPECT_CONTAINS(err_text, needle);
+    }
+    done();
+}
+
+PD_TEST(Cli, MissingAttrFailsNamingIt)
+{
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(1, "run %s --op cli_echo --input X=x.npy --attr flag=1", pd_test_path("cli_echo.so"));
+    PD_EXPECT_CONTAINS(err_text, "'n'");
+    done();
+}
+
+PD_TEST(Cli, BuildPassesIncludeDirsAndCflagsToTheCompiler)
+{
+    FILE *fp = fopen(in_dir("flagged.c"), "w");
+    PD_ASSERT(fp != NULL);
+    fputs("#include \"extension.h\"\n#include \"cli_extra.h\"\n#ifndef CLI_FLAG\n"
+          "#error CLI_FLAG is not defined\n#endif\n"
+          "static void k(pd_kernel_ctx *ctx) { (void)ctx; }\n"
+          "PD_BUILD_OP(cli_flagged, .inputs = {\"X\"}, .outputs = {\"Out\"}, .kernel = k);\n", fp);
+    fclose(fp);
+    PD_ASSERT(mkdir(in_dir("inc"), 0700) == 0);
+    fp = fopen(in_dir("inc/cli_extra.h"), "w");
+    PD_ASSERT(fp != NULL);
+    fclose(fp);
+    EXPECT_PDEXT(1, "build -o libflagged.so flagged.c -I inc");
+    PD_EXPECT_CONTAINS(err_text, "CLI_FLAG is not defined");
+    EXPECT_PDEXT(0, "build -o libflagged.so flagged.c -I inc --cflags '-DCLI_FLAG=1 -Wall'");
+    EXPECT_PDEXT(0, "list libflagged.so");
+    PD_EXPECT_CONTAINS(out_text, "cli_flagged");
+    done();
+}

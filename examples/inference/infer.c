@@ -43,6 +43,19 @@ static int run_pipeline(pd_registry *reg, const pd_tensor *x, pd_tensor *y)
     return s == PD_OK ? 0 : failed("custom_relu");
 }
 
+/* Prints the values of a small float tensor, one row per line (nothing for big ones). */
+static void print_values(const pd_tensor *y)
+{
+    int64_t n = pd_numel(y), row = y->ndim > 1 ? y->shape[y->ndim - 1] : n;
+    if (n > 64 || row == 0 || (y->dtype != PD_FLOAT32 && y->dtype != PD_FLOAT64))
+        return;
+    for (int64_t i = 0; i < n; ++i) {
+        double v = y->dtype == PD_FLOAT32 ? ((const float *)y->data)[i]
+                                          : ((const double *)y->data)[i];
+        printf("%s%g%s", i % row ? " " : "  ", v, (i + 1) % row ? "" : "\n");
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -68,6 +81,7 @@ int main(int argc, char **argv)
             for (int32_t i = 0; i < y.ndim; ++i)
                 printf("%s%lld", i ? " x " : " [", (long long)y.shape[i]);
             printf("]\n");
+            print_values(&y);
             rc = 0;
         }
     }

@@ -57,6 +57,7 @@ typedef struct bundle {
     char *tmp;             /* temporary directory beside the output */
     char *sdk_include;
     bool uses[3];
+    bool link_cxx;         /* link with the C++ driver (C++ or CUDA objects) */
     bu_list cc, cxx, nvcc; /* compiler command words */
     char *cuda_lib_dir;    /* <cuda>/lib64 when .cu sources are bundled */
     bu_list objects;
@@ -292,19 +293,24 @@ static int resolve_tools(bundle *b)
                  {"CXX", "c++", "C++ compiler", "g++"},
                  {"NVCC", "nvcc", "CUDA compiler", "nvidia-cuda-toolkit"}};
     bu_list *lists[] = {&b->cc, &b->cxx, &b->nvcc};
+    bool need[3];
     b->uses[LANG_C] = true; /* the registration source is C */
+    /* CUDA objects are C++ (exceptions, the C++ runtime): link with the C++ driver. */
+    b->link_cxx = b->uses[LANG_CXX] || b->uses[LANG_CUDA];
+    need[LANG_C] = true;
+    need[LANG_CXX] = b->link_cxx;
+    need[LANG_CUDA] = b->uses[LANG_CUDA];
     for (int l = 0; l < 3; ++l) {
-        if (!b->uses[l])
+        if (!need[l])
             continue;
         const char *env = getenv(tools[l].env);
         char *spec = (env && *env) ? bu_fmt("%s", env) : NULL;
         if (spec == NULL && l == LANG_CUDA) {
             const char *home = getenv("CUDA_HOME");
             char *cand = home && *home ? bu_fmt("%s/bin/nvcc", home) : NULL;
-            if (cand && bu_which(cand) == NULL) {
-                free(cand);
-                cand = NULL;
-            }
+            char *found_home = cand ? bu_which(cand) : NULL;
+            free(cand);
+            cand = found_home;
             if (cand == NULL && (cand = bu_which("nvcc")) == NULL &&
                 (cand = bu_which("/usr/local/cuda/bin/nvcc")) == NULL)
                 return fail("CUDA compiler 'nvcc' not found (set NVCC or CUDA_HOME, or install "
@@ -393,7 +399,7 @@ static int compile(bundle *b, const char *src, int index, const char *obj_overri
 static int link_shared(bundle *b, const char *path)
 {
     bu_list argv = {0};
-    bu_add_all(&argv, b->uses[LANG_CXX] ? &b->cxx : &b->cc);
+    bu_add_all(&argv, b->link_cxx ? &b->cxx : &b->cc);
     bu_add(&argv, "-shared");
     bu_add(&argv, "-o");
     bu_add(&argv, path);
@@ -409,6 +415,11 @@ static int link_shared(bundle *b, const char *path)
     bu_free(&argv);
     return rc == 0 ? 0 : fail("linking %s failed (status %d); the linker's messages are above",
                               b->output, rc);
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Loads the library at `path` into a fresh registry: the bundle must have ops, and the runtime
@@ -440,6 +451,7 @@ static int validate(bundle *b, const char *path)
     }
     for (int32_t i = 0; i < pd_module_op_count(m); ++i)
         bu_add(&b->op_names, pd_op_name(pd_module_op(m, i)));
+    qsort(b->op_names.v, (size_t)b->op_names.n, sizeof *b->op_names.v, compare_names);
     pd_registry_destroy(reg);
     return 0;
 }
@@ -458,10 +470,11 @@ static char *joined(const bu_list *l, const char *sep)
 /* Extra libraries a program needs for this bundle's objects, as " -l..." words. */
 static char *extra_libs(const bundle *b)
 {
-    char *cuda = b->uses[LANG_CUDA] ? (b->cuda_lib_dir ? bu_fmt(" -L%s -lcudart", b->cuda_lib_dir)
+    char *cuda = b->uses[LANG_CUDA] ? (b->cuda_lib_dir ? bu_fmt(" -L%s -Wl,-rpath,%s -lcudart",
+                                                                b->cuda_lib_dir, b->cuda_lib_dir)
                                                        : bu_fmt(" -lcudart"))
                                     : bu_fmt("%s", "");
-    char *libs = bu_fmt("%s%s -lm", b->uses[LANG_CXX] ? " -lstdc++" : "", cuda);
+    char *libs = bu_fmt("%s%s -lm", b->link_cxx ? " -lstdc++" : "", cuda);
     free(cuda);
     return libs;
 }
@@ -586,13 +599,14 @@ static int build(bundle *b)
     if (rc == 0) {
         char *ops = joined(&b->op_names, ", ");
         if (b->shared)
-            printf("%s: shared bundle '%s' with %d ops: %s\n", b->output, b->name,
-                   b->op_names.n, ops);
+            printf("%s: shared bundle '%s' with %d op%s: %s\n", b->output, b->name,
+                   b->op_names.n, b->op_names.n == 1 ? "" : "s", ops);
         else
-            printf("%s: static bundle '%s' with %d ops: %s\n"
+            printf("%s: static bundle '%s' with %d op%s: %s\n"
                    "  register them with pd_bundle_register_%s(reg, &module) from %s/%s.h\n"
                    "  (pkg-config file: %s/%s.pc)\n",
-                   b->output, b->name, b->op_names.n, ops, b->name, b->out_dir, b->name,
+                   b->output, b->name, b->op_names.n, b->op_names.n == 1 ? "" : "s", ops,
+                   b->name, b->out_dir, b->name,
                    b->out_dir, b->name);
         free(ops);
     }

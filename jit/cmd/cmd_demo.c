@@ -254,7 +254,11 @@ int pd_cmd_demo(int argc, char **argv)
             return pd_cmd_usage_error("demo", "unknown argument '%s'", argv[i]);
         }
     }
-    if (!find_examples(d.examples, sizeof d.examples)) {
+    bool found = find_examples(d.examples, sizeof d.examples);
+    char real[PATH_MAX];
+    if (found && realpath(d.examples, real) != NULL) /* show /usr/share/..., not bin/../share */
+        snprintf(d.examples, sizeof d.examples, "%s", real);
+    if (!found) {
         pd_cmd_error("demo", "cannot find the examples (relu/relu.c); set PDEXT_EXAMPLES_DIR to "
                      "the examples directory (tried '%s')", d.examples);
         return PD_CMD_FAILED;

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **argv, int *i)
 {
@@ -22,8 +23,11 @@ int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **ar
         a->verbose = true;
         return 1;
     }
-    if ((v = pd_cmd_option(cmd, argc, argv, i, "--include", "-I", &bad)) != NULL)
-        pd_cmd_strv_add(&a->include_dirs, v);
+    if ((v = pd_cmd_option(cmd, argc, argv, i, "--include", "-I", &bad)) != NULL) {
+        /* Absolute, because the compiler runs in the build directory, not here. */
+        char real[PATH_MAX];
+        pd_cmd_strv_add(&a->include_dirs, realpath(v, real) ? real : v);
+    }
     else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--cflags", NULL, &bad)) != NULL)
         pd_cmd_strv_add_words(&a->cflags, v);
     else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--cxxflags", NULL, &bad)) != NULL)
@@ -36,6 +40,15 @@ int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **ar
         a->name = v;
     else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--build-dir", NULL, &bad)) != NULL)
         a->build_dir = v;
+    if (a->build_dir == v && v != NULL && v[0] != '/') {
+        /* Absolute, so that messages and the build itself never depend on a cwd. */
+        char cwd[PATH_MAX], abs[PATH_MAX * 2];
+        if (getcwd(cwd, sizeof cwd) != NULL) {
+            snprintf(abs, sizeof abs, "%s/%s", cwd, v);
+            pd_cmd_strv_add(&a->owned, abs);
+            a->build_dir = a->owned.v[a->owned.n - 1];
+        }
+    }
     if (bad)
         return -1;
     return v != NULL;
@@ -49,6 +62,7 @@ void pd_cmd_load_args_free(pd_cmd_load_args *a)
     pd_cmd_strv_free(&a->cxxflags);
     pd_cmd_strv_free(&a->cuda_flags);
     pd_cmd_strv_free(&a->ldflags);
+    pd_cmd_strv_free(&a->owned);
 }
 
 bool pd_cmd_is_library(const char *path)

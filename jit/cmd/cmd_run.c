@@ -149,11 +149,13 @@ static int bind_inputs(const pd_op *op, const run_args *r, input_slot *slots, in
     return PD_CMD_OK;
 }
 
-/* Parses every --attr by the op's declared type. */
+/* Parses every --attr by the op's declared type into attrs[0..*count); a repeated NAME
+ * replaces its earlier value (the last one wins, as with most command-line options). */
 static int parse_attrs(const pd_op *op, const run_args *r, pd_attr *attrs, void **elems,
-                       char **texts)
+                       char **texts, int32_t *count)
 {
     int32_t n = pd_op_attr_count(op);
+    *count = 0;
     for (int32_t k = 0; k < r->attrs.n; ++k) {
         char *spec = r->attrs.v[k], *eq = strchr(spec, '=');
         *eq = '\0'; /* NAME and VALUE become two strings, owned by r->attrs */
@@ -171,7 +173,15 @@ static int parse_attrs(const pd_op *op, const run_args *r, pd_attr *attrs, void 
             return PD_CMD_FAILED;
         }
         pd_attr_type type = pd_op_attr_type(op, j);
-        if (!pd_cmd_parse_attr(&attrs[k], pd_op_attr_name(op, j), type, eq + 1, &elems[k], &texts[k])) {
+        int32_t slot = 0;
+        while (slot < *count && attrs[slot].name != pd_op_attr_name(op, j))
+            slot++;
+        if (slot == *count)
+            (*count)++;
+        free(elems[slot]);
+        free(texts[slot]);
+        if (!pd_cmd_parse_attr(&attrs[slot], pd_op_attr_name(op, j), type, eq + 1, &elems[slot],
+                               &texts[slot])) {
             pd_cmd_error("run", "bad value '%s' for attr '%s' of %s: it is %s, so give %s", eq + 1,
                          spec, pd_op_name(op), pd_attr_type_name(type), pd_cmd_attr_syntax(type));
             return PD_CMD_FAILED;
@@ -197,15 +207,19 @@ static bool make_dirs(const char *dir)
 }
 
 /* Writes and reports every output. */
-static int write_outputs(const pd_op *op, const char *dir, pd_arg *outs, int32_t n)
+static int write_outputs(const pd_op *op, const char *out_dir, pd_arg *outs, int32_t n)
 {
+    char dir[4096];
+    size_t len = (size_t)snprintf(dir, sizeof dir, "%s", out_dir);
+    while (len > 1 && dir[len - 1] == '/') /* "out/" -> "out", so paths print as out/Out.npy */
+        dir[--len] = '\0';
     if (!make_dirs(dir)) {
         pd_cmd_error("run", "cannot create output directory '%s': %s", dir, strerror(errno));
         return PD_CMD_FAILED;
     }
     const pd_op_def *def = pd_op_definition(op);
     for (int32_t o = 0; o < n; ++o) {
-        char base[128], path[4096], shape[256];
+        char base[128], path[4096 + 160], shape[256];
         bool vec, opt;
         pd_cmd_decl_base(def->outputs[o], base, sizeof base, &vec, &opt);
         for (char *c = base; *c; ++c)
@@ -213,10 +227,11 @@ static int write_outputs(const pd_op *op, const char *dir, pd_arg *outs, int32_t
                 *c = '_';
         for (int32_t k = 0; k < outs[o].count; ++k) {
             const pd_tensor *t = &outs[o].tensors[k];
+            const char *sep = strcmp(dir, "/") == 0 ? "" : "/";
             if (vec)
-                snprintf(path, sizeof path, "%s/%s_%d.npy", dir, base, (int)k);
+                snprintf(path, sizeof path, "%s%s%s_%d.npy", dir, sep, base, (int)k);
             else
-                snprintf(path, sizeof path, "%s/%s.npy", dir, base);
+                snprintf(path, sizeof path, "%s%s%s.npy", dir, sep, base);
             if (pd_npy_save(path, t) != PD_OK)
                 return pd_cmd_fail("run");
             char label[160];
@@ -231,12 +246,13 @@ static int write_outputs(const pd_op *op, const char *dir, pd_arg *outs, int32_t
 /* Binds, runs and writes; everything it allocates is freed here. */
 static int run_op(const pd_op *op, run_args *r)
 {
-    int32_t n_in = pd_op_input_count(op), n_out = pd_op_output_count(op), n_attr = r->attrs.n;
+    int32_t n_in = pd_op_input_count(op), n_out = pd_op_output_count(op), n_attr = 0;
     input_slot *slots = calloc((size_t)n_in + 1, sizeof *slots);
     pd_arg *ins = calloc((size_t)n_in + 1, sizeof *ins), *outs = calloc((size_t)n_out + 1, sizeof *outs);
-    pd_attr *attrs = calloc((size_t)n_attr + 1, sizeof *attrs);
-    void **elems = calloc((size_t)n_attr + 1, sizeof *elems);
-    char **texts = calloc((size_t)n_attr + 1, sizeof *texts);
+    size_t max_attrs = (size_t)r->attrs.n + 1;
+    pd_attr *attrs = calloc(max_attrs, sizeof *attrs);
+    void **elems = calloc(max_attrs, sizeof *elems);
+    char **texts = calloc(max_attrs, sizeof *texts);
     if (!slots || !ins || !outs || !attrs || !elems || !texts) {
         pd_cmd_error(NULL, "out of memory");
         exit(PD_CMD_FAILED);
@@ -244,7 +260,7 @@ static int run_op(const pd_op *op, run_args *r)
     const pd_op_def *def = pd_op_definition(op);
     int rc = bind_inputs(op, r, slots, n_in);
     if (rc == PD_CMD_OK)
-        rc = parse_attrs(op, r, attrs, elems, texts);
+        rc = parse_attrs(op, r, attrs, elems, texts, &n_attr);
     for (int32_t i = 0; i < n_in; ++i)
         ins[i] = pd_arg_named(slots[i].name, slots[i].tensors, slots[i].count);
     for (int32_t o = 0; o < n_out; ++o) {
@@ -273,7 +289,7 @@ static int run_op(const pd_op *op, run_args *r)
             pd_tensor_release(&slots[i].tensors[k]);
         free(slots[i].tensors);
     }
-    for (int32_t k = 0; k < n_attr; ++k) {
+    for (int32_t k = 0; k < r->attrs.n; ++k) {
         free(elems[k]);
         free(texts[k]);
     }

@@ -70,6 +70,7 @@ typedef struct pd_cmd_load_args {
     const char *name;         /* --name: module name (default: derived from the sources) */
     const char *build_dir;    /* --build-dir */
     bool verbose;             /* -v */
+    pd_cmd_strv owned;        /* strings the fields above point into */
 } pd_cmd_load_args;
 
 /* Consumes one JIT option at argv[*i] (-I, --cflags, --cxxflags, --cuda-flags, --ldflags,

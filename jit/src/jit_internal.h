@@ -110,14 +110,11 @@ int pd__compiler_major(const char *version_line, const char **family);
 /* Called for each output line of the child (without the newline). */
 typedef void (*pd__line_fn)(void *user, const char *line);
 
-/* Runs argv[0] (a path) with stdout+stderr captured line by line. `keep_fd` (or -1) stays open
- * in the child: the build lock, so that it is held until every process of the build is gone.
- * The child gets its own process group (written to *pgid_out when not NULL) and dies with
- * its parent; with a keep_fd, "<our pid> <child's group>" is written into that file, so that
- * a later loader can kill the group of a build whose loader died (see jit_load.c).
- * *exit_code is the exit status, or 128+signal. */
+/* Runs argv[0] (a path) in `dir` with stdout+stderr captured line by line. `keep_fd` (or -1)
+ * stays open in the child and everything it starts: the build's ".busy" lock. The child dies
+ * with the calling thread. *exit_code is the exit status, or 128+signal. */
 pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int keep_fd,
-                    pd__line_fn on_line, void *user, int *exit_code, pid_t *pgid_out);
+                    pd__line_fn on_line, void *user, int *exit_code);
 
 /* --- jit_plan.c --------------------------------------------------------------------------- */
 

@@ -9,10 +9,10 @@
  * look again (another process may have just built it), write build.ninja, run Ninja, copy
  * the linked library to a content-addressed name (lib<name>-<hash of its bytes>.so), and
  * write the manifest last. A SIGKILL at any point leaves either the previous manifest or the
- * new one, each naming a complete library. The lock descriptor is inherited by Ninja and the
- * compilers, so a build whose loader died still holds it while its compilers run; the next
- * loader sees that the recorded owner is dead and kills that build's process group, rather
- * than waiting for it or racing it on the same object files.
+ * new one, each naming a complete library. A second lock (.busy) is inherited by Ninja and
+ * the compilers; a loader that finds it still held after taking the first knows that its
+ * holders are orphans of a killed loader and kills them, rather than waiting for them or
+ * racing them on the same object files (see "the locks" below).
  *
  * Reload: a changed module has a new library path, so dlopen maps the new code; its ops
  * replace those of the module loaded earlier from the same build directory in the same
@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,47 +101,90 @@ static bool warm_manifest(const pd__plan *p, pd__manifest *m)
     return ok;
 }
 
-/* --- the lock ----------------------------------------------------------------------------- */
+/* --- the locks --------------------------------------------------------------------------- */
 
-/* If the lock's recorded owner is dead, its build's processes still hold the lock: kill
- * their group so that we neither wait for them nor race them. */
-static void reap_orphaned_build(int fd)
-{
-    char owner[64] = {0};
-    if (pread(fd, owner, sizeof owner - 1, 0) <= 0)
-        return;
-    long pid = 0, pgid = 0;
-    if (sscanf(owner, "%ld %ld", &pid, &pgid) != 2 || pid <= 0 || pgid <= 1 ||
-        pid == (long)getpid())
-        return;
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-        kill(-(pid_t)pgid, SIGKILL);
-}
+/* Two flocks, each dropped by the kernel when its holders die:
+ *   .lock  serializes loaders; only the loader holds it (close-on-exec);
+ *   .busy  is held by a running build: the loader takes it before starting Ninja and Ninja
+ *          and every compiler inherit it. Whoever holds .lock and still finds .busy taken
+ *          knows that those holders are orphans of a loader that died, so it kills them
+ *          (they would otherwise keep writing the object files it is about to rebuild). */
 
-static pd_status lock_build_dir(const pd__plan *p, int *fd_out)
+static int open_lock_file(const pd__plan *p, const char *file)
 {
     pd__sb path = {0};
-    pd__sb_addf(&path, "%s/.lock", p->build_dir);
+    pd__sb_addf(&path, "%s/%s", p->build_dir, file);
     int fd = path.oom ? -1 : open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        pd_status s = pd__fail(PD_ERR_IO, "%s: cannot open the lock '%s': %s", p->who,
-                               pd__sb_str(&path), strerror(errno));
-        pd__sb_free(&path);
-        return s;
-    }
+    if (fd < 0)
+        pd__fail(PD_ERR_IO, "%s: cannot open the lock '%s': %s", p->who, pd__sb_str(&path),
+                 strerror(errno));
     pd__sb_free(&path);
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        reap_orphaned_build(fd);
-        while (flock(fd, LOCK_EX) != 0) {
-            if (errno != EINTR) {
-                pd_status s = pd__fail(PD_ERR_IO, "%s: cannot lock '%s': %s", p->who,
-                                       p->build_dir, strerror(errno));
-                close(fd);
-                return s;
+    return fd;
+}
+
+static pd_status lock_wait(const pd__plan *p, int fd)
+{
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR)
+            return pd__fail(PD_ERR_IO, "%s: cannot lock '%s': %s", p->who, p->build_dir,
+                            strerror(errno));
+    }
+    return PD_OK;
+}
+
+/* Kills every process of ours that has the file `fd` refers to open (Linux /proc). */
+static void kill_holders(int fd)
+{
+    struct stat target;
+    DIR *proc = fstat(fd, &target) == 0 ? opendir("/proc") : NULL;
+    if (proc == NULL)
+        return;
+    pid_t self = getpid();
+    for (struct dirent *e; (e = readdir(proc)) != NULL;) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0 || pid == (long)self)
+            continue;
+        char fd_dir[64];
+        snprintf(fd_dir, sizeof fd_dir, "/proc/%ld/fd", pid);
+        DIR *fds = opendir(fd_dir); /* fails for other users' processes: fine */
+        if (fds == NULL)
+            continue;
+        for (struct dirent *f; (f = readdir(fds)) != NULL;) {
+            struct stat st;
+            if (f->d_name[0] != '.' && fstatat(dirfd(fds), f->d_name, &st, 0) == 0 &&
+                st.st_dev == target.st_dev && st.st_ino == target.st_ino) {
+                kill((pid_t)pid, SIGKILL);
+                break;
             }
         }
+        closedir(fds);
     }
-    *fd_out = fd;
+    closedir(proc);
+}
+
+/* Takes .lock, then .busy (killing an orphaned build that still holds it). */
+static pd_status lock_build_dir(const pd__plan *p, int *lock_fd, int *busy_fd)
+{
+    int fd = open_lock_file(p, ".lock");
+    if (fd < 0)
+        return pd_last_status();
+    pd_status s = lock_wait(p, fd);
+    int busy = s == PD_OK ? open_lock_file(p, ".busy") : -1;
+    if (s == PD_OK && busy < 0)
+        s = pd_last_status();
+    if (s == PD_OK && flock(busy, LOCK_EX | LOCK_NB) != 0) {
+        kill_holders(busy);
+        s = lock_wait(p, busy);
+    }
+    if (s != PD_OK) {
+        if (busy >= 0)
+            close(busy);
+        close(fd);
+        return s;
+    }
+    *lock_fd = fd;
+    *busy_fd = busy;
     return PD_OK;
 }
 
@@ -194,7 +238,7 @@ static char *tool_version(const pd__plan *p, const pd__tool *t, bool nvcc)
     argv[n] = NULL;
     first_line f = {NULL, nvcc};
     int code = 0;
-    if (pd__spawn(p->who, argv, NULL, -1, on_version_line, &f, &code, NULL) != PD_OK ||
+    if (pd__spawn(p->who, argv, NULL, -1, on_version_line, &f, &code) != PD_OK ||
         code != 0) {
         free(f.line);
         return NULL;
@@ -236,7 +280,7 @@ static void check_compilers(const pd__plan *p, pd__manifest *m)
     }
 }
 
-static pd_status run_ninja(const pd__plan *p, int lock_fd)
+static pd_status run_ninja(const pd__plan *p, int busy_fd)
 {
     pd__sb file = {0};
     pd_status s = pd__plan_ninja_file(p, &file);
@@ -267,7 +311,7 @@ static pd_status run_ninja(const pd__plan *p, int lock_fd)
 
     build_output out = {p, {0}};
     int code = 0;
-    s = pd__spawn(p->who, argv, p->build_dir, lock_fd, on_ninja_line, &out, &code, NULL);
+    s = pd__spawn(p->who, argv, p->build_dir, busy_fd, on_ninja_line, &out, &code);
     if (s == PD_OK && code != 0)
         s = pd__fail(PD_ERR_BUILD, "%s: building module '%s' failed (build directory %s):\n%s",
                      p->who, p->name, p->build_dir, pd__sb_str(&out.text));
@@ -313,7 +357,12 @@ static pd_status hash_before(const pd__plan *p, const pd__manifest *old, pd__man
         const char *path = i < p->sources.n ? p->sources.v[i] : old->inputs[i - p->sources.n].path;
         pd__file_stat st;
         uint64_t h;
-        if (pd__manifest_find(pre, path) || !pd__stat_file(path, &st) || !pd__hash_file(path, &h))
+        if (pd__manifest_find(pre, path) || !pd__stat_file(path, &st))
+            continue;
+        const pd__input *known = old ? pd__manifest_find(old, path) : NULL;
+        if (known && known->st.size == st.size && known->st.mtime_ns == st.mtime_ns)
+            h = known->hash; /* unchanged since the last build: no need to read it */
+        else if (!pd__hash_file(path, &h))
             continue;
         pd_status s = pd__manifest_add_input(pre, path, &st, h);
         if (s != PD_OK)
@@ -387,9 +436,9 @@ static pd_status cold_build(const pd__plan *p, pd__manifest *m)
     s = hash_before(p, have_old ? &old : NULL, &pre);
     for (int32_t i = 0; i < m->warnings.n; ++i)
         jit_log(p, "%s", m->warnings.v[i]);
-    int lock_fd = -1;
+    int lock_fd = -1, busy_fd = -1;
     if (s == PD_OK)
-        s = lock_build_dir(p, &lock_fd);
+        s = lock_build_dir(p, &lock_fd, &busy_fd);
     if (s == PD_OK) {
         /* Someone may have finished this very build while we waited for the lock. */
         pd__manifest again = {0};
@@ -397,12 +446,13 @@ static pd_status cold_build(const pd__plan *p, pd__manifest *m)
             pd__manifest_free(m);
             *m = again;
         } else {
-            s = run_ninja(p, lock_fd);
+            s = run_ninja(p, busy_fd);
             if (s == PD_OK)
                 s = record_inputs(p, &pre, start, m);
             if (s == PD_OK)
                 s = publish(p, m, have_old ? old.library : NULL);
         }
+        close(busy_fd);
         close(lock_fd);
     }
     pd__manifest_free(&old);

@@ -361,8 +361,10 @@ pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts
         return s;
     const char *cc = getenv("CC"), *cxx = getenv("CXX"), *ar = getenv("AR");
     const char *launcher = getenv("PDEXT_COMPILER_LAUNCHER");
-    pd__tool_find(&p->cc, cc && *cc ? cc : "cc");
-    pd__tool_find(&p->cxx, cxx && *cxx ? cxx : "c++");
+    if (p->uses[PD__LANG_C])
+        pd__tool_find(&p->cc, cc && *cc ? cc : "cc");
+    if (p->uses[PD__LANG_CXX] || p->uses[PD__LANG_CUDA])
+        pd__tool_find(&p->cxx, cxx && *cxx ? cxx : "c++");
     if (p->uses[PD__LANG_CUDA])
         pd__nvcc_find(&p->nvcc);
     if (kind == PD_JIT_STATIC)
@@ -407,10 +409,10 @@ static pd_status missing_tool(const pd__plan *p, const char *what, const pd__too
                               const char *env, const char *package)
 {
     return pd__fail(PD_ERR_UNAVAILABLE,
-                    "%s: module '%s' needs the %s, but '%s' was not found%s%s%s; install it "
-                    "(Debian package %s)",
-                    p->who, p->name, what, t->spec ? t->spec : "?", env ? " (from " : "",
-                    env ? env : "", env ? ")" : "", package);
+                    "%s: module '%s' needs the %s, but '%s' was not found (from %s); install "
+                    "it (Debian package %s)%s%s",
+                    p->who, p->name, what, t->spec ? t->spec : "?", env, package,
+                    strcmp(env, "PATH") ? " or set " : "", strcmp(env, "PATH") ? env : "");
 }
 
 pd_status pd__plan_check_tools(pd__plan *p)
@@ -418,7 +420,8 @@ pd_status pd__plan_check_tools(pd__plan *p)
     const char *ninja = getenv("PDEXT_NINJA");
     pd__tool_find(&p->ninja, ninja && *ninja ? ninja : "ninja");
     if (p->ninja.path == NULL)
-        return missing_tool(p, "Ninja build tool", &p->ninja, ninja && *ninja ? "PDEXT_NINJA" : "PATH",
+        return missing_tool(p, "Ninja build tool", &p->ninja,
+                            ninja && *ninja ? "PDEXT_NINJA" : "PATH",
                             "ninja-build");
     const char *cc = getenv("CC"), *cxx = getenv("CXX");
     if (p->uses[PD__LANG_C] && p->cc.path == NULL)

@@ -1,10 +1,10 @@
 /*
  * jit_spawn.c - runs ninja (or a compiler's --version) with its output captured line by
- * line. The child gets its own process group, so that a later loader can kill a build whose
- * loader was killed, and it dies with the thread that started it (PR_SET_PDEATHSIG), so a
- * killed loader does not leave Ninja running on. The build lock's descriptor is kept open in
- * the child on purpose: the lock is then held until the last process of the build exits,
- * and no second build can write the same objects while an orphaned compiler still does.
+ * line. The child dies with the thread that started it (PR_SET_PDEATHSIG), so a killed
+ * loader does not leave Ninja running on. The build's ".busy" lock descriptor is kept open in
+ * the child on purpose: Ninja's compilers inherit it, so it stays held until the last
+ * process of the build exits, which tells the next loader that orphans are still running
+ * (see jit_load.c).
  */
 #include "jit_internal.h"
 
@@ -23,7 +23,6 @@ extern char **environ;
 static void child_exec(char *const argv[], const char *dir, int out_fd, int keep_fd,
                        pid_t parent)
 {
-    setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the parent died before prctl took effect */
         _exit(127);
@@ -69,7 +68,7 @@ static void emit_lines(pd__sb *buf, pd__line_fn on_line, void *user, bool flush)
 }
 
 pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int keep_fd,
-                    pd__line_fn on_line, void *user, int *exit_code, pid_t *pgid_out)
+                    pd__line_fn on_line, void *user, int *exit_code)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -85,16 +84,6 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
     }
     if (pid == 0)
         child_exec(argv, dir, fds[1], keep_fd, parent);
-    setpgid(pid, pid); /* also here: whichever of parent and child runs first */
-    if (pgid_out)
-        *pgid_out = pid;
-    if (keep_fd >= 0) { /* the lock's owner record: who holds it, which group to kill */
-        char owner[64];
-        int n = snprintf(owner, sizeof owner, "%ld %ld\n", (long)parent, (long)pid);
-        if (ftruncate(keep_fd, 0) == 0 && pwrite(keep_fd, owner, (size_t)n, 0) != n) {
-            /* best effort: without the record a stale build is waited for, not killed */
-        }
-    }
     close(fds[1]);
 
     pd__sb buf = {0};

@@ -15,6 +15,25 @@
  * Environment: CC, CXX, NVCC / CUDA_HOME choose compilers; PDEXT_COMPILER_LAUNCHER (e.g.
  * ccache) prefixes compile commands; PDEXT_CUDA_ARCH overrides the CUDA architecture list;
  * PDEXT_CACHE_DIR moves the cache.
+ * Also: PDEXT_CUDA_ARCH takes "75;80;90" (or "sm_75,8.6", "native", "all"; default
+ * 75;80;86;89;90 plus PTX of the last); PDEXT_INCLUDE_DIR overrides where the SDK headers are
+ * found (default: next to libpdext, <prefix>/include/pdext); PDEXT_NINJA names the ninja
+ * program (default: ninja in PATH); AR the archiver of PD_JIT_STATIC builds.
+ *
+ * Default flags: -O3 -march=native -fPIC -fvisibility=hidden (C: -std=gnu11, C++ and CUDA:
+ * -std=c++20); the flags in pd_jit_options come after them and so win. With -march=native
+ * the CPU's identity joins the cache key.
+ *
+ * Compilers: a C++ or CUDA module built by a C++ compiler of another family or major version
+ * than the one that built libpdext gets a warning through the log callback (as Paddle's GCC
+ * check does): C++ types crossing into host C++ code follow the C++ ABI of that compiler's
+ * standard library. C modules get none: C's ABI is stable across compilers and versions, and
+ * modules reach the runtime only through the versioned pd_api table.
+ *
+ * The cache directory (and the module's directory in it) must be owned by the user and not
+ * writable by group or others; otherwise loads are refused (PD_ERR_INVALID_ARGUMENT), since
+ * anyone who can write there could plant code. Loading an unchanged module again into the
+ * same registry returns the module already loaded.
  */
 #ifndef PDEXT_JIT_H
 #define PDEXT_JIT_H

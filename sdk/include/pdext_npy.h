@@ -16,7 +16,8 @@
  * '=' (native) and '|' byte orders are read as little-endian. bfloat16 has no NumPy dtype:
  * saving one is refused (cast it to float32 first); reading never produces one.
  *
- * Refused with PD_ERR_INVALID_ARGUMENT and a message saying which: Fortran-order arrays,
+ * Refused with PD_ERR_INVALID_ARGUMENT and a message saying which: Fortran-order arrays (of
+ * 2 or more dims; 0-d and 1-D arrays are the same in either order and are read),
  * big-endian data ('>f4'), object arrays ('|O'), structured or other unsupported dtypes,
  * truncated or malformed headers, data sizes that do not match the shape, ndim > PD_MAX_DIMS,
  * corrupt zip structures and CRC-32 mismatches. A missing file or member gives

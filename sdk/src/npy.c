@@ -274,8 +274,8 @@ static pd_status npy_parse_header(const char *who, const char *origin, const cha
         return st;
     if ((st = npy_dtype_of(who, origin, h->descr, dtype)) != PD_OK)
         return st;
-    /* Fortran order only matters with two or more dims of size > 1, but numpy flags it for
-     * what the writer had, and a reader that guesses would transpose silently. */
+    /* A 0-d or 1-D array is the same in either order; from 2 dims on, reading Fortran-order
+     * data as C order would transpose it silently. */
     if (h->fortran_order && h->ndim > 1)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s: Fortran-order arrays (fortran_order: True) are not "
@@ -485,6 +485,10 @@ pd_status pd_npy_load(const char *path, pd_tensor *out)
     pd_tensor t = PD_TENSOR_UNDEFINED;
     if (fstat(fileno(fp), &sb) != 0) {
         st = npy_io_error(who, "stat", path);
+        goto done;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        st = pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: '%s' is not a regular file", who, path);
         goto done;
     }
     if ((st = npy_preamble(who, path, pre, got, &header_len, &offset)) != PD_OK)

@@ -405,25 +405,34 @@ static int32_t defined_count(const pd_kernel_ctx *ctx, int32_t o)
     return -1;
 }
 
+/* "output 'Out'" or "item 2 of output 'Out'", for messages. */
+static const char *output_text(const pd_kernel_ctx *ctx, int32_t o, int32_t k, char *buf,
+                               size_t size)
+{
+    if (ctx->op->outputs[o].is_vector)
+        snprintf(buf, size, "item %d of output '%s'", (int)k, ctx->op->outputs[o].base);
+    else
+        snprintf(buf, size, "output '%s'", ctx->op->outputs[o].base);
+    return buf;
+}
+
 static pd_status check_item(const pd_kernel_ctx *ctx, int32_t o, int32_t k)
 {
     const pd__out_item *it = &ctx->out[o].items[k];
     const pd_tensor *t = &it->tensor;
     char what[PD__NAME_MAX + 32];
-    if (ctx->op->outputs[o].is_vector)
-        snprintf(what, sizeof what, "item %d of output '%s'", (int)k, ctx->op->outputs[o].base);
-    else
-        snprintf(what, sizeof what, "output '%s'", ctx->op->outputs[o].base);
     if (it->ndim >= 0 &&
         (t->ndim != it->ndim || memcmp(t->shape, it->shape, sizeof(int64_t) * (size_t)t->ndim))) {
         char got[256], want[256];
         return pd__fail(PD_ERR_OP_FAILED, "%s: %s has shape %s but infer_shape said %s",
-                        ctx->op->name, what, shape_text(t->ndim, t->shape, got, sizeof got),
+                        ctx->op->name, output_text(ctx, o, k, what, sizeof what),
+                        shape_text(t->ndim, t->shape, got, sizeof got),
                         shape_text(it->ndim, it->shape, want, sizeof want));
     }
     if (it->dtype != PD_UNDEFINED && t->dtype != it->dtype)
         return pd__fail(PD_ERR_OP_FAILED, "%s: %s has dtype %s but infer_dtype said %s",
-                        ctx->op->name, what, pd_dtype_name(t->dtype), pd_dtype_name(it->dtype));
+                        ctx->op->name, output_text(ctx, o, k, what, sizeof what),
+                        pd_dtype_name(t->dtype), pd_dtype_name(it->dtype));
     return PD_OK;
 }
 
