@@ -332,6 +332,14 @@ PD_TEST(Bundle, KernelHelpersAreNotExportedFromTheProgram)
     free(out);
 }
 
+PD_TEST(Bundle, ProgramsOwnOpsStaySeparateFromTheBundle)
+{
+    PD_ASSERT(fixture());
+    const char *dir = test_dir("own");
+    if (link_prog(dir, "prog_own", "-O2 -Wl,--gc-sections", WORK "/libalpha.a " PDEXT_LIBS " -lstdc++"))
+        expect_prog_ok(dir, "prog_own", "");
+}
+
 PD_TEST(Bundle, TwoBundlesWithClashingHelperNamesRegisterSeparately)
 {
     PD_ASSERT(fixture());

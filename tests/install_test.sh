@@ -9,9 +9,9 @@
 #      against libpdext.a;
 #   3. a CMake project (tests/cmake_consumer) finds the package with find_package(pdext) and
 #      links pdext::pdext and pdext::pdext_static;
-#   4. every host program loads both modules and gets the right numbers and error messages
-#      (host.c checks them and exits non-zero on any mismatch);
-#   5. the installed `pdext` command runs from the prefix and lists both modules' ops.
+#   4. the installed `pdext` command runs from the prefix and lists both modules' ops.
+# Every host program built in 2 and 3 runs on both modules and must get the right numbers and
+# error messages (host.c checks them and exits non-zero on any mismatch).
 #
 # Usage:
 #   PREFIX=/usr/local tests/install_test.sh     check what `./setup.sh` installed there
@@ -139,7 +139,7 @@ needs_libpdext "$WORK/consumer/host_shared" || fail "pdext::pdext did not link l
 run_host consumer/host_shared
 run_host consumer/host_static
 
-# --- 5. the installed command -----------------------------------------------------------------
+# --- 4. the installed command -----------------------------------------------------------------
 
 step "The installed pdext command lists the modules"
 PDEXT=$PREFIX/bin/pdext

@@ -6,7 +6,7 @@
  */
 #include "jit_support.h"
 
-PD_TEST(Jit, CompileErrorShowsFileLineAndBuildDirectory)
+PD_TEST(JitErrors, CompileErrorShowsFileLineAndBuildDirectory)
 {
     jit_setup();
     const char *srcs[] = {fixture("broken.c")};
@@ -22,7 +22,7 @@ PD_TEST(Jit, CompileErrorShowsFileLineAndBuildDirectory)
     jit_teardown();
 }
 
-PD_TEST(Jit, MissingCompilerIsUnavailableNamingToolAndPackage)
+PD_TEST(JitErrors, MissingCompilerIsUnavailableNamingToolAndPackage)
 {
     jit_setup();
     fixture("scale_factor.h");
@@ -39,7 +39,7 @@ PD_TEST(Jit, MissingCompilerIsUnavailableNamingToolAndPackage)
     jit_teardown();
 }
 
-PD_TEST(Jit, MissingNinjaIsUnavailableNamingThePackage)
+PD_TEST(JitErrors, MissingNinjaIsUnavailableNamingThePackage)
 {
     jit_setup();
     fixture("scale_factor.h");
@@ -55,7 +55,7 @@ PD_TEST(Jit, MissingNinjaIsUnavailableNamingThePackage)
     jit_teardown();
 }
 
-PD_TEST(Jit, CudaSourceWithoutNvccNamesTheMissingTool)
+PD_TEST(JitErrors, CudaSourceWithoutNvccNamesTheMissingTool)
 {
     jit_setup();
     const char *srcs[] = {fixture("cuda_scale.cu")};
@@ -70,7 +70,7 @@ PD_TEST(Jit, CudaSourceWithoutNvccNamesTheMissingTool)
     jit_teardown();
 }
 
-PD_TEST(Jit, MissingSourceIsNotFound)
+PD_TEST(JitErrors, MissingSourceIsNotFound)
 {
     jit_setup();
     const char *srcs[] = {tmp_path("src/absent.c")};
@@ -88,7 +88,7 @@ PD_TEST(Jit, MissingSourceIsNotFound)
     jit_teardown();
 }
 
-PD_TEST(Jit, RefusesModuleNamesThatAreNotSafeFileNames)
+PD_TEST(JitErrors, RefusesModuleNamesThatAreNotSafeFileNames)
 {
     jit_setup();
     const char *srcs[] = {fixture("shift.c")};
@@ -109,7 +109,7 @@ PD_TEST(Jit, RefusesModuleNamesThatAreNotSafeFileNames)
     jit_teardown();
 }
 
-PD_TEST(Jit, RefusesCacheDirectoryWritableByOthers)
+PD_TEST(JitErrors, RefusesCacheDirectoryWritableByOthers)
 {
     jit_setup();
     const char *srcs[] = {fixture("shift.c")};
@@ -132,7 +132,7 @@ PD_TEST(Jit, RefusesCacheDirectoryWritableByOthers)
     jit_teardown();
 }
 
-PD_TEST(Jit, RefusesModuleClaimingANewerAbiWithBothVersions)
+PD_TEST(JitErrors, RefusesModuleClaimingANewerAbiWithBothVersions)
 {
     jit_setup();
     const char *srcs[] = {fixture("abi_newer.c")};
@@ -151,7 +151,7 @@ PD_TEST(Jit, RefusesModuleClaimingANewerAbiWithBothVersions)
     jit_teardown();
 }
 
-PD_TEST(Jit, RefusesLibraryThatDefinesNoOps)
+PD_TEST(JitErrors, RefusesLibraryThatDefinesNoOps)
 {
     jit_setup();
     const char *srcs[] = {fixture("no_ops.c")};
@@ -164,7 +164,7 @@ PD_TEST(Jit, RefusesLibraryThatDefinesNoOps)
     jit_teardown();
 }
 
-PD_TEST(Jit, RejectsNullArgumentsAndStaticKindForLoad)
+PD_TEST(JitErrors, RejectsNullArgumentsAndStaticKindForLoad)
 {
     const char *srcs[] = {"x.c"};
     pd_jit_options o = options("x", srcs, 1);

@@ -65,7 +65,7 @@ typedef struct bundle {
 } bundle;
 
 static const char *const USAGE =
-    "usage: pdext bundle -o OUTPUT [--shared] [--name NAME] [-I DIR] [-D NAME[=VALUE]]\n"
+    "usage: pdext bundle -o OUTPUT [--shared | --static] [--name NAME] [-I DIR] [-D DEF]\n"
     "                    [--cflags FLAGS] [--cxxflags FLAGS] [--cuda-flags FLAGS]\n"
     "                    [--ldflags FLAGS] [-v] SRC...\n"
     "\n"
@@ -73,14 +73,16 @@ static const char *const USAGE =
     "\n"
     "  -o OUTPUT        libNAME.a: a static bundle (default); with --shared, a shared\n"
     "                   library loadable with pd_module_load / `pdext run`\n"
-    "  --shared         build a shared library instead of a static bundle\n"
+    "  --shared         build a shared library instead of a static bundle (--static,\n"
+    "                   the default)\n"
     "  --name NAME      the bundle's name, a C identifier (default: OUTPUT without its\n"
     "                   directory, 'lib' prefix and extension; '-' and '.' become '_')\n"
     "  -I DIR, -D DEF   include directory / macro for every source\n"
     "  --cflags, --cxxflags, --cuda-flags FLAGS\n"
     "                   extra flags for C / C++ / CUDA sources (words split on spaces;\n"
     "                   repeatable). Defaults: -O3, no -march: add --cflags -march=... to\n"
-    "                   tune for the deployment CPU\n"
+    "                   tune for the deployment CPU. -fno-lto is always added last: a\n"
+    "                   bundle holds machine code (programs may still use -flto)\n"
     "  --ldflags FLAGS  extra flags when linking a --shared bundle\n"
     "  -v               print every command run\n"
     "\n"

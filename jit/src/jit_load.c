@@ -446,11 +446,18 @@ static pd_status cold_build(const pd__plan *p, pd__manifest *m)
             pd__manifest_free(m);
             *m = again;
         } else {
+            /* The manifest now in place (maybe newer than `old`, written while we waited)
+             * names the library that readers may be opening right now: keep it. */
+            pd__manifest cur = {0};
+            char *cur_path = pd__manifest_path(p);
+            bool have_cur = cur_path && pd__manifest_read(cur_path, &cur);
+            free(cur_path);
             s = run_ninja(p, busy_fd);
             if (s == PD_OK)
                 s = record_inputs(p, &pre, start, m);
             if (s == PD_OK)
-                s = publish(p, m, have_old ? old.library : NULL);
+                s = publish(p, m, have_cur ? cur.library : NULL);
+            pd__manifest_free(&cur);
         }
         close(busy_fd);
         close(lock_fd);
@@ -503,6 +510,43 @@ static pd_module *previous_module(const pd__plan *p, pd_registry *reg)
 
 /* --- public API --------------------------------------------------------------------------- */
 
+/* One attempt of pd_jit_load; *vanished tells that the library named by the manifest was
+ * deleted between reading the manifest and opening it (a concurrent rebuild). */
+static pd_status load_once(pd_registry *reg, const pd_jit_options *opts, pd_module **out,
+                           bool *vanished)
+{
+    pd__plan p;
+    pd__manifest m;
+    pd_status s = ensure_built(&p, "pd_jit_load", opts, PD_JIT_SHARED, &m);
+    if (s == PD_OK) {
+        pd__sb path = {0};
+        pd__sb_addf(&path, "%s/%s", p.build_dir, m.library);
+        pd_module *prev = previous_module(&p, reg);
+        pd__file_stat st;
+        if (path.oom)
+            s = pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_jit_load: out of memory");
+        else if (prev && strcmp(pd_module_path(prev), path.s) == 0)
+            *out = prev; /* unchanged: the module already loaded is the right one */
+        else if ((s = pd__module_load_replacing(reg, path.s, prev, out)) != PD_OK) {
+            /* Another thread may have loaded this very library into reg meanwhile. */
+            pd_module *now = s == PD_ERR_ALREADY_EXISTS ? previous_module(&p, reg) : NULL;
+            if (now && strcmp(pd_module_path(now), path.s) == 0) {
+                *out = now;
+                s = PD_OK;
+                goto done;
+            }
+            *vanished = s == PD_ERR_NOT_FOUND && !pd__stat_file(path.s, &st);
+            pd__fail_prefix("pd_jit_load: module '%s' (build directory %s): ", p.name,
+                            p.build_dir);
+        }
+    done:
+        pd__sb_free(&path);
+    }
+    pd__manifest_free(&m);
+    pd__plan_free(&p);
+    return s;
+}
+
 pd_status pd_jit_load(pd_registry *reg, const pd_jit_options *opts, pd_module **out)
 {
     if (reg == NULL || out == NULL)
@@ -513,24 +557,10 @@ pd_status pd_jit_load(pd_registry *reg, const pd_jit_options *opts, pd_module **
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "pd_jit_load: opts->output_kind must be PD_JIT_SHARED (a static "
                         "archive cannot be loaded; use pd_jit_build)");
-    pd__plan p;
-    pd__manifest m;
-    pd_status s = ensure_built(&p, "pd_jit_load", opts, PD_JIT_SHARED, &m);
-    if (s == PD_OK) {
-        pd__sb path = {0};
-        pd__sb_addf(&path, "%s/%s", p.build_dir, m.library);
-        pd_module *prev = previous_module(&p, reg);
-        if (path.oom)
-            s = pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_jit_load: out of memory");
-        else if (prev && strcmp(pd_module_path(prev), path.s) == 0)
-            *out = prev; /* unchanged: the module already loaded is the right one */
-        else if ((s = pd__module_load_replacing(reg, path.s, prev, out)) != PD_OK)
-            pd__fail_prefix("pd_jit_load: module '%s' (build directory %s): ", p.name,
-                            p.build_dir);
-        pd__sb_free(&path);
-    }
-    pd__manifest_free(&m);
-    pd__plan_free(&p);
+    bool vanished = false;
+    pd_status s = load_once(reg, opts, out, &vanished);
+    if (vanished) /* another process rebuilt it meanwhile: its manifest names the new one */
+        s = load_once(reg, opts, out, &vanished);
     return s;
 }
 

@@ -19,10 +19,37 @@
 
 extern char **environ;
 
-/* In the child, between fork and exec: only async-signal-safe calls. */
-static void child_exec(char *const argv[], const char *dir, int out_fd, int keep_fd,
-                       pid_t parent)
+/* The environment of the child: ours, with Ninja's progress format fixed to "[3/5] ...",
+ * which is how progress lines are told from compiler output. NULL when out of memory. */
+static char **child_environment(void)
 {
+    size_t n = 0;
+    while (environ && environ[n])
+        ++n;
+    char **env = malloc((n + 2) * sizeof *env);
+    if (env == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (strncmp(environ[i], "NINJA_STATUS=", 13) != 0)
+            env[k++] = environ[i];
+    env[k++] = (char *)"NINJA_STATUS=[%f/%t] ";
+    env[k] = NULL;
+    return env;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child_exec(char *const argv[], char **env, const char *dir, int out_fd,
+                       int keep_fd, pid_t parent)
+{
+    /* The host's signal mask and an ignored SIGPIPE would survive exec. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGPIPE, &dfl, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the parent died before prctl took effect */
         _exit(127);
@@ -39,7 +66,7 @@ static void child_exec(char *const argv[], const char *dir, int out_fd, int keep
     }
     if (dir && chdir(dir) != 0)
         _exit(127);
-    execve(argv[0], argv, environ);
+    execve(argv[0], argv, env);
     _exit(127);
 }
 
@@ -74,16 +101,19 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
     if (pipe2(fds, O_CLOEXEC) != 0)
         return pd__fail(PD_ERR_IO, "%s: cannot create a pipe for '%s': %s", who, argv[0],
                         strerror(errno));
+    char **env = child_environment();
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = env ? fork() : -1;
     if (pid < 0) {
-        int e = errno;
+        int e = env ? errno : ENOMEM;
+        free(env);
         close(fds[0]);
         close(fds[1]);
         return pd__fail(PD_ERR_IO, "%s: cannot start '%s': %s", who, argv[0], strerror(e));
     }
     if (pid == 0)
-        child_exec(argv, dir, fds[1], keep_fd, parent);
+        child_exec(argv, env, dir, fds[1], keep_fd, parent);
+    free(env);
     close(fds[1]);
 
     pd__sb buf = {0};

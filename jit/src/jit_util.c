@@ -268,6 +268,9 @@ pd_status pd__copy_atomic(const char *who, const char *src, const char *dst, mod
 
 pd_status pd__mkdirs(const char *who, const char *dir)
 {
+    struct stat existing;
+    if (stat(dir, &existing) == 0 && S_ISDIR(existing.st_mode))
+        return PD_OK; /* the warm path: nothing to create */
     char *path = strdup(dir);
     if (path == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);

@@ -10,31 +10,32 @@
 
 #include <string.h>
 
+/* Op code broke a rule of the table: the call ends with PD_ERR_OP_FAILED. */
+#define OP_BUG(...) pd__ctx_throw(PD_ERR_OP_FAILED, __VA_ARGS__)
+
 static const char *plural(int32_t n) { return n == 1 ? "" : "s"; }
 
 static void check_input_index(pd_kernel_ctx *ctx, const char *who, int32_t index)
 {
     if (index < 0 || index >= ctx->n_inputs)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "%s: input index %d is out of range; the op declares %d input%s",
-                      who, (int)index, (int)ctx->n_inputs, plural(ctx->n_inputs));
+        OP_BUG("%s: input index %d is out of range; the op declares %d input%s", who, (int)index,
+               (int)ctx->n_inputs, plural(ctx->n_inputs));
 }
 
 static pd__out_slot *checked_output(pd_kernel_ctx *ctx, const char *who, int32_t index)
 {
     if (index < 0 || index >= ctx->n_outputs)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "%s: output index %d is out of range; the op declares %d output%s",
-                      who, (int)index, (int)ctx->n_outputs, plural(ctx->n_outputs));
+        OP_BUG("%s: output index %d is out of range; the op declares %d output%s", who, (int)index,
+               (int)ctx->n_outputs, plural(ctx->n_outputs));
     return &ctx->out[index];
 }
 
-static pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, int32_t index,
-                                  int32_t item)
+static pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, int32_t index, int32_t item)
 {
     pd__out_slot *slot = checked_output(ctx, who, index);
     if (item < 0 || item >= slot->count)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "%s: item %d of output '%s' is out of range; it has %d item%s",
-                      who, (int)item, ctx->op->outputs[index].base, (int)slot->count,
-                      plural(slot->count));
+        OP_BUG("%s: item %d of output '%s' is out of range; it has %d item%s", who, (int)item,
+               ctx->op->outputs[index].base, (int)slot->count, plural(slot->count));
     return &slot->items[item];
 }
 
@@ -80,17 +81,16 @@ int32_t pd__decl_find(const pd__arg_decl *decls, int32_t n, const char *name)
     return -1;
 }
 
-static int32_t find_named(pd_kernel_ctx *ctx, const char *who, const char *what,
-                          const pd__arg_decl *decls, int32_t n, const char *name)
+static int32_t find_named(const char *who, const char *what, const pd__arg_decl *decls, int32_t n,
+                          const char *name)
 {
     int32_t i = name ? pd__decl_find(decls, n, name) : -1;
     if (i < 0) {
         char names[512];
         list_names(decls, n, names, sizeof names);
-        pd__ctx_throw(PD_ERR_OP_FAILED, "%s: the op has no %s named '%s' (declared: %s)", who,
-                      what, name ? name : "(null)", names);
+        OP_BUG("%s: the op has no %s named '%s' (declared: %s)", who, what, name ? name : "(null)",
+               names);
     }
-    (void)ctx;
     return i;
 }
 
@@ -106,27 +106,27 @@ const pd_tensor *pd__ctx_input(pd_kernel_ctx *ctx, int32_t index, int32_t item)
 {
     check_input_index(ctx, "pd_input", index);
     if (item < 0)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_input_at: item %d of input '%s' is negative", (int)item,
-                      ctx->op->inputs[index].base);
+        OP_BUG("pd_input_at: item %d of input '%s' is negative", (int)item,
+               ctx->op->inputs[index].base);
     const pd__in_slot *slot = &ctx->in[index];
     return item < slot->count ? &slot->tensors[item] : NULL;
 }
 
 int32_t pd__ctx_input_index(pd_kernel_ctx *ctx, const char *name)
 {
-    return find_named(ctx, "pd_input_named", "input", ctx->op->inputs, ctx->n_inputs, name);
+    return find_named("pd_input_named", "input", ctx->op->inputs, ctx->n_inputs, name);
 }
 
 int32_t pd__ctx_output_index(pd_kernel_ctx *ctx, const char *name)
 {
-    return find_named(ctx, "output_index", "output", ctx->op->outputs, ctx->n_outputs, name);
+    return find_named("output_index", "output", ctx->op->outputs, ctx->n_outputs, name);
 }
 
 const pd_attr *pd__ctx_attr(pd_kernel_ctx *ctx, int32_t index)
 {
     if (index < 0 || index >= ctx->n_attrs)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_attr: attr index %d is out of range; the op declares %d attr%s",
-                      (int)index, (int)ctx->n_attrs, plural(ctx->n_attrs));
+        OP_BUG("pd_attr: attr index %d is out of range; the op declares %d attr%s", (int)index,
+               (int)ctx->n_attrs, plural(ctx->n_attrs));
     return &ctx->attrs[index];
 }
 
@@ -143,8 +143,8 @@ int32_t pd__ctx_attr_index(pd_kernel_ctx *ctx, const char *name)
                          ctx->op->attrs[i].name);
         used += w > 0 ? (size_t)w : 0;
     }
-    pd__ctx_throw(PD_ERR_OP_FAILED, "pd_attr_index: the op has no attr named '%s' (declared: %s)",
-                  name ? name : "(null)", ctx->n_attrs ? names : "none");
+    OP_BUG("pd_attr_index: the op has no attr named '%s' (declared: %s)", name ? name : "(null)",
+           ctx->n_attrs ? names : "none");
 }
 
 int32_t pd__ctx_output_count(pd_kernel_ctx *ctx, int32_t index)
@@ -159,12 +159,13 @@ pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
         return &it->tensor;
     const char *name = ctx->op->outputs[index].base;
     if (ctx->phase != PD__PHASE_KERNEL)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_output: output '%s' is made by the kernel; infer functions "
-                      "may only set its count, shape and dtype", name);
+        OP_BUG("pd_output: output '%s' is made by the kernel; infer functions may only set its "
+               "count, shape and dtype",
+               name);
     if (it->ndim < 0 || it->dtype == PD_UNDEFINED)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_output: output '%s' item %d has no inferred %s; give the op "
-                      "an infer_shape / infer_dtype, or make the tensor and pass it to "
-                      "pd_set_output", name, (int)item, it->ndim < 0 ? "shape" : "dtype");
+        OP_BUG("pd_output: output '%s' item %d has no inferred %s; give the op an infer_shape / "
+               "infer_dtype, or make the tensor and pass it to pd_set_output",
+               name, (int)item, it->ndim < 0 ? "shape" : "dtype");
     pd__ctx_make_tensor("pd_output", &it->tensor, it->dtype, first_input_place(ctx), it->ndim,
                         it->shape);
     return &it->tensor;
@@ -174,9 +175,9 @@ void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const p
 {
     pd__out_item *it = checked_item(ctx, "pd_set_output", index, item);
     if (!pd_initialized(t))
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_set_output: the tensor given for output '%s' item %d is %s",
-                      ctx->op->outputs[index].base, (int)item,
-                      t == NULL ? "NULL" : "undefined or has no memory");
+        OP_BUG("pd_set_output: the tensor given for output '%s' item %d is %s",
+               ctx->op->outputs[index].base, (int)item,
+               t == NULL ? "NULL" : "undefined or has no memory");
     if (t == &it->tensor)
         return;
     /* Take the new reference before dropping the old: they may share storage. */
@@ -209,14 +210,13 @@ void pd__ctx_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count)
     pd__out_slot *slot = checked_output(ctx, "pd_set_output_count", index);
     const pd__arg_decl *d = &ctx->op->outputs[index];
     if (count < 0)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_set_output_count: count %d for output '%s' is negative",
-                      (int)count, d->base);
+        OP_BUG("pd_set_output_count: count %d for output '%s' is negative", (int)count, d->base);
     if (!d->is_vector && count != 1)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_set_output_count: output '%s' is not a vector output; its "
-                      "count is 1, not %d", d->base, (int)count);
+        OP_BUG("pd_set_output_count: output '%s' is not a vector output; its count is 1, not %d",
+               d->base, (int)count);
     if (ctx->op->inplace_input[index] >= 0 && count != slot->count)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_set_output_count: output '%s' is inplace; its count is its "
-                      "input's (%d), not %d", d->base, (int)slot->count, (int)count);
+        OP_BUG("pd_set_output_count: output '%s' is inplace; its count is its input's (%d), not %d",
+               d->base, (int)slot->count, (int)count);
     pd__ctx_resize_output(ctx, index, count);
 }
 
@@ -226,25 +226,24 @@ void pd__ctx_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t item, i
     pd__out_item *it = checked_item(ctx, "pd_set_output_shape", index, item);
     const char *name = ctx->op->outputs[index].base;
     if (ndim < 0 || ndim > PD_MAX_DIMS)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_set_output_shape: ndim %d for output '%s' is outside [0, %d]",
-                      (int)ndim, name, PD_MAX_DIMS);
+        OP_BUG("pd_set_output_shape: ndim %d for output '%s' is outside [0, %d]", (int)ndim, name,
+               PD_MAX_DIMS);
     if (ndim > 0 && shape == NULL)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_set_output_shape: shape for output '%s' is NULL", name);
+        OP_BUG("pd_set_output_shape: shape for output '%s' is NULL", name);
     for (int32_t d = 0; d < ndim; ++d)
         if (shape[d] < 0)
-            pd__ctx_throw(PD_ERR_OP_FAILED, "pd_set_output_shape: output '%s' dim %d is %lld; dims must "
-                          "be >= 0", name, (int)d, (long long)shape[d]);
+            OP_BUG("pd_set_output_shape: output '%s' dim %d is %lld; dims must be >= 0", name,
+                   (int)d, (long long)shape[d]);
     it->ndim = ndim;
     if (ndim > 0)
         memcpy(it->shape, shape, (size_t)ndim * sizeof *shape);
 }
 
-void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item,
-                              pd_data_type dtype)
+void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype)
 {
     pd__out_item *it = checked_item(ctx, "pd_set_output_dtype", index, item);
     if (dtype <= PD_UNDEFINED || dtype >= PD_NUM_DTYPES)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_set_output_dtype: dtype %d for output '%s' is not a data type",
-                      (int)dtype, ctx->op->outputs[index].base);
+        OP_BUG("pd_set_output_dtype: dtype %d for output '%s' is not a data type", (int)dtype,
+               ctx->op->outputs[index].base);
     it->dtype = dtype;
 }

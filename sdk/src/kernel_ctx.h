@@ -37,12 +37,12 @@ typedef struct pd__out_item {
 
 /* One declared output. */
 typedef struct pd__out_slot {
-    pd__out_item *items;  /* `count` items: &one, pool entries or heap */
-    int32_t count;        /* items of the output (1 for a plain output) */
-    int32_t capacity;     /* items available at `items` */
-    int32_t host_arg;     /* index of the host's output pd_arg for it, -1 if not asked for */
-    bool may_stay_unset;  /* optional, or the gradient of an absent optional input */
-    pd__out_item one;     /* storage of a plain output's item */
+    pd__out_item *items; /* `count` items: &one, pool entries or heap */
+    int32_t count;       /* items of the output (1 for a plain output) */
+    int32_t capacity;    /* items available at `items` */
+    int32_t host_arg;    /* index of the host's output pd_arg for it, -1 if not asked for */
+    bool may_stay_unset; /* optional, or the gradient of an absent optional input */
+    pd__out_item one;    /* storage of a plain output's item */
 } pd__out_slot;
 
 /* Heap overflow of the inline tensor array. */
@@ -76,11 +76,11 @@ struct pd_kernel_ctx {
     void *heap;               /* scratch and spilled item arrays: a list of blocks */
 
     /* Unwinding (unwind.c). */
-    pd_kernel_ctx *outer;  /* the call this one interrupted on this thread, if any */
-    sigjmp_buf frame;      /* where a throw lands */
-    pd_status err_status;  /* what the throw reports */
-    char *err_message;     /* formatted, heap (NULL: out of memory while formatting) */
-    const char *err_file;  /* PD_CHECK / PD_THROW site; NULL for table functions */
+    pd_kernel_ctx *outer; /* the call this one interrupted on this thread, if any */
+    sigjmp_buf frame;     /* where a throw lands */
+    pd_status err_status; /* what the throw reports */
+    char *err_message;    /* formatted, heap (NULL: out of memory while formatting) */
+    const char *err_file; /* PD_CHECK / PD_THROW site; NULL for table functions */
     int err_line;
 };
 
@@ -93,8 +93,7 @@ void pd__ctx_leave(pd_kernel_ctx *ctx);
 /* The innermost running call of this thread, or NULL. */
 pd_kernel_ctx *pd__ctx_current(void);
 /* Table function for PD_CHECK / PD_THROW. */
-PD_NORETURN_ATTR void pd__api_throw_error(const char *file, int line, const char *fmt,
-                                          va_list ap);
+PD_NORETURN_ATTR void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap);
 /* Ends the innermost running call with `status` and a message (no [file:line]): how table
  * functions fail. */
 PD_NORETURN_ATTR void pd__ctx_throw(pd_status status, const char *fmt, ...) PD_PRINTF(2, 3);
@@ -117,8 +116,7 @@ void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const p
 void pd__ctx_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count);
 void pd__ctx_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim,
                               const int64_t *shape);
-void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item,
-                              pd_data_type dtype);
+void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype);
 
 /* Resizes output `index` to `count` items (new items undefined, dropped ones released);
  * throws on out of memory. Used by set_output_count and by the runner's defaults. */

@@ -52,8 +52,8 @@ static const char *shape_text(int32_t ndim, const int64_t *shape, char *buf, siz
 {
     size_t used = (size_t)snprintf(buf, size, "[");
     for (int32_t d = 0; d < ndim && used < size; ++d)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "",
-                                 (long long)shape[d]);
+        used +=
+            (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
     if (used < size)
         snprintf(buf + used, size - used, "]");
     return buf;
@@ -137,22 +137,26 @@ static pd_status check_input_counts(pd_kernel_ctx *ctx)
                 continue;
             }
             if (in->count == 0)
-                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is missing; it takes exactly "
-                                "one defined tensor", op->name, d->base);
+                return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                                "%s: input '%s' is missing; it takes exactly one defined tensor",
+                                op->name, d->base);
             if (in->count > 1)
-                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' takes %s one tensor, but %d "
-                                "were given", op->name, d->base,
-                                d->is_optional ? "at most" : "exactly", (int)in->count);
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is an undefined tensor; it "
-                            "takes a defined one", op->name, d->base);
+                return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                                "%s: input '%s' takes %s one tensor, but %d were given", op->name,
+                                d->base, d->is_optional ? "at most" : "exactly", (int)in->count);
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: input '%s' is an undefined tensor; it takes a defined one",
+                            op->name, d->base);
         }
         if (in->count == 0 && !d->is_optional)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: vector input '%s' takes at least one "
-                            "tensor, but none was given", op->name, d->base);
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: vector input '%s' takes at least one tensor, but none was given",
+                            op->name, d->base);
         for (int32_t k = 0; k < in->count; ++k)
             if (!pd_defined(&in->tensors[k]))
-                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: item %d of vector input '%s' is an "
-                                "undefined tensor", op->name, (int)k, d->base);
+                return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                                "%s: item %d of vector input '%s' is an undefined tensor", op->name,
+                                (int)k, d->base);
     }
     return PD_OK;
 }
@@ -172,8 +176,8 @@ static pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
         const pd_arg *a = &args[j];
         int32_t i = a->name ? pd__decl_find(op->inputs, op->n_inputs, a->name) : j;
         if (i < 0)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: the op has no input named '%s' "
-                            "(declared: %s)", op->name, a->name,
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: the op has no input named '%s' (declared: %s)", op->name, a->name,
                             decl_names(op->inputs, op->n_inputs, names, sizeof names));
         if (ctx->in[i].count != UNBOUND)
             return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is bound twice (pd_arg %d)",
@@ -200,8 +204,9 @@ static pd_status check_attr_value(const pd_op *op, const pd_attr *a)
     if (a->type == PD_ATTR_STRINGS)
         for (int32_t k = 0; k < a->count; ++k)
             if (a->v.strings[k] == NULL)
-                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' element %d is a NULL "
-                                "string", op->name, a->name, (int)k);
+                return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                                "%s: attr '%s' element %d is a NULL string", op->name, a->name,
+                                (int)k);
     return PD_OK;
 }
 
@@ -227,18 +232,19 @@ static pd_status bind_attrs(pd_kernel_ctx *ctx, const pd_attr *attrs, int32_t n)
             if (a->name)
                 return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: unknown attr '%s' (declared: %s)",
                                 op->name, a->name, attr_names(op, names, sizeof names));
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %d attrs given, but the op declares %d "
-                            "(%s)", op->name, (int)n, (int)op->n_attrs,
-                            attr_names(op, names, sizeof names));
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: %d attrs given, but the op declares %d (%s)", op->name, (int)n,
+                            (int)op->n_attrs, attr_names(op, names, sizeof names));
         }
         const pd__attr_decl *d = &op->attrs[i];
         if (ctx->attrs[i].type != PD_ATTR_UNDEFINED)
             return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' is given twice", op->name,
                             d->name);
         if (a->type != d->type)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' is declared %s, but %s %s "
-                            "was given", op->name, d->name, pd_attr_type_name(d->type),
-                            attr_article(a->type), pd_attr_type_name(a->type));
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: attr '%s' is declared %s, but %s %s was given", op->name, d->name,
+                            pd_attr_type_name(d->type), attr_article(a->type),
+                            pd_attr_type_name(a->type));
         ctx->attrs[i] = *a;
         ctx->attrs[i].name = d->name; /* kernels see the declared name, also for positional */
         pd_status s = check_attr_value(op, &ctx->attrs[i]);
@@ -262,23 +268,25 @@ static pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: outputs is %s with n_outputs %d", op->name,
                         args ? "given" : "NULL", (int)n);
     if (n > op->n_outputs)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %d outputs asked for, but the op declares "
-                        "%d (%s)", op->name, (int)n, (int)op->n_outputs,
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: %d outputs asked for, but the op declares %d (%s)", op->name, (int)n,
+                        (int)op->n_outputs,
                         decl_names(op->outputs, op->n_outputs, names, sizeof names));
     for (int32_t j = 0; j < n; ++j) {
         const pd_arg *a = &args[j];
         int32_t o = a->name ? pd__decl_find(op->outputs, op->n_outputs, a->name) : j;
         if (o < 0)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: the op has no output named '%s' "
-                            "(declared: %s)", op->name, a->name,
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: the op has no output named '%s' (declared: %s)", op->name, a->name,
                             decl_names(op->outputs, op->n_outputs, names, sizeof names));
         if (ctx->out[o].host_arg != UNBOUND)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: output '%s' is asked for twice (pd_arg "
-                            "%d)", op->name, op->outputs[o].base, (int)j);
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: output '%s' is asked for twice (pd_arg %d)", op->name,
+                            op->outputs[o].base, (int)j);
         if (a->count < 0 || (a->count > 0 && a->tensors == NULL))
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: output '%s' has capacity %d and tensors "
-                            "%s", op->name, op->outputs[o].base, (int)a->count,
-                            a->tensors ? "given" : "NULL");
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: output '%s' has capacity %d and tensors %s", op->name,
+                            op->outputs[o].base, (int)a->count, a->tensors ? "given" : "NULL");
         ctx->out[o].host_arg = j;
     }
     return PD_OK;
@@ -354,9 +362,11 @@ static void default_dtypes(pd_kernel_ctx *ctx, const int32_t *source)
 }
 
 /* Inference and kernel under the error frame; false when op code threw (the context holds the
- * message). Only `ctx` and `source` live across the jump, and neither changes after it is
- * armed. */
-static bool run_protected(pd_kernel_ctx *ctx, const int32_t *source)
+ * message). The frame is armed here, in a function of its own that is never inlined, so that
+ * the only locals living across the jump are `ctx` and `source`, which never change after
+ * sigsetjmp (C11 7.13.2.1: other non-volatile locals would be indeterminate after the jump).
+ * Everything the call changes lives in *ctx, in the caller's frame. */
+static __attribute__((noinline)) bool run_protected(pd_kernel_ctx *ctx, const int32_t *source)
 {
     pd__ctx_enter(ctx);
     if (sigsetjmp(ctx->frame, 0) != 0) {
@@ -452,9 +462,10 @@ static pd_status check_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t *
         }
         int32_t j = ctx->out[o].host_arg;
         if (j != UNBOUND && args[j].count < n)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: output '%s' has %d tensor%s, but its "
-                            "pd_arg has room for %d", ctx->op->name, ctx->op->outputs[o].base,
-                            (int)n, plural(n), (int)args[j].count);
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: output '%s' has %d tensor%s, but its pd_arg has room for %d",
+                            ctx->op->name, ctx->op->outputs[o].base, (int)n, plural(n),
+                            (int)args[j].count);
     }
     return PD_OK;
 }
@@ -505,9 +516,8 @@ pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, con
     return s;
 }
 
-pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs,
-                 int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
-                 int32_t n_outputs)
+pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs, int32_t n_inputs,
+                 const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
 {
     if (reg == NULL || name == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run: %s is NULL", reg ? "name" : "registry");

@@ -120,8 +120,8 @@ pd_status pd__ctx_report(pd_kernel_ctx *ctx)
 {
     const char *text = author_text(ctx->err_message);
     if (ctx->err_file)
-        pd__fail(ctx->err_status, "%s: %s [%s:%d]", ctx->op->name, text,
-                 base_name(ctx->err_file), ctx->err_line);
+        pd__fail(ctx->err_status, "%s: %s [%s:%d]", ctx->op->name, text, base_name(ctx->err_file),
+                 ctx->err_line);
     else
         pd__fail(ctx->err_status, "%s: %s", ctx->op->name, text);
     free(ctx->err_message);
