@@ -198,6 +198,36 @@ PD_TEST(ExampleConcat, SingleInputIsACopy)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(ExampleConcat, ManyInputsForwardAndBackward)
+{
+    /* More inputs than the kernel's on-stack list and the context's inline output items. */
+    enum { N = 70 };
+    pd_registry *reg = examples_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor xs[N], gx[N];
+    for (int k = 0; k < N; ++k)
+        xs[k] = rt_tensor(PD_FLOAT64, 2, (int64_t[]){1, 2}, (double[]){k, -k});
+    pd_tensor out = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_named("X", xs, N), o = pd_arg_of(&out);
+    pd_attr a = pd_attr_of_int64("axis", 0);
+    PD_ASSERT_OK(pd_run(reg, "custom_concat", &in, 1, &a, 1, &o, 1));
+    PD_ASSERT_EQ(pd_dim(&out, 0), N);
+    for (int k = 0; k < N; ++k) {
+        PD_EXPECT_NEAR(rt_at(&out, 2 * k), k, 0);
+        PD_EXPECT_NEAR(rt_at(&out, 2 * k + 1), -k, 0);
+    }
+    pd_arg gin[2] = {pd_arg_named("X", xs, N), pd_arg_named("Out@GRAD", &out, 1)};
+    pd_arg go = pd_arg_named("X@GRAD", gx, N);
+    PD_ASSERT_OK(pd_run(reg, "custom_concat_grad", gin, 2, &a, 1, &go, 1));
+    PD_ASSERT_EQ(go.count, N);
+    for (int k = 0; k < N; ++k)
+        PD_EXPECT_NEAR(rt_at(&gx[k], 1), -k, 0);
+    rt_release_all(gx, N);
+    pd_tensor_release(&out);
+    rt_release_all(xs, N);
+    pd_registry_destroy(reg);
+}
+
 static pd_status run_concat(pd_registry *reg, pd_tensor *xs, int n, const pd_attr *a, int n_attrs)
 {
     pd_tensor out = PD_TENSOR_UNDEFINED;
