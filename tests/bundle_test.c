@@ -98,8 +98,9 @@ static void fixture_stamp(char *buf, size_t cap)
         struct stat st;
         memset(&st, 0, sizeof st);
         stat(FIXTURE_INPUTS[i], &st);
-        len += (size_t)snprintf(buf + len, cap - len, "%lld.%ld:%lld ", (long long)st.st_mtim.tv_sec,
-                                st.st_mtim.tv_nsec, (long long)st.st_size);
+        len += (size_t)snprintf(buf + len, cap - len, "%lld.%ld:%lld ",
+                                (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                                (long long)st.st_size);
     }
 }
 
@@ -173,7 +174,8 @@ static const char *test_dir(const char *name)
 static bool link_prog(const char *dir, const char *prog, const char *flags, const char *objects)
 {
     char *out = NULL;
-    int rc = sh(&out, "%s %s %s -I" WORK " -I" SRC "/sdk/include -I" FIX " " FIX "/%s.c %s -o %s/%s",
+    int rc = sh(&out,
+                "%s %s %s -I" WORK " -I" SRC "/sdk/include -I" FIX " " FIX "/%s.c %s -o %s/%s",
                 PD_BUNDLE_CC, PD_BUNDLE_SANITIZE_FLAGS, flags, prog, objects, dir, prog);
     if (rc != 0)
         pd_test_fail(__FILE__, __LINE__, "linking %s with '%s' failed (exit %d):\n%s", prog, flags,
@@ -336,7 +338,8 @@ PD_TEST(Bundle, ProgramsOwnOpsStaySeparateFromTheBundle)
 {
     PD_ASSERT(fixture());
     const char *dir = test_dir("own");
-    if (link_prog(dir, "prog_own", "-O2 -Wl,--gc-sections", WORK "/libalpha.a " PDEXT_LIBS " -lstdc++"))
+    if (link_prog(dir, "prog_own", "-O2 -Wl,--gc-sections",
+                  WORK "/libalpha.a " PDEXT_LIBS " -lstdc++"))
         expect_prog_ok(dir, "prog_own", "");
 }
 
@@ -645,7 +648,7 @@ PD_TEST(BundleCommand, HelpDescribesTheCommand)
 {
     char *out = NULL;
     PD_EXPECT_EQ(bundle_cmd(&out, "--help"), 0);
-    PD_EXPECT_CONTAINS(out, "usage: pdext bundle -o OUTPUT [--shared]");
+    PD_EXPECT_CONTAINS(out, "usage: pdext bundle -o OUTPUT [--shared | --static]");
     PD_EXPECT_CONTAINS(out, "pd_bundle_register_NAME");
     free(out);
 }

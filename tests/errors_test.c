@@ -147,6 +147,9 @@ PD_TEST(Errors, InferFunctionsCannotMakeOutputs)
     PD_EXPECT_CONTAINS(pd_last_error(), "err_output_in_infer: pd_output: output 'Out' is made by "
                                         "the kernel; infer functions may only set its count, "
                                         "shape and dtype");
+    PD_EXPECT_EQ(run_op(reg, "err_set_output_in_infer", NULL, 0), PD_ERR_OP_FAILED);
+    PD_EXPECT_CONTAINS(pd_last_error(), "err_set_output_in_infer: pd_set_output: output 'Out' is "
+                                        "set by the kernel");
     pd_registry_destroy(reg);
 }
 

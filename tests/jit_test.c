@@ -11,6 +11,7 @@
  */
 #include "jit_support.h"
 
+#include <dirent.h>
 #include <pthread.h>
 
 /* --- cold, warm, rebuilds ----------------------------------------------------------------- */
@@ -77,6 +78,35 @@ PD_TEST(Jit, RebuildsAfterSourceEdit)
     PD_EXPECT_NEAR(load_and_run("edit", srcs, 2, "jit_shift"), 22.0, 0);
     PD_EXPECT_NEAR(load_and_run("edit", srcs, 2, "jit_scale"), 4.0, 0);
     PD_EXPECT_EQ(ninja_runs(), 2);
+    jit_teardown();
+}
+
+/* Number of lib<name>-*.so files in the module's cache directory. */
+static int libraries_in(const char *name)
+{
+    char dir[512], prefix[128];
+    snprintf(dir, sizeof dir, "%s/%s", tmp_path("cache"), name);
+    snprintf(prefix, sizeof prefix, "lib%s-", name);
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+PD_TEST(Jit, RebuildsKeepOnlyTheCurrentAndThePreviousLibrary)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    PD_EXPECT_NEAR(load_and_run("keep", srcs, 1, "jit_shift"), 12.0, 0);
+    edit(srcs[0], "#define SHIFT 10.0f", "#define SHIFT 20.0f");
+    PD_EXPECT_NEAR(load_and_run("keep", srcs, 1, "jit_shift"), 22.0, 0);
+    PD_EXPECT_EQ(libraries_in("keep"), 2);
+    edit(srcs[0], "#define SHIFT 20.0f", "#define SHIFT 40.0f");
+    PD_EXPECT_NEAR(load_and_run("keep", srcs, 1, "jit_shift"), 42.0, 0);
+    PD_EXPECT_EQ(libraries_in("keep"), 2);
     jit_teardown();
 }
 

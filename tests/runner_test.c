@@ -384,6 +384,29 @@ PD_TEST(Runner, RejectsOutputTheKernelDidNotSet)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(Runner, OutputsAreCheckedAgainstTheDefaultInferenceToo)
+{
+    pd_registry *reg = runner_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor x = rt_vec_f64(3, (double[]){1, 2, 3});
+    pd_tensor out = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(&x), o = pd_arg_of(&out);
+    pd_attr a = pd_attr_of_int("mode", 0);
+    PD_ASSERT_OK(pd_run(reg, "rt_mirror", &in, 1, &a, 1, &o, 1));
+    pd_tensor_release(&out);
+    a = pd_attr_of_int("mode", 1);
+    PD_EXPECT_ERROR(pd_run(reg, "rt_mirror", &in, 1, &a, 1, &o, 1), PD_ERR_OP_FAILED,
+                    "rt_mirror: output 'Out' has shape [1] but the default inference from input "
+                    "'X' said [3]");
+    a = pd_attr_of_int("mode", 2);
+    PD_EXPECT_ERROR(pd_run(reg, "rt_mirror", &in, 1, &a, 1, &o, 1), PD_ERR_OP_FAILED,
+                    "rt_mirror: output 'Out' has dtype float32 but the default inference from "
+                    "input 'X' said float64");
+    PD_EXPECT(!pd_defined(&out));
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
 /* --- Inplace ------------------------------------------------------------------------------------ */
 
 PD_TEST(Runner, InplaceOutputIsTheInputTensorItself)

@@ -360,7 +360,8 @@ static int compile(bundle *b, const char *src, int index, const char *obj_overri
 {
     int lang = lang_of(src);
     const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
-    char *obj = obj_override ? bu_fmt("%s", obj_override) : bu_fmt("%s/%d-%s.o", b->tmp, index, base);
+    char *obj = obj_override ? bu_fmt("%s", obj_override)
+                             : bu_fmt("%s/%d-%s.o", b->tmp, index, base);
     bu_list argv = {0};
     if (lang == LANG_CUDA) {
         bu_add_all(&argv, &b->nvcc);
@@ -376,7 +377,9 @@ static int compile(bundle *b, const char *src, int index, const char *obj_overri
         bu_addf(&argv, "-I%s", b->include_dirs.v[i]);
     for (int i = 0; i < b->defines.n; ++i)
         bu_addf(&argv, "-D%s", b->defines.v[i]);
-    bu_add_all(&argv, lang == LANG_C ? &b->cflags : lang == LANG_CXX ? &b->cxxflags : &b->cuda_flags);
+    bu_add_all(&argv, lang == LANG_C     ? &b->cflags
+                      : lang == LANG_CXX ? &b->cxxflags
+                                         : &b->cuda_flags);
     if (lang != LANG_CUDA)
         bu_add(&argv, "-fno-lto"); /* the bundle must be machine code: ld -r, objcopy */
     bu_add(&argv, "-c");
@@ -388,7 +391,8 @@ static int compile(bundle *b, const char *src, int index, const char *obj_overri
     if (rc != 0) {
         free(obj);
         return fail("compiling %s failed (%s exited with status %d); the compiler's messages "
-                    "are above", src, lang == LANG_CUDA ? "nvcc" : lang == LANG_CXX ? "c++" : "cc", rc);
+                    "are above",
+                    src, lang == LANG_CUDA ? "nvcc" : lang == LANG_CXX ? "c++" : "cc", rc);
     }
     if (!obj_override)
         bu_add(&b->objects, obj);

@@ -372,7 +372,8 @@ static pd_status hash_before(const pd__plan *p, const pd__manifest *old, pd__man
 }
 
 /* Removes libraries of this kind other than `keep` and `previous` (a process that read the
- * previous manifest a moment ago may still be about to open that one). */
+ * previous manifest a moment ago may still be about to open that one), and leftover
+ * temporary files. */
 static void remove_old_libraries(const pd__plan *p, const char *keep, const char *previous)
 {
     DIR *d = opendir(p->build_dir);
@@ -383,6 +384,12 @@ static void remove_old_libraries(const pd__plan *p, const char *keep, const char
     snprintf(suffix, sizeof suffix, ".%s", pd__plan_output_ext(p));
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         size_t n = strlen(e->d_name), ns = strlen(suffix);
+        if (n > 10 && memcmp(e->d_name + n - 10, ".tmp", 4) == 0 && e->d_name[0] != '.') {
+            /* a temporary file of a writer killed before its rename (we hold the lock, so
+             * no writer is at work now) */
+            unlinkat(dirfd(d), e->d_name, 0);
+            continue;
+        }
         if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || n != strlen(prefix) + 16 + ns ||
             strcmp(e->d_name + n - ns, suffix) != 0 || strcmp(e->d_name, keep) == 0 ||
             (previous && strcmp(e->d_name, previous) == 0))

@@ -174,6 +174,10 @@ pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
 void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t)
 {
     pd__out_item *it = checked_item(ctx, "pd_set_output", index, item);
+    if (ctx->phase != PD__PHASE_KERNEL)
+        OP_BUG("pd_set_output: output '%s' is set by the kernel; infer functions may only set its "
+               "count, shape and dtype",
+               ctx->op->outputs[index].base);
     if (!pd_initialized(t))
         OP_BUG("pd_set_output: the tensor given for output '%s' item %d is %s",
                ctx->op->outputs[index].base, (int)item,

@@ -90,8 +90,6 @@ struct pd_kernel_ctx {
  * and back. */
 void pd__ctx_enter(pd_kernel_ctx *ctx);
 void pd__ctx_leave(pd_kernel_ctx *ctx);
-/* The innermost running call of this thread, or NULL. */
-pd_kernel_ctx *pd__ctx_current(void);
 /* Table function for PD_CHECK / PD_THROW. */
 PD_NORETURN_ATTR void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap);
 /* Ends the innermost running call with `status` and a message (no [file:line]): how table

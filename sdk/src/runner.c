@@ -426,29 +426,45 @@ static const char *output_text(const pd_kernel_ctx *ctx, int32_t o, int32_t k, c
     return buf;
 }
 
-static pd_status check_item(const pd_kernel_ctx *ctx, int32_t o, int32_t k)
+/* Who decided what output `o` should be: "infer_shape" / "infer_dtype", or for the runner's
+ * defaults "the default inference from input 'X'". */
+static const char *inferred_by(const pd_kernel_ctx *ctx, pd_kernel_fn fn, const char *fn_name,
+                               int32_t source, char *buf, size_t size)
+{
+    if (fn != NULL || source < 0)
+        return fn_name;
+    snprintf(buf, size, "the default inference from input '%s'", ctx->op->inputs[source].base);
+    return buf;
+}
+
+static pd_status check_item(const pd_kernel_ctx *ctx, int32_t o, int32_t k, int32_t source)
 {
     const pd__out_item *it = &ctx->out[o].items[k];
     const pd_tensor *t = &it->tensor;
-    char what[PD__NAME_MAX + 32];
+    char what[PD__NAME_MAX + 32], who[PD__NAME_MAX + 64];
     if (it->ndim >= 0 &&
         (t->ndim != it->ndim || memcmp(t->shape, it->shape, sizeof(int64_t) * (size_t)t->ndim))) {
         char got[256], want[256];
-        return pd__fail(PD_ERR_OP_FAILED, "%s: %s has shape %s but infer_shape said %s",
-                        ctx->op->name, output_text(ctx, o, k, what, sizeof what),
+        return pd__fail(PD_ERR_OP_FAILED, "%s: %s has shape %s but %s said %s", ctx->op->name,
+                        output_text(ctx, o, k, what, sizeof what),
                         shape_text(t->ndim, t->shape, got, sizeof got),
+                        inferred_by(ctx, ctx->op->infer_shape, "infer_shape", source, who,
+                                    sizeof who),
                         shape_text(it->ndim, it->shape, want, sizeof want));
     }
     if (it->dtype != PD_UNDEFINED && t->dtype != it->dtype)
-        return pd__fail(PD_ERR_OP_FAILED, "%s: %s has dtype %s but infer_dtype said %s",
-                        ctx->op->name, output_text(ctx, o, k, what, sizeof what),
-                        pd_dtype_name(t->dtype), pd_dtype_name(it->dtype));
+        return pd__fail(PD_ERR_OP_FAILED, "%s: %s has dtype %s but %s said %s", ctx->op->name,
+                        output_text(ctx, o, k, what, sizeof what), pd_dtype_name(t->dtype),
+                        inferred_by(ctx, ctx->op->infer_dtype, "infer_dtype", source, who,
+                                    sizeof who),
+                        pd_dtype_name(it->dtype));
     return PD_OK;
 }
 
 /* Every check before anything is written: required outputs made, shapes and dtypes as
  * inferred, room in the host's slots. */
-static pd_status check_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t *counts)
+static pd_status check_outputs(pd_kernel_ctx *ctx, const int32_t *source, const pd_arg *args,
+                               int32_t *counts)
 {
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         int32_t n = defined_count(ctx, o);
@@ -456,7 +472,7 @@ static pd_status check_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t *
             return PD_ERR_OP_FAILED;
         counts[o] = n;
         for (int32_t k = 0; k < n; ++k) {
-            pd_status s = check_item(ctx, o, k);
+            pd_status s = check_item(ctx, o, k, source[o]);
             if (s != PD_OK)
                 return s;
         }
@@ -509,7 +525,7 @@ pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, con
             s = pd__ctx_report(&ctx);
     }
     if (s == PD_OK)
-        s = check_outputs(&ctx, outputs, counts);
+        s = check_outputs(&ctx, source, outputs, counts);
     if (s == PD_OK)
         hand_over(&ctx, outputs, counts);
     ctx_release(&ctx);

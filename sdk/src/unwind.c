@@ -93,8 +93,6 @@ void pd__ctx_enter(pd_kernel_ctx *ctx)
 
 void pd__ctx_leave(pd_kernel_ctx *ctx) { current_call = ctx->outer; }
 
-pd_kernel_ctx *pd__ctx_current(void) { return current_call; }
-
 void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap)
 {
     char *msg = format_message(fmt ? fmt : "", ap);

@@ -74,6 +74,8 @@ static void infer_dtype_throws(pd_kernel_ctx *ctx)
 
 static void output_in_infer(pd_kernel_ctx *ctx) { pd_output(ctx, 0); }
 
+static void set_output_in_infer(pd_kernel_ctx *ctx) { pd_set_output(ctx, 0, pd_input(ctx, 0)); }
+
 PD_BUILD_OP(err_check_nomsg, .inputs = {"X"}, .outputs = {"Out"}, .kernel = check_nomsg);
 PD_BUILD_OP(err_check_msg, .inputs = {"X"}, .outputs = {"Out"}, .kernel = check_msg);
 PD_BUILD_OP(err_throw_empty, .inputs = {"X"}, .outputs = {"Out"}, .kernel = throw_empty);
@@ -85,6 +87,8 @@ PD_BUILD_OP(err_infer_dtype, .inputs = {"X"}, .outputs = {"Out"}, .kernel = noop
             .infer_dtype = infer_dtype_throws);
 PD_BUILD_OP(err_output_in_infer, .inputs = {"X"}, .outputs = {"Out"}, .kernel = noop_kernel,
             .infer_shape = output_in_infer);
+PD_BUILD_OP(err_set_output_in_infer, .inputs = {"X"}, .outputs = {"Out"}, .kernel = noop_kernel,
+            .infer_dtype = set_output_in_infer);
 
 /* --- err_misuse: attr `what` picks one misuse of a table function -------------------------- */
 

@@ -331,3 +331,23 @@ PD_BUILD_DOUBLE_GRAD_OP(rt_square,
     .inputs = {"X", PD_GRAD("Out"), PD_GRAD(PD_GRAD("X"))},
     .outputs = {PD_GRAD("X"), PD_GRAD(PD_GRAD("Out"))},
     .kernel = square_double_backward);
+
+/* --- rt_mirror: no infer functions, so Out must mirror X; attr `mode` 0 keeps to that, 1 makes
+ * a 1-element output, 2 a float32 one. ------------------------------------------------------ */
+
+static void mirror_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    int64_t one = 1;
+    switch (pd_attr_int(ctx, 0)) {
+    case 1: pd_set_output(ctx, 0, pd_zeros(ctx, x->dtype, x->place, 1, &one)); break;
+    case 2: pd_set_output(ctx, 0, pd_zeros(ctx, PD_FLOAT32, x->place, x->ndim, x->shape)); break;
+    default: pd_set_output(ctx, 0, pd_zeros(ctx, x->dtype, x->place, x->ndim, x->shape)); break;
+    }
+}
+
+PD_BUILD_OP(rt_mirror,
+    .inputs = {"X"},
+    .outputs = {"Out"},
+    .attrs = {"mode: int"},
+    .kernel = mirror_kernel);
