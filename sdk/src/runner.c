@@ -121,6 +121,55 @@ static void ctx_release(pd_kernel_ctx *ctx)
 
 /* --- Binding ------------------------------------------------------------------------------ */
 
+/* Holds no elements (so it needs no data). */
+static bool has_zero_dim(const pd_tensor *t)
+{
+    for (int32_t i = 0; i < t->ndim; ++i)
+        if (t->shape[i] == 0)
+            return true;
+    return false;
+}
+
+/* A bound tensor the runtime and kernels can read safely: a known dtype, a rank within
+ * PD_MAX_DIMS, no negative dim, and data unless it holds no elements. Hosts build tensor
+ * structs themselves, so a garbage field must be an error here, not a crash in a kernel. */
+static pd_status check_input_tensor(const pd_op *op, const pd__arg_decl *d, int32_t k,
+                                    const pd_tensor *t)
+{
+    char what[PD__NAME_MAX + 48];
+    if (d->is_vector)
+        snprintf(what, sizeof what, "item %d of input '%s'", (int)k, d->base);
+    else
+        snprintf(what, sizeof what, "input '%s'", d->base);
+    if ((unsigned)t->dtype >= PD_NUM_DTYPES)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has dtype %d, which is not a data type",
+                        op->name, what, (int)t->dtype);
+    if (t->ndim < 0 || t->ndim > PD_MAX_DIMS)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has ndim %d; expected 0..%d", op->name,
+                        what, (int)t->ndim, PD_MAX_DIMS);
+    for (int32_t i = 0; i < t->ndim; ++i)
+        if (t->shape[i] < 0)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape[%d] = %lld; dims must be "
+                            ">= 0", op->name, what, (int)i, (long long)t->shape[i]);
+    if (t->data == NULL && !has_zero_dim(t)) {
+        char shape[256];
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape %s but no data (NULL)",
+                        op->name, what, shape_text(t->ndim, t->shape, shape, sizeof shape));
+    }
+    return PD_OK;
+}
+
+/* Fast checks first; the message is only built once something is wrong. */
+static inline bool input_tensor_ok(const pd_tensor *t)
+{
+    if ((unsigned)t->dtype - 1u >= PD_NUM_DTYPES - 1u || (unsigned)t->ndim > PD_MAX_DIMS)
+        return false;
+    for (int32_t i = 0; i < t->ndim; ++i)
+        if (t->shape[i] < 0)
+            return false;
+    return t->data != NULL || has_zero_dim(t);
+}
+
 static pd_status check_input_counts(pd_kernel_ctx *ctx)
 {
     const pd_op *op = ctx->op;
@@ -130,8 +179,11 @@ static pd_status check_input_counts(pd_kernel_ctx *ctx)
         if (in->count == UNBOUND)
             in->count = 0;
         if (!d->is_vector) {
-            if (in->count == 1 && pd_defined(&in->tensors[0]))
+            if (in->count == 1 && pd_defined(&in->tensors[0])) {
+                if (!input_tensor_ok(&in->tensors[0]))
+                    return check_input_tensor(op, d, 0, &in->tensors[0]);
                 continue;
+            }
             if (d->is_optional && in->count <= 1) {
                 in->count = 0; /* an undefined tensor for an optional input: absent */
                 continue;
@@ -152,11 +204,14 @@ static pd_status check_input_counts(pd_kernel_ctx *ctx)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: vector input '%s' takes at least one tensor, but none was given",
                             op->name, d->base);
-        for (int32_t k = 0; k < in->count; ++k)
+        for (int32_t k = 0; k < in->count; ++k) {
             if (!pd_defined(&in->tensors[k]))
                 return pd__fail(PD_ERR_INVALID_ARGUMENT,
                                 "%s: item %d of vector input '%s' is an undefined tensor", op->name,
                                 (int)k, d->base);
+            if (!input_tensor_ok(&in->tensors[k]))
+                return check_input_tensor(op, d, k, &in->tensors[k]);
+        }
     }
     return PD_OK;
 }
