@@ -158,5 +158,14 @@ for op in relu concat; do
     head -n 1 "$WORK/list-$op.log"
 done
 
+# --- 5. the inference example (issue 4), word for word from its README ----------------------------
+
+step "examples/inference: pdext bundle, find_package build, run with no compiler and no cache"
+"$ROOT/examples/inference/check.sh" "$PREFIX" "$WORK/inference" >"$WORK/inference.log" 2>&1 || {
+    cat "$WORK/inference.log"
+    fail "examples/inference/check.sh against $PREFIX failed"
+}
+tail -n 1 "$WORK/inference.log"
+
 echo
 echo "install_test: the SDK installed in $PREFIX builds and runs hosts and op modules: ok"

@@ -146,6 +146,47 @@ PD_TEST(Runner, RejectsBadOutputBindingsNamingTheOutput)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(Runner, RejectsMalformedInputTensorsNamingTheInput)
+{
+    pd_registry *reg = runner_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor good = rt_vec_f64(2, (double[]){1, 2});
+    pd_tensor bad = good; /* host-built structs with one field wrong each (no reference taken) */
+    pd_arg in[2] = {pd_arg_of(&good), pd_arg_of(&bad)};
+    bad.dtype = (pd_data_type)42;
+    PD_EXPECT_ERROR(pd_run(reg, "rt_multi", in, 2, NULL, 0, NULL, 0), PD_ERR_INVALID_ARGUMENT,
+                    "rt_multi: input 'B' has dtype 42, which is not a data type");
+    bad = good;
+    bad.ndim = PD_MAX_DIMS + 1;
+    PD_EXPECT_ERROR(pd_run(reg, "rt_multi", in, 2, NULL, 0, NULL, 0), PD_ERR_INVALID_ARGUMENT,
+                    "rt_multi: input 'B' has ndim 9; expected 0..8");
+    bad = good;
+    bad.shape[0] = -2;
+    PD_EXPECT_ERROR(pd_run(reg, "rt_multi", in, 2, NULL, 0, NULL, 0), PD_ERR_INVALID_ARGUMENT,
+                    "rt_multi: input 'B' has shape[0] = -2; dims must be >= 0");
+    bad = good;
+    bad.data = NULL;
+    PD_EXPECT_ERROR(pd_run(reg, "rt_multi", in, 2, NULL, 0, NULL, 0), PD_ERR_INVALID_ARGUMENT,
+                    "rt_multi: input 'B' has shape [2] but no data (NULL)");
+    pd_tensor xs[2] = {good, good};
+    xs[1].ndim = -1;
+    pd_arg vec = pd_arg_named("X", xs, 2);
+    PD_EXPECT_ERROR(pd_run(reg, "rt_vec", &vec, 1, NULL, 0, NULL, 0), PD_ERR_INVALID_ARGUMENT,
+                    "rt_vec: item 1 of input 'X' has ndim -1; expected 0..8");
+    /* No data is fine for a tensor without elements. */
+    pd_tensor empty = PD_TENSOR_UNDEFINED;
+    empty.dtype = PD_FLOAT64;
+    empty.ndim = 1;
+    empty.place = pd_place_cpu();
+    pd_tensor sum = PD_TENSOR_UNDEFINED;
+    pd_arg two_empty[2] = {pd_arg_of(&empty), pd_arg_of(&empty)}, o = pd_arg_of(&sum);
+    PD_EXPECT_OK(pd_run(reg, "rt_multi", two_empty, 2, NULL, 0, &o, 1));
+    PD_EXPECT_EQ(pd_numel(&sum), 0);
+    pd_tensor_release(&sum);
+    pd_tensor_release(&good);
+    pd_registry_destroy(reg);
+}
+
 /* --- Vector and optional inputs ---------------------------------------------------------------- */
 
 PD_TEST(Runner, VectorInputTakesAnyNumberOfTensorsAndAbsentOptionalIsNull)

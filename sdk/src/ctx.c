@@ -178,10 +178,9 @@ void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const p
         OP_BUG("pd_set_output: output '%s' is set by the kernel; infer functions may only set its "
                "count, shape and dtype",
                ctx->op->outputs[index].base);
-    if (!pd_initialized(t))
+    if (!pd_defined(t))
         OP_BUG("pd_set_output: the tensor given for output '%s' item %d is %s",
-               ctx->op->outputs[index].base, (int)item,
-               t == NULL ? "NULL" : "undefined or has no memory");
+               ctx->op->outputs[index].base, (int)item, t == NULL ? "NULL" : "undefined");
     if (t == &it->tensor)
         return;
     /* Take the new reference before dropping the old: they may share storage. */
