@@ -82,6 +82,14 @@ struct pd_kernel_ctx {
     char *err_message;    /* formatted, heap (NULL: out of memory while formatting) */
     const char *err_file; /* PD_CHECK / PD_THROW site; NULL for table functions */
     int err_line;
+    /* C++ op code (api_cxx.c). While a function of the C++ table runs, a throw lands in its
+     * guard instead of `frame` and returns to the module's code. Such an error ends the call
+     * even if the module's code catches the exception it becomes (the function that failed
+     * may have stopped half way): err_set says so; err_handed once pending_error gave it to
+     * the module (or the module reported it with report_error). */
+    sigjmp_buf *guard;
+    bool err_set;
+    bool err_handed;
 };
 
 /* --- unwind.c ------------------------------------------------------------------------------ */
@@ -95,6 +103,11 @@ PD_NORETURN_ATTR void pd__api_throw_error(const char *file, int line, const char
 /* Ends the innermost running call with `status` and a message (no [file:line]): how table
  * functions fail. */
 PD_NORETURN_ATTR void pd__ctx_throw(pd_status status, const char *fmt, ...) PD_PRINTF(2, 3);
+/* For C++ op code: records an error in the call without leaving it (pd_api.report_error), and
+ * hands a pending one over (pd_api.pending_error). */
+void pd__ctx_report_error(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
+                          const char *fmt, ...) PD_PRINTF(5, 6);
+const char *pd__ctx_pending_error(pd_kernel_ctx *ctx, pd_status *status);
 /* The message of a caught throw, as the host sees it: "<op>: <message> [file:line]"; records
  * it as this thread's last error, frees it and returns the status. */
 pd_status pd__ctx_report(pd_kernel_ctx *ctx);
@@ -135,6 +148,10 @@ pd_tensor *pd__ctx_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndi
                            const int64_t *shape);
 pd_tensor *pd__ctx_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src);
 void *pd__ctx_scratch(pd_kernel_ctx *ctx, size_t bytes);
+
+/* --- api_cxx.c: the table for C++ op code (pd_api.cxx) -------------------------------------- */
+
+const pd_api *pd__runtime_cxx_api(void);
 
 /* `n` output items that live until the call ends; throws on out of memory. */
 pd__out_item *pd__ctx_alloc_items(pd_kernel_ctx *ctx, int32_t n);

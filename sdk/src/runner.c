@@ -16,6 +16,7 @@
 #include "kernel_ctx.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Marks a declared input or attr the host has not bound (yet). */
@@ -105,6 +106,8 @@ static void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->heap = NULL;
     ctx->outer = NULL;
     ctx->err_message = NULL;
+    ctx->guard = NULL;
+    ctx->err_set = false;
 }
 
 static void ctx_release(pd_kernel_ctx *ctx)
@@ -117,6 +120,7 @@ static void ctx_release(pd_kernel_ctx *ctx)
     }
     if (ctx->n_tensors || ctx->chunks || ctx->heap)
         pd__ctx_arena_release(ctx);
+    free(ctx->err_message); /* an error C++ op code caught, and its hook then reported none */
 }
 
 /* --- Binding ------------------------------------------------------------------------------ */
@@ -416,11 +420,49 @@ static void default_dtypes(pd_kernel_ctx *ctx, const int32_t *source)
     }
 }
 
-/* Inference and kernel under the error frame; false when op code threw (the context holds the
- * message). The frame is armed here, in a function of its own that is never inlined, so that
- * the only locals living across the jump are `ctx` and `source`, which never change after
- * sigsetjmp (C11 7.13.2.1: other non-volatile locals would be indeterminate after the jump).
- * Everything the call changes lives in *ctx, in the caller's frame. */
+/* Runs op code: directly, or through the module's C++ invoke hook, which catches what the code
+ * throws and reports it (report_error) before it returns, so no jump ever crosses C++ frames.
+ * False when the code failed without a jump: the context holds the message. */
+static inline bool call_op_code(pd_kernel_ctx *ctx, pd_kernel_fn fn)
+{
+    pd_invoke_fn invoke = ctx->op->invoke;
+    if (invoke == NULL) {
+        fn(ctx);
+        return true;
+    }
+    int rc = invoke(fn, ctx);
+    if (rc != 0 && !ctx->err_set)
+        pd__ctx_report_error(ctx, PD_ERR_INTERNAL,  NULL, 0,
+                             "the module's C++ invoke hook failed (%d) but reported no error", rc);
+    return !ctx->err_set; /* also when the code caught a table function's error */
+}
+
+/* Inference and the kernel; false when op code failed without a jump. */
+static bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
+{
+    const pd_op *op = ctx->op;
+    setup_outputs(ctx, source);
+    if (op->infer_shape) {
+        if (!call_op_code(ctx, op->infer_shape))
+            return false;
+    } else {
+        default_shapes(ctx, source);
+    }
+    if (op->infer_dtype) {
+        if (!call_op_code(ctx, op->infer_dtype))
+            return false;
+    } else {
+        default_dtypes(ctx, source);
+    }
+    ctx->phase = PD__PHASE_KERNEL;
+    return call_op_code(ctx, op->kernel);
+}
+
+/* Inference and kernel under the error frame; false when op code threw or failed (the context
+ * holds the message). The frame is armed here, in a function of its own that is never inlined,
+ * so that the only locals living across the jump are `ctx` and `source`, which never change
+ * after sigsetjmp (C11 7.13.2.1: other non-volatile locals would be indeterminate after the
+ * jump). Everything the call changes lives in *ctx, in the caller's frame. */
 static __attribute__((noinline)) bool run_protected(pd_kernel_ctx *ctx, const int32_t *source)
 {
     pd__ctx_enter(ctx);
@@ -428,20 +470,9 @@ static __attribute__((noinline)) bool run_protected(pd_kernel_ctx *ctx, const in
         pd__ctx_leave(ctx);
         return false;
     }
-    const pd_op *op = ctx->op;
-    setup_outputs(ctx, source);
-    if (op->infer_shape)
-        op->infer_shape(ctx);
-    else
-        default_shapes(ctx, source);
-    if (op->infer_dtype)
-        op->infer_dtype(ctx);
-    else
-        default_dtypes(ctx, source);
-    ctx->phase = PD__PHASE_KERNEL;
-    op->kernel(ctx);
+    bool ok = run_steps(ctx, source);
     pd__ctx_leave(ctx);
-    return true;
+    return ok;
 }
 
 /* --- Checking and handing over the outputs ------------------------------------------------- */

@@ -13,7 +13,7 @@
 /* Most bytes one tensor may span: pointer differences inside it must stay defined. */
 #define PD__MAX_BYTES ((uint64_t)PTRDIFF_MAX)
 
-/* Largest valid dtype value; pd_dtype_size() is 0 for everything else. */
+/* One of the 15 data types: pd_dtype_size() is 0 for PD_UNDEFINED and anything else. */
 static bool dtype_valid(pd_data_type dtype) { return pd_dtype_size(dtype) != 0; }
 
 static pd_status check_out(const char *who, const void *out)

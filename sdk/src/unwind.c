@@ -7,6 +7,12 @@
  * frees what its call made and restores the outer call as current. The jump itself uses
  * sigsetjmp(frame, 0) / siglongjmp: no signal mask is saved, so arming it costs no system call.
  *
+ * C++ op code must not be jumped over (its destructors would not run): it calls the table
+ * pd_api.cxx, whose functions arm a guard of their own (api_cxx.c), so a throw inside them
+ * lands there and returns to the module's code, which turns it into a C++ exception. The
+ * module's invoke hook catches what a kernel throws and reports it with report_error; the
+ * runner then ends the call from its own frame.
+ *
  * A throw with no running call on the thread has no frame to return to. That is a bug in the
  * caller (op code called outside a kernel, or from a thread the kernel started), so the
  * message is printed to stderr and the process aborts: the only place libpdext does either.
@@ -62,13 +68,31 @@ static const char *author_text(const char *msg)
     return *msg ? msg : "An error occurred.";
 }
 
-static PD_NORETURN_ATTR void unwind(pd_kernel_ctx *ctx, pd_status status, const char *file,
-                                    int line, char *message)
+/* Makes `message` the call's error (dropping an earlier one a C++ kernel caught). */
+static void record(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
+                   char *message)
 {
+    free(ctx->err_message);
     ctx->err_status = status;
     ctx->err_message = message;
     ctx->err_file = file;
     ctx->err_line = line;
+}
+
+/* Lands in the guard of the running C++ table function if there is one (api_cxx.c: only
+ * runtime C frames lie in between; the error stays pending for the module's C++ code), else
+ * in the runner's frame. */
+static PD_NORETURN_ATTR void unwind(pd_kernel_ctx *ctx, pd_status status, const char *file,
+                                    int line, char *message)
+{
+    record(ctx, status, file, line, message);
+    sigjmp_buf *guard = ctx->guard;
+    if (guard) {
+        ctx->guard = NULL;
+        ctx->err_set = true;
+        ctx->err_handed = false;
+        siglongjmp(*guard, 1);
+    }
     siglongjmp(ctx->frame, 1);
 }
 
@@ -114,6 +138,28 @@ void pd__ctx_throw(pd_status status, const char *fmt, ...)
     unwind(ctx, status, NULL, 0, msg);
 }
 
+void pd__ctx_report_error(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
+                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = format_message(fmt ? fmt : "", ap);
+    va_end(ap);
+    record(ctx, status, file, line, msg);
+    ctx->err_set = true;
+    ctx->err_handed = true;
+}
+
+const char *pd__ctx_pending_error(pd_kernel_ctx *ctx, pd_status *status)
+{
+    if (!ctx->err_set || ctx->err_handed)
+        return NULL;
+    ctx->err_handed = true;
+    if (status)
+        *status = ctx->err_status;
+    return author_text(ctx->err_message); /* freed with the next error or the call */
+}
+
 pd_status pd__ctx_report(pd_kernel_ctx *ctx)
 {
     const char *text = author_text(ctx->err_message);
@@ -124,5 +170,6 @@ pd_status pd__ctx_report(pd_kernel_ctx *ctx)
         pd__fail(ctx->err_status, "%s: %s", ctx->op->name, text);
     free(ctx->err_message);
     ctx->err_message = NULL;
+    ctx->err_set = false;
     return ctx->err_status;
 }
