@@ -174,3 +174,54 @@ PD_TEST(Storage, ReferenceCountingIsSafeAcrossThreads)
     PD_EXPECT_EQ(log.calls, 1);
 }
 
+
+/* --- The big-block cache ------------------------------------------------------------------ */
+
+static void *big_block(pd_tensor *t, int64_t floats)
+{
+    int64_t shape[1] = {floats};
+    if (pd_tensor_empty(t, PD_FLOAT32, CPU, 1, shape) != PD_OK)
+        return NULL;
+    return t->data;
+}
+
+PD_TEST(Storage, FreedBigBlockIsReusedBySameSizedAllocation)
+{
+    pd_storage_cache_clear();
+    pd_tensor a, b;
+    void *first = big_block(&a, 1 << 20); /* 4 MiB */
+    PD_ASSERT(first != NULL);
+    PD_EXPECT_EQ((uintptr_t)first % 64, 0);
+    ((float *)first)[(1 << 20) - 1] = 7.0f; /* the whole block is usable */
+    pd_tensor_release(&a);
+    void *second = big_block(&b, 1 << 20);
+    PD_EXPECT(second == first);
+    pd_tensor_release(&b);
+    pd_storage_cache_clear();
+}
+
+PD_TEST(Storage, CachedBlockIsNotSpentOnAMuchSmallerTensor)
+{
+    pd_storage_cache_clear();
+    pd_tensor a, b;
+    void *first = big_block(&a, 1 << 21); /* 8 MiB */
+    PD_ASSERT(first != NULL);
+    pd_tensor_release(&a); /* cached, so malloc cannot hand out its address */
+    void *second = big_block(&b, (1 << 19) + 1); /* a bit over 2 MiB: less than half */
+    PD_ASSERT(second != NULL);
+    PD_EXPECT(second != first);
+    PD_EXPECT_EQ((uintptr_t)second % 64, 0);
+    pd_tensor_release(&b);
+    pd_storage_cache_clear();
+}
+
+PD_TEST(Storage, SmallBlocksAreAlignedForEverySize)
+{
+    for (int64_t n = 0; n < 200; n += 7) {
+        pd_tensor t;
+        int64_t shape[1] = {n};
+        PD_ASSERT_OK(pd_tensor_empty(&t, PD_UINT8, CPU, 1, shape));
+        PD_EXPECT_EQ((uintptr_t)t.data % 64, 0);
+        pd_tensor_release(&t);
+    }
+}

@@ -247,10 +247,14 @@ static void plan_flags(pd__plan *p, const pd_jit_options *opts)
     for (int l = 0; l < 3; ++l) {
         pd__strv_add(lists[l], pd__sb_str(&inc));
         for (int32_t i = 0; opts->include_dirs && i < opts->n_include_dirs; ++i) {
+            /* Ninja runs the compiler in the build directory: a relative -I must be made
+             * absolute against the caller's directory, as the sources are. */
+            char *dir = absolute(opts->include_dirs[i] ? opts->include_dirs[i] : ".");
             pd__sb d = {0};
-            pd__sb_addf(&d, "-I%s", opts->include_dirs[i] ? opts->include_dirs[i] : ".");
+            pd__sb_addf(&d, "-I%s", dir ? dir : opts->include_dirs[i]);
             pd__strv_add(lists[l], pd__sb_str(&d));
             pd__sb_free(&d);
+            free(dir);
         }
     }
     pd__sb_free(&inc);

@@ -9,7 +9,12 @@
  *
  * Including it also emits, once per library thanks to weak linkage:
  *   - `pd__api`, the hidden slot where the runtime stores its function table;
- *   - `pdext_module_info()`, the exported entry point the loader looks up.
+ *   - `pdext_module_info()`, the exported entry point the loader looks up;
+ *   - in C++ translation units compiled with exceptions, `pd__cxx_invoke`, the hook through
+ *     which the runtime calls the module's kernels: it turns C++ exceptions into op errors
+ *     (pd_api.h, "Errors"). Every unit's info block names it through a weak reference, so a
+ *     library with any C++ unit gets it whichever unit's block the linker keeps, and a
+ *     C-only library reads NULL there.
  * So a library built with plain `cc -shared -fPIC -I<sdk>/include op.c` is a complete module:
  * no stub file, no -lpdext.
  *
@@ -37,9 +42,31 @@ __attribute__((weak, visibility("default"))) const pd_module_info *pdext_module_
 {
     static const pd_module_info info = {
         sizeof(pd_module_info), PD_ABI_MAJOR,   PD_ABI_MINOR,       __start_pd_ops,
-        __stop_pd_ops,          &pd__api,       PD_VERSION_STRING,  PD__COMPILER_ID};
+        __stop_pd_ops,          &pd__api,       PD_VERSION_STRING,  PD__COMPILER_ID,
+        pd__cxx_invoke};
     return &info;
 }
+
+#ifdef PD__CXX_EXCEPTIONS
+/* Runs op code, catching what it throws: the error is reported, and the exception object gone,
+ * before the runtime's C frames get control back. */
+__attribute__((weak, visibility("hidden"))) int pd__cxx_invoke(pd_kernel_fn fn,
+                                                               pd_kernel_ctx *ctx) noexcept
+{
+    try {
+        fn(ctx);
+        return 0;
+    } catch (const pd::op_error &e) {
+        pd__api->report_error(ctx, e.status(), e.file(), e.line(), "%s", e.what());
+    } catch (const std::exception &e) {
+        pd__api->report_error(ctx, PD_ERR_OP_FAILED, nullptr, 0, "C++ exception: %s",
+                              e.what() ? e.what() : "");
+    } catch (...) {
+        pd__api->report_error(ctx, PD_ERR_OP_FAILED, nullptr, 0, "unknown C++ exception");
+    }
+    return 1;
+}
+#endif
 
 PD_EXTERN_C_END
 #endif

@@ -9,6 +9,7 @@
  *
  * Errors: every table function that can fail (bad index, bad shape, out of memory) does not
  * return: it ends the op call the way PD_THROW does. Kernels therefore never check results.
+ * In C that is a jump to the runner; C++ op code gets a C++ exception instead (see "Errors").
  * Memory: tensors and scratch made through a context belong to the call; the runner releases
  * them when the call ends, whether it succeeds or fails.
  *
@@ -83,14 +84,47 @@ typedef struct pd_api {
     pd_tensor *(*contiguous)(pd_kernel_ctx *ctx, const pd_tensor *src);
     /* `bytes` of 64-byte aligned scratch memory, freed when the call ends. */
     void *(*scratch)(pd_kernel_ctx *ctx, size_t bytes);
+
+    /* --- ABI 1.1: C++ op code (see "Errors" below) -------------------------------------- */
+
+    /* The same table for C++ op code, whose frames must not be jumped over: its context
+     * functions return on failure (NULL, -1 or nothing) with the error pending instead of
+     * ending the call. The call still fails when the op code returns, even if the code
+     * caught the exception the C++ wrappers below made of the error. */
+    const struct pd_api *cxx;
+    /* Hands over the pending error of the call (once): its message (valid until the call
+     * ends or fails again) and status; NULL if none is pending. */
+    const char *(*pending_error)(pd_kernel_ctx *ctx, pd_status *status);
+    /* Records the error that ends the call, and returns: for the C++ invoke hook
+     * (extension.h). `file` may be NULL (no [file:line]). */
+    void (*report_error)(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
+                         const char *fmt, ...) PD_PRINTF(5, 6);
 } pd_api;
 
 /* The runtime's table as seen by this module: one hidden slot per module (defined weak by
  * extension.h, so every translation unit of a library shares it), set by the loader. */
 extern const pd_api *pd__api __attribute__((weak, visibility("hidden")));
 
-/* --- Errors ---------------------------------------------------------------------------- */
+/* --- Errors -------------------------------------------------------------------------------
+ *
+ * C: PD_THROW, PD_CHECK and failing table functions end the op call at once with a longjmp
+ * to the runner; nothing after them runs.
+ *
+ * C++ (compiled with exceptions, also CUDA host code): they throw pd::op_error (a
+ * std::exception with the message, file and line) instead, so the destructors of the op
+ * code's locals run. The module's invoke hook (extension.h) catches it and any other
+ * exception where the runtime called the kernel or infer function, and the call fails with
+ * PD_ERR_OP_FAILED and "<op>: <message> [file:line]" (the same text as in C),
+ * "<op>: C++ exception: <what()>" or "<op>: unknown C++ exception". Table functions fail the
+ * same way ("<op>: <message>", their own status), through pd_api.cxx: such an error ends the
+ * call even if the op code catches it; a pd::op_error of PD_CHECK / PD_THROW may be caught
+ * and handled like any exception. C code called from C++ op code still jumps: keep PD_CHECK
+ * out of C helpers that C++ frames with destructors call. */
+#if defined(__cplusplus) && (defined(__cpp_exceptions) || defined(__EXCEPTIONS))
+#define PD__CXX_EXCEPTIONS 1
+#endif
 
+#ifndef PD__CXX_EXCEPTIONS
 static inline PD_NORETURN_ATTR PD_PRINTF(3, 4) void pd__throw(const char *file, int line,
                                                               const char *fmt, ...)
 {
@@ -99,8 +133,117 @@ static inline PD_NORETURN_ATTR PD_PRINTF(3, 4) void pd__throw(const char *file, 
     pd__api->throw_error(file, line, fmt, ap);
 }
 
+/* Calls of the table by the wrappers below: C goes straight to it. */
+#define PD__CALL(ctx, call) (pd__api->call)
+#define PD__CALL_VOID(ctx, call) (pd__api->call)
+#endif
+
+PD_EXTERN_C_END
+
+#ifdef PD__CXX_EXCEPTIONS
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+/* This part uses no std template that its own code would instantiate (only members of
+ * std::string, which libstdc++ instantiates itself): C++ op code that includes it defines no
+ * global symbol beyond its own. */
+namespace pd {
+
+/* What PD_THROW / PD_CHECK and failing table functions throw in C++ op code. */
+class op_error : public std::exception {
+public:
+    op_error(const char *message, const char *file, int line,
+             pd_status status = PD_ERR_OP_FAILED)
+        : message_(message ? message : "", message ? std::strlen(message) : 0), file_(file),
+          line_(line), status_(status) {}
+    op_error(const std::string &message, const char *file, int line,
+             pd_status status = PD_ERR_OP_FAILED)
+        : message_(message), file_(file), line_(line), status_(status) {}
+    const char *what() const noexcept override { return message_.c_str(); }
+    const char *file() const noexcept { return file_; } /* NULL for a table function's error */
+    int line() const noexcept { return line_; }
+    pd_status status() const noexcept { return status_; }
+
+private:
+    std::string message_;
+    const char *file_;
+    int line_;
+    pd_status status_;
+};
+
+} /* namespace pd */
+
+struct pd__va_end_guard {
+    va_list *ap;
+    ~pd__va_end_guard() { va_end(*ap); }
+};
+
+/* The author's text as the runtime reports it: leading white space dropped (PD_THROW adds
+ * one), "An error occurred." when nothing is left. */
+static inline std::string pd__cxx_format(const char *fmt, va_list ap)
+{
+    char small[256];
+    va_list copy;
+    va_copy(copy, ap);
+    int len = std::vsnprintf(small, sizeof small, fmt, copy);
+    va_end(copy);
+    std::string text;
+    if (len > 0 && (size_t)len < sizeof small) {
+        text.assign(small, (size_t)len);
+    } else if (len > 0) {
+        text.resize((size_t)len);
+        std::vsnprintf(&text[0], (size_t)len + 1, fmt, ap);
+    }
+    size_t start = text.find_first_not_of(" \t\n\v\f\r");
+    if (start == std::string::npos)
+        text.assign("An error occurred.");
+    else
+        text.erase(0, start);
+    return text;
+}
+
+static inline PD_NORETURN_ATTR PD_PRINTF(3, 4) void pd__throw(const char *file, int line,
+                                                              const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pd__va_end_guard end = {&ap};
+    throw pd::op_error(pd__cxx_format(fmt, ap), file, line);
+}
+
+/* After a pd_api.cxx function returned its failure value: throws the pending error, if any
+ * (NULL is also what pd_input returns for an absent optional input). */
+static inline void pd__cxx_check(pd_kernel_ctx *ctx)
+{
+    pd_status status = PD_ERR_OP_FAILED;
+    const char *message = pd__api->pending_error(ctx, &status);
+    if (message != nullptr)
+        throw pd::op_error(message, nullptr, 0, status);
+}
+template <class T> static inline T *pd__cxx_result(pd_kernel_ctx *ctx, T *result)
+{
+    if (result == nullptr)
+        pd__cxx_check(ctx);
+    return result;
+}
+static inline int32_t pd__cxx_result(pd_kernel_ctx *ctx, int32_t result)
+{
+    if (result < 0)
+        pd__cxx_check(ctx);
+    return result;
+}
+
+/* Calls of the table by the wrappers below: C++ goes through pd_api.cxx. */
+#define PD__CALL(ctx, call) pd__cxx_result((ctx), pd__api->cxx->call)
+#define PD__CALL_VOID(ctx, call) (pd__api->cxx->call, pd__cxx_check(ctx))
+#endif /* PD__CXX_EXCEPTIONS */
+
+PD_EXTERN_C_BEGIN
+
 /* PD_THROW(fmt, ...): ends the op call with a printf-style message ("An error occurred." when
- * called with none). The leading " " keeps an empty format from being a zero-length format. */
+ * called with none); in C++ by throwing pd::op_error. The leading " " keeps an empty format from being a zero-length format. */
 #define PD_THROW(...) pd__throw(__FILE__, __LINE__, " " __VA_ARGS__)
 
 /* PD_CHECK(cond [, fmt, ...]): throws the message unless cond holds; with no message:
@@ -125,20 +268,20 @@ static inline PD_NORETURN_ATTR PD_PRINTF(3, 4) void pd__throw(const char *file, 
 
 /* --- Context: inputs, attrs, outputs ---------------------------------------------------- */
 
-static inline const char *pd_op_name_of(pd_kernel_ctx *ctx) { return pd__api->op_name(ctx); }
+static inline const char *pd_op_name_of(pd_kernel_ctx *ctx) { return PD__CALL(ctx, op_name(ctx)); }
 
 /* Input `index` (its first tensor for a vector input); NULL for an absent optional input. */
-static inline const pd_tensor *pd_input(pd_kernel_ctx *ctx, int32_t index) { return pd__api->input(ctx, index, 0); }
+static inline const pd_tensor *pd_input(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, input(ctx, index, 0)); }
 /* Item `item` of vector input `index`. */
-static inline const pd_tensor *pd_input_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return pd__api->input(ctx, index, item); }
+static inline const pd_tensor *pd_input_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return PD__CALL(ctx, input(ctx, index, item)); }
 /* Tensors bound to input `index`: vector length, 1, or 0 for an absent optional. */
-static inline int32_t pd_input_count(pd_kernel_ctx *ctx, int32_t index) { return pd__api->input_count(ctx, index); }
+static inline int32_t pd_input_count(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, input_count(ctx, index)); }
 /* Input by declared name ("X", "Out@GRAD"; suffixes @VECTOR / @OPTIONAL may be left off). */
-static inline const pd_tensor *pd_input_named(pd_kernel_ctx *ctx, const char *name) { return pd__api->input(ctx, pd__api->input_index(ctx, name), 0); }
+static inline const pd_tensor *pd_input_named(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, input(ctx, PD__CALL(ctx, input_index(ctx, name)), 0)); }
 
 static inline const pd_attr *pd__attr_typed(pd_kernel_ctx *ctx, int32_t index, pd_attr_type type)
 {
-    const pd_attr *a = pd__api->attr(ctx, index);
+    const pd_attr *a = PD__CALL(ctx, attr(ctx, index));
     if (a->type != type)
         pd__throw(__FILE__, __LINE__, "attr '%s' is declared %s, but was read as %s", a->name,
                   pd_attr_type_name(a->type), pd_attr_type_name(type));
@@ -157,36 +300,36 @@ static inline const float *pd_attr_floats(pd_kernel_ctx *ctx, int32_t index, int
 static inline const int64_t *pd_attr_int64s(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INT64S); *count = a->count; return a->v.int64s; }
 static inline const char *const *pd_attr_strings(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_STRINGS); *count = a->count; return a->v.strings; }
 /* Declared position of an attribute by name; throws if undeclared. */
-static inline int32_t pd_attr_index(pd_kernel_ctx *ctx, const char *name) { return pd__api->attr_index(ctx, name); }
+static inline int32_t pd_attr_index(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, attr_index(ctx, name)); }
 
 /* Output `index`: see pd_api.output. */
-static inline pd_tensor *pd_output(pd_kernel_ctx *ctx, int32_t index) { return pd__api->output(ctx, index, 0); }
-static inline pd_tensor *pd_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return pd__api->output(ctx, index, item); }
-static inline int32_t pd_output_count(pd_kernel_ctx *ctx, int32_t index) { return pd__api->output_count(ctx, index); }
-static inline void pd_set_output(pd_kernel_ctx *ctx, int32_t index, const pd_tensor *t) { pd__api->set_output(ctx, index, 0, t); }
-static inline void pd_set_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t) { pd__api->set_output(ctx, index, item, t); }
+static inline pd_tensor *pd_output(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, output(ctx, index, 0)); }
+static inline pd_tensor *pd_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return PD__CALL(ctx, output(ctx, index, item)); }
+static inline int32_t pd_output_count(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, output_count(ctx, index)); }
+static inline void pd_set_output(pd_kernel_ctx *ctx, int32_t index, const pd_tensor *t) { PD__CALL_VOID(ctx, set_output(ctx, index, 0, t)); }
+static inline void pd_set_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t) { PD__CALL_VOID(ctx, set_output(ctx, index, item, t)); }
 
 /* For infer functions. */
-static inline void pd_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count) { pd__api->set_output_count(ctx, index, count); }
-static inline void pd_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t ndim, const int64_t *shape) { pd__api->set_output_shape(ctx, index, 0, ndim, shape); }
-static inline void pd_set_output_shape_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim, const int64_t *shape) { pd__api->set_output_shape(ctx, index, item, ndim, shape); }
-static inline void pd_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, pd_data_type dtype) { pd__api->set_output_dtype(ctx, index, 0, dtype); }
-static inline void pd_set_output_dtype_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype) { pd__api->set_output_dtype(ctx, index, item, dtype); }
+static inline void pd_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count) { PD__CALL_VOID(ctx, set_output_count(ctx, index, count)); }
+static inline void pd_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t ndim, const int64_t *shape) { PD__CALL_VOID(ctx, set_output_shape(ctx, index, 0, ndim, shape)); }
+static inline void pd_set_output_shape_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim, const int64_t *shape) { PD__CALL_VOID(ctx, set_output_shape(ctx, index, item, ndim, shape)); }
+static inline void pd_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, pd_data_type dtype) { PD__CALL_VOID(ctx, set_output_dtype(ctx, index, 0, dtype)); }
+static inline void pd_set_output_dtype_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype) { PD__CALL_VOID(ctx, set_output_dtype(ctx, index, item, dtype)); }
 
 /* --- Tensors owned by the call ----------------------------------------------------------- */
 
-static inline pd_tensor *pd_empty(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return pd__api->empty(ctx, dtype, place, ndim, shape); }
-static inline pd_tensor *pd_full(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape, double value) { return pd__api->full(ctx, dtype, place, ndim, shape, value); }
-static inline pd_tensor *pd_zeros(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return pd__api->full(ctx, dtype, place, ndim, shape, 0.0); }
-static inline pd_tensor *pd_ones(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return pd__api->full(ctx, dtype, place, ndim, shape, 1.0); }
-static inline pd_tensor *pd_empty_like(pd_kernel_ctx *ctx, const pd_tensor *t) { return pd__api->empty(ctx, t->dtype, t->place, t->ndim, t->shape); }
-static inline pd_tensor *pd_full_like(pd_kernel_ctx *ctx, const pd_tensor *t, double value) { return pd__api->full(ctx, t->dtype, t->place, t->ndim, t->shape, value); }
-static inline pd_tensor *pd_copy_to(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place) { return pd__api->copy_to(ctx, src, place); }
-static inline pd_tensor *pd_cast(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype) { return pd__api->cast(ctx, src, dtype); }
-static inline pd_tensor *pd_slice(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin, int64_t end) { return pd__api->slice(ctx, src, begin, end); }
-static inline pd_tensor *pd_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return pd__api->reshape(ctx, src, ndim, shape); }
-static inline pd_tensor *pd_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src) { return pd__api->contiguous(ctx, src); }
-static inline void *pd_scratch(pd_kernel_ctx *ctx, size_t bytes) { return pd__api->scratch(ctx, bytes); }
+static inline pd_tensor *pd_empty(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, empty(ctx, dtype, place, ndim, shape)); }
+static inline pd_tensor *pd_full(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape, double value) { return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, value)); }
+static inline pd_tensor *pd_zeros(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, 0.0)); }
+static inline pd_tensor *pd_ones(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, 1.0)); }
+static inline pd_tensor *pd_empty_like(pd_kernel_ctx *ctx, const pd_tensor *t) { return PD__CALL(ctx, empty(ctx, t->dtype, t->place, t->ndim, t->shape)); }
+static inline pd_tensor *pd_full_like(pd_kernel_ctx *ctx, const pd_tensor *t, double value) { return PD__CALL(ctx, full(ctx, t->dtype, t->place, t->ndim, t->shape, value)); }
+static inline pd_tensor *pd_copy_to(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place) { return PD__CALL(ctx, copy_to(ctx, src, place)); }
+static inline pd_tensor *pd_cast(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype) { return PD__CALL(ctx, cast(ctx, src, dtype)); }
+static inline pd_tensor *pd_slice(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin, int64_t end) { return PD__CALL(ctx, slice(ctx, src, begin, end)); }
+static inline pd_tensor *pd_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, reshape(ctx, src, ndim, shape)); }
+static inline pd_tensor *pd_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src) { return PD__CALL(ctx, contiguous(ctx, src)); }
+static inline void *pd_scratch(pd_kernel_ctx *ctx, size_t bytes) { return PD__CALL(ctx, scratch(ctx, bytes)); }
 
 PD_EXTERN_C_END
 

@@ -27,7 +27,7 @@
 #define PD_VERSION_STRING "0.1.0"
 
 #define PD_ABI_MAJOR 1
-#define PD_ABI_MINOR 0
+#define PD_ABI_MINOR 1 /* 1: pd_api.cxx, pending_error, report_error; pd_module_info.invoke */
 
 #ifdef __cplusplus
 #define PD_EXTERN_C_BEGIN extern "C" {

@@ -93,6 +93,10 @@ void pd_tensor_retain(pd_tensor *dst, const pd_tensor *src);
 void pd_tensor_release(pd_tensor *t);
 /* How many references share t's storage (0 if undefined); for tests and debugging. */
 int64_t pd_tensor_use_count(const pd_tensor *t);
+/* Frees the big blocks (>= 1 MiB) that the runtime keeps after their tensors die, for reuse
+ * by the next allocation of a similar size (at most 4 blocks and PDEXT_STORAGE_CACHE_MB MiB,
+ * default 256; 0 disables the cache). Call it to give that memory back early. */
+void pd_storage_cache_clear(void);
 
 /* --- Registry and modules ----------------------------------------------------------------- */
 
@@ -137,6 +141,7 @@ static inline pd_status pd_register_linked_ops(pd_registry *reg, pd_module **out
     info.api_slot = &pd__api;
     info.sdk_version = PD_VERSION_STRING;
     info.compiler = PD__COMPILER_ID;
+    info.invoke = pd__cxx_invoke;
     if (out)
         *out = NULL;
     if (info.ops_begin == info.ops_end)

@@ -33,6 +33,9 @@ static const pd_api runtime_api = {
     .reshape = pd__ctx_reshape,
     .contiguous = pd__ctx_contiguous,
     .scratch = pd__ctx_scratch,
+    .cxx = &pd__cxx_api,
+    .pending_error = pd__ctx_pending_error,
+    .report_error = pd__ctx_report_error,
 };
 
 const pd_api *pd__runtime_api(void) { return &runtime_api; }

@@ -82,12 +82,10 @@ struct pd_kernel_ctx {
     char *err_message;    /* formatted, heap (NULL: out of memory while formatting) */
     const char *err_file; /* PD_CHECK / PD_THROW site; NULL for table functions */
     int err_line;
-    /* C++ op code (api_cxx.c). While a function of the C++ table runs, a throw lands in its
-     * guard instead of `frame` and returns to the module's code. Such an error ends the call
+    /* C++ op code (api_cxx.c): an error a function of the C++ table raised ends the call
      * even if the module's code catches the exception it becomes (the function that failed
      * may have stopped half way): err_set says so; err_handed once pending_error gave it to
-     * the module (or the module reported it with report_error). */
-    sigjmp_buf *guard;
+     * the module, or the module reported it itself with report_error. */
     bool err_set;
     bool err_handed;
 };
@@ -98,6 +96,10 @@ struct pd_kernel_ctx {
  * and back. */
 void pd__ctx_enter(pd_kernel_ctx *ctx);
 void pd__ctx_leave(pd_kernel_ctx *ctx);
+/* Set while a function of the C++ table runs (api_cxx.c): a throw lands there instead of in
+ * the runner's frame, and the error stays pending. Per thread, not per call: no op call
+ * starts inside a table function. */
+extern _Thread_local sigjmp_buf *pd__cxx_guard __attribute__((tls_model("initial-exec")));
 /* Table function for PD_CHECK / PD_THROW. */
 PD_NORETURN_ATTR void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap);
 /* Ends the innermost running call with `status` and a message (no [file:line]): how table
@@ -149,9 +151,9 @@ pd_tensor *pd__ctx_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndi
 pd_tensor *pd__ctx_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src);
 void *pd__ctx_scratch(pd_kernel_ctx *ctx, size_t bytes);
 
-/* --- api_cxx.c: the table for C++ op code (pd_api.cxx) -------------------------------------- */
+/* --- api_cxx.c: the table for C++ op code (pd_api.cxx) ------------------------------------ */
 
-const pd_api *pd__runtime_cxx_api(void);
+extern const pd_api pd__cxx_api;
 
 /* `n` output items that live until the call ends; throws on out of memory. */
 pd__out_item *pd__ctx_alloc_items(pd_kernel_ctx *ctx, int32_t n);

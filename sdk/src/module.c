@@ -203,6 +203,7 @@ static pd_status module_build(const pd_module_info *info, const char *origin, vo
             module_free(m);
             return s;
         }
+        m->ops[i].invoke = info->invoke; /* NULL for C modules and older info blocks */
     }
     *out = m;
     return PD_OK;

@@ -21,6 +21,8 @@ struct pd_storage {
     pd_deleter_fn deleter;  /* external buffers: called once with (ptr, user); else NULL */
     void *user;
     bool external;          /* ptr is the caller's, not part of this allocation */
+    void *block;            /* runtime allocations: what malloc returned (header and data) */
+    size_t capacity;        /* runtime allocations: usable data bytes at ptr (>= bytes) */
 };
 
 /* --- status.c ---------------------------------------------------------------------------- */
@@ -77,6 +79,7 @@ struct pd_op {
     pd_kernel_fn kernel, infer_shape, infer_dtype; /* copied from def (NULL past struct_size) */
     const pd_op *grad;        /* the op registered as <name>_grad, if any (set on registration) */
     const pd_op *forward;     /* for grad ops: the op they differentiate */
+    pd_invoke_fn invoke;      /* the module's C++ invoke hook (NULL: call op code directly) */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */

@@ -106,7 +106,6 @@ static void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->heap = NULL;
     ctx->outer = NULL;
     ctx->err_message = NULL;
-    ctx->guard = NULL;
     ctx->err_set = false;
 }
 
@@ -432,8 +431,9 @@ static inline bool call_op_code(pd_kernel_ctx *ctx, pd_kernel_fn fn)
     }
     int rc = invoke(fn, ctx);
     if (rc != 0 && !ctx->err_set)
-        pd__ctx_report_error(ctx, PD_ERR_INTERNAL,  NULL, 0,
-                             "the module's C++ invoke hook failed (%d) but reported no error", rc);
+        pd__ctx_report_error(ctx, PD_ERR_INTERNAL, NULL, 0,
+                             "the module's C++ invoke hook failed (%d) but reported no error",
+                             rc);
     return !ctx->err_set; /* also when the code caught a table function's error */
 }
 

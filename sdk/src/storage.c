@@ -2,8 +2,8 @@
  * storage.c - reference-counted memory blocks behind every tensor, and the checks that decide
  * which places this build can allocate on.
  *
- * A runtime allocation is ONE 64-byte aligned block: the pd_storage header, padded to 64 bytes,
- * then the data. One allocation per tensor keeps small tensors cheap (one malloc, one free) and
+ * A runtime allocation is ONE malloc'd block: the pd_storage header, then the data at the next
+ * 64-byte boundary. One allocation per tensor keeps small tensors cheap (one malloc, one free) and
  * puts the data at a 64-byte boundary, which AVX-512 loads and cache lines like. A wrapped
  * external buffer gets a header of its own that points at the caller's memory and remembers the
  * deleter, called exactly once when the last reference goes.
@@ -13,14 +13,13 @@
  */
 #include "pd_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define PD__ALIGN 64
-
-/* The header's size rounded up to the alignment, so that the data after it is aligned too. */
-#define PD__HEADER_BYTES ((sizeof(pd_storage) + PD__ALIGN - 1) / PD__ALIGN * PD__ALIGN)
 
 void pd__place_format(pd_place place, char *buf, size_t size)
 {
@@ -45,18 +44,18 @@ void pd__place_format(pd_place place, char *buf, size_t size)
     }
 }
 
-pd_status pd__place_check(const char *who, pd_place place)
+/* The formatted place and the message are built only once a place is refused: this check
+ * runs on every allocation, so the accepted case must cost two compares. */
+static pd_status place_refuse(const char *who, pd_place place)
 {
     char name[64];
     pd__place_format(place, name, sizeof name);
     switch (place.type) {
     case PD_PLACE_CPU:
-        if (place.device_id != 0)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: place cpu has device id %d; CPU places have device id 0 "
-                            "(use pd_place_cpu())",
-                            who, (int)place.device_id);
-        return PD_OK;
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: place cpu has device id %d; CPU places have device id 0 "
+                        "(use pd_place_cpu())",
+                        who, (int)place.device_id);
     case PD_PLACE_GPU:
     case PD_PLACE_GPU_PINNED:
         return pd__fail(PD_ERR_UNAVAILABLE,
@@ -77,22 +76,151 @@ pd_status pd__place_check(const char *who, pd_place place)
     }
 }
 
+pd_status pd__place_check(const char *who, pd_place place)
+{
+    if (place.type == PD_PLACE_CPU && place.device_id == 0)
+        return PD_OK;
+    return place_refuse(who, place);
+}
+
+/* --- Big-block cache -----------------------------------------------------------------------
+ *
+ * glibc serves blocks above its mmap threshold (at most 32 MiB) with a fresh mmap, and returns
+ * them to the kernel on free. An op that makes a 64 MiB output on every call then pays for
+ * 16,384 zero-filled page faults per call, which costs more than the kernel's own work (relu
+ * ran at 0.15x memcpy bandwidth that way). So the last few freed big blocks are kept and
+ * handed to the next allocation of a similar size, as every tensor framework's caching
+ * allocator does. The cache holds at most PD__CACHE_SLOTS blocks and PDEXT_STORAGE_CACHE_MB
+ * MiB in all (default 256; 0 turns it off); pd_storage_cache_clear() empties it. */
+
+#define PD__CACHE_MIN_BYTES ((size_t)1 << 20) /* smaller blocks are malloc's business */
+#define PD__CACHE_SLOTS 4
+#define PD__HUGE_PAGE ((size_t)2 << 20)
+
+static struct {
+    pthread_mutex_t lock;
+    pd_storage *slots[PD__CACHE_SLOTS];
+    size_t total;      /* bytes held */
+    size_t limit;      /* PDEXT_STORAGE_CACHE_MB in bytes */
+    pthread_once_t once;
+} cache = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0, 0, PTHREAD_ONCE_INIT};
+
+static void cache_configure(void)
+{
+    const char *env = getenv("PDEXT_STORAGE_CACHE_MB");
+    char *end = NULL;
+    unsigned long long mb = env && *env ? strtoull(env, &end, 10) : 256;
+    if (env && *env && (end == env || *end != '\0'))
+        mb = 256; /* not a number: keep the default rather than guess */
+    cache.limit = mb > (SIZE_MAX >> 20) ? SIZE_MAX : (size_t)mb << 20;
+}
+
+/* A cached block that holds `bytes` without wasting more than half of itself, or NULL. */
+static pd_storage *cache_take(size_t bytes)
+{
+    pd_storage *found = NULL;
+    pthread_mutex_lock(&cache.lock);
+    for (int i = 0; i < PD__CACHE_SLOTS; ++i) {
+        pd_storage *s = cache.slots[i];
+        if (s && s->capacity >= bytes && s->capacity / 2 <= bytes) {
+            cache.slots[i] = NULL;
+            cache.total -= s->capacity;
+            found = s;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&cache.lock);
+    return found;
+}
+
+/* Keeps a dying big block for reuse; false if the cache has no room (the caller frees it). */
+static bool cache_keep(pd_storage *s)
+{
+    pthread_once(&cache.once, cache_configure);
+    bool kept = false;
+    pthread_mutex_lock(&cache.lock);
+    if (s->capacity <= cache.limit - (cache.total < cache.limit ? cache.total : cache.limit)) {
+        for (int i = 0; i < PD__CACHE_SLOTS && !kept; ++i) {
+            if (cache.slots[i] == NULL) {
+                cache.slots[i] = s;
+                cache.total += s->capacity;
+                kept = true;
+            }
+        }
+    }
+    pthread_mutex_unlock(&cache.lock);
+    return kept;
+}
+
+void pd_storage_cache_clear(void)
+{
+    pd_storage *dying[PD__CACHE_SLOTS];
+    pthread_mutex_lock(&cache.lock);
+    for (int i = 0; i < PD__CACHE_SLOTS; ++i) {
+        dying[i] = cache.slots[i];
+        cache.slots[i] = NULL;
+    }
+    cache.total = 0;
+    pthread_mutex_unlock(&cache.lock);
+    for (int i = 0; i < PD__CACHE_SLOTS; ++i)
+        if (dying[i])
+            free(dying[i]->block);
+}
+
+/* Asks for transparent huge pages on the 2 MiB-aligned interior of a big block: one fault per
+ * 2 MiB instead of per 4 KiB when it is first touched. Advice only; failure changes nothing. */
+static void advise_huge_pages(void *ptr, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    uintptr_t begin = ((uintptr_t)ptr + PD__HUGE_PAGE - 1) & ~(uintptr_t)(PD__HUGE_PAGE - 1);
+    uintptr_t end = ((uintptr_t)ptr + bytes) & ~(uintptr_t)(PD__HUGE_PAGE - 1);
+    if (end > begin)
+        (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+#else
+    (void)ptr;
+    (void)bytes;
+#endif
+}
+
+/* --- Blocks -------------------------------------------------------------------------------- */
+
+/* One malloc holds the header and the data; the data starts at the first 64-byte boundary
+ * after the header (malloc plus manual alignment: glibc's aligned_alloc costs several times a
+ * plain malloc on this hot path). */
+static pd_storage *block_new(size_t bytes)
+{
+    if (bytes >= PD__CACHE_MIN_BYTES) {
+        pd_storage *s = cache_take(bytes);
+        if (s != NULL)
+            return s;
+    }
+    size_t capacity = bytes;
+    unsigned char *block = malloc(sizeof(pd_storage) + PD__ALIGN - 1 + capacity);
+    if (block == NULL)
+        return NULL;
+    uintptr_t data = ((uintptr_t)(block + sizeof(pd_storage)) + PD__ALIGN - 1) &
+                     ~(uintptr_t)(PD__ALIGN - 1);
+    pd_storage *s = (pd_storage *)(data - sizeof(pd_storage));
+    s->block = block;
+    s->ptr = (void *)data;
+    s->capacity = capacity;
+    if (bytes >= PD__HUGE_PAGE)
+        advise_huge_pages(s->ptr, capacity);
+    return s;
+}
+
 pd_status pd__storage_new(const char *who, pd_place place, size_t bytes, pd_storage **out)
 {
     pd_status st = pd__place_check(who, place);
     if (st != PD_OK)
         return st;
-    /* aligned_alloc wants a multiple of the alignment; the header is one already. */
-    size_t padded = (bytes + PD__ALIGN - 1) / PD__ALIGN * PD__ALIGN;
-    if (bytes > SIZE_MAX - PD__ALIGN || padded > SIZE_MAX - PD__HEADER_BYTES)
+    if (bytes > SIZE_MAX - sizeof(pd_storage) - PD__ALIGN)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes: the size overflows",
                         who, bytes);
-    unsigned char *block = aligned_alloc(PD__ALIGN, PD__HEADER_BYTES + padded);
-    if (block == NULL)
+    pd_storage *s = block_new(bytes);
+    if (s == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory allocating %zu bytes", who, bytes);
-    pd_storage *s = (pd_storage *)block;
     atomic_init(&s->refcount, 1);
-    s->ptr = block + PD__HEADER_BYTES;
     s->bytes = bytes;
     s->place = place;
     s->deleter = NULL;
@@ -118,6 +246,8 @@ pd_status pd__storage_wrap(const char *who, pd_place place, void *ptr, size_t by
     s->deleter = deleter;
     s->user = user;
     s->external = true;
+    s->block = s;
+    s->capacity = bytes;
     *out = s;
     return PD_OK;
 }
@@ -137,9 +267,13 @@ void pd__storage_release(pd_storage *s)
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_release) != 1)
         return;
     atomic_thread_fence(memory_order_acquire);
-    if (s->external && s->deleter != NULL)
-        s->deleter(s->ptr, s->user);
-    free(s);
+    if (s->external) {
+        if (s->deleter != NULL)
+            s->deleter(s->ptr, s->user);
+    } else if (s->capacity >= PD__CACHE_MIN_BYTES && cache_keep(s)) {
+        return;
+    }
+    free(s->block);
 }
 
 int64_t pd__storage_use_count(const pd_storage *s)

@@ -29,6 +29,8 @@
  * dlopen. */
 static _Thread_local pd_kernel_ctx *current_call __attribute__((tls_model("initial-exec")));
 
+_Thread_local sigjmp_buf *pd__cxx_guard __attribute__((tls_model("initial-exec")));
+
 static const char out_of_memory_text[] = "(out of memory while formatting the error message)";
 
 /* vsnprintf into a new heap string; NULL if out of memory. */
@@ -86,9 +88,9 @@ static PD_NORETURN_ATTR void unwind(pd_kernel_ctx *ctx, pd_status status, const 
                                     int line, char *message)
 {
     record(ctx, status, file, line, message);
-    sigjmp_buf *guard = ctx->guard;
+    sigjmp_buf *guard = pd__cxx_guard;
     if (guard) {
-        ctx->guard = NULL;
+        pd__cxx_guard = NULL;
         ctx->err_set = true;
         ctx->err_handed = false;
         siglongjmp(*guard, 1);
@@ -145,6 +147,9 @@ void pd__ctx_report_error(pd_kernel_ctx *ctx, pd_status status, const char *file
     va_start(ap, fmt);
     char *msg = format_message(fmt ? fmt : "", ap);
     va_end(ap);
+    /* A module's pd::op_error may carry any status; the call must end failed. */
+    if (status <= PD_OK || status > PD_ERR_INTERNAL)
+        status = PD_ERR_OP_FAILED;
     record(ctx, status, file, line, msg);
     ctx->err_set = true;
     ctx->err_handed = true;

@@ -18,6 +18,7 @@ __attribute__((visibility("default"))) const pd_module_info *pdext_module_info(v
 {
     static const pd_module_info info = {
         sizeof(pd_module_info), PD_ABI_MAJOR, PD_ABI_MINOR + 1, __start_pd_ops,
-        __stop_pd_ops,          &pd__api,     "99.0.0",         PD__COMPILER_ID};
+        __stop_pd_ops,          &pd__api,     "99.0.0",         PD__COMPILER_ID,
+        NULL};
     return &info;
 }
