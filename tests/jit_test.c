@@ -144,6 +144,41 @@ PD_TEST(Jit, RebuildsWhenFlagsChange)
 
 /* --- reload in the same process ----------------------------------------------------------- */
 
+PD_TEST(Jit, RelativeSourcesAndIncludeDirsResolveAgainstTheCallersDirectory)
+{
+    /* Ninja runs the compiler in the build directory, so relative paths must be made
+     * absolute against the directory the host called from. */
+    jit_setup();
+    PD_ASSERT(mkdir(tmp_path("rel"), 0700) == 0 && mkdir(tmp_path("rel/inc"), 0700) == 0 &&
+              mkdir(tmp_path("rel/src"), 0700) == 0);
+    write_text(tmp_path("rel/inc/rel_factor.h"), "#define REL_FACTOR 5.0f\n");
+    write_text(tmp_path("rel/src/rel.c"),
+               "#include \"extension.h\"\n#include <rel_factor.h>\n"
+               "static void k(pd_kernel_ctx *ctx) {\n"
+               "    const pd_tensor *x = pd_input(ctx, 0);\n"
+               "    float *o = (float *)pd_data(pd_output(ctx, 0));\n"
+               "    for (int64_t i = 0; i < pd_numel(x); ++i)\n"
+               "        o[i] = ((const float *)pd_data(x))[i] * REL_FACTOR;\n"
+               "}\n"
+               "PD_BUILD_OP(jit_rel, .inputs = {\"X\"}, .outputs = {\"Out\"}, .kernel = k);\n");
+    char here[4096];
+    PD_ASSERT(getcwd(here, sizeof here) != NULL);
+    PD_ASSERT(chdir(tmp_path("rel")) == 0);
+    const char *srcs[] = {"src/rel.c"};
+    const char *incs[] = {"inc"};
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_jit_options o = options("rel", srcs, 1);
+    o.include_dirs = incs;
+    o.n_include_dirs = 1;
+    pd_module *m = NULL;
+    PD_EXPECT_OK(pd_jit_load(reg, &o, &m));
+    PD_EXPECT(chdir(here) == 0);
+    PD_EXPECT_NEAR(run_at_2(reg, "jit_rel"), 10.0, 0);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
 PD_TEST(Jit, ReloadInSameProcessRunsNewCodeAndReplacesOldOps)
 {
     jit_setup();
