@@ -200,7 +200,7 @@ PD_TEST(CxxErrors, WronglyTypedAttrReadThrows)
     PD_EXPECT_EQ(run_typed(m.reg, "cxx_attr_type", PD_FLOAT32, &factor, 1), PD_ERR_OP_FAILED);
     PD_EXPECT_CONTAINS(pd_last_error(),
                        "cxx_attr_type: attr 'factor' is declared double, but was read as int "
-                       "[pd_api.h:");
+                       "[cxx_errors_ops.cc:");
     PD_EXPECT_EQ(m.destroyed(), 1);
     PD_EXPECT_EQ(m.reached_after(), 0);
     cx_close(&m);

@@ -279,26 +279,39 @@ static inline int32_t pd_input_count(pd_kernel_ctx *ctx, int32_t index) { return
 /* Input by declared name ("X", "Out@GRAD"; suffixes @VECTOR / @OPTIONAL may be left off). */
 static inline const pd_tensor *pd_input_named(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, input(ctx, PD__CALL(ctx, input_index(ctx, name)), 0)); }
 
-static inline const pd_attr *pd__attr_typed(pd_kernel_ctx *ctx, int32_t index, pd_attr_type type)
+static inline const pd_attr *pd__attr_typed(pd_kernel_ctx *ctx, int32_t index, pd_attr_type type,
+                                             const char *file, int line)
 {
     const pd_attr *a = PD__CALL(ctx, attr(ctx, index));
     if (a->type != type)
-        pd__throw(__FILE__, __LINE__, "attr '%s' is declared %s, but was read as %s", a->name,
+        pd__throw(file, line, "attr '%s' is declared %s, but was read as %s", a->name,
                   pd_attr_type_name(a->type), pd_attr_type_name(type));
     return a;
 }
 /* Typed reads of attribute `index` (declared order). Reading as the wrong type throws. */
-static inline bool pd_attr_bool(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_BOOL)->v.b; }
-static inline int32_t pd_attr_int(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_INT)->v.i; }
-static inline float pd_attr_float(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_FLOAT)->v.f; }
-static inline double pd_attr_double(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_DOUBLE)->v.d; }
-static inline int64_t pd_attr_int64(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_INT64)->v.i64; }
-static inline const char *pd_attr_string(pd_kernel_ctx *ctx, int32_t index) { return pd__attr_typed(ctx, index, PD_ATTR_STRING)->v.s; }
+static inline bool pd__attr_bool_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_BOOL, file, line)->v.b; }
+static inline int32_t pd__attr_int_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_INT, file, line)->v.i; }
+static inline float pd__attr_float_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_FLOAT, file, line)->v.f; }
+static inline double pd__attr_double_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_DOUBLE, file, line)->v.d; }
+static inline int64_t pd__attr_int64_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_INT64, file, line)->v.i64; }
+static inline const char *pd__attr_string_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_STRING, file, line)->v.s; }
 /* Vector attrs: the elements, with their count in *count. */
-static inline const int32_t *pd_attr_ints(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INTS); *count = a->count; return a->v.ints; }
-static inline const float *pd_attr_floats(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_FLOATS); *count = a->count; return a->v.floats; }
-static inline const int64_t *pd_attr_int64s(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INT64S); *count = a->count; return a->v.int64s; }
-static inline const char *const *pd_attr_strings(pd_kernel_ctx *ctx, int32_t index, int32_t *count) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_STRINGS); *count = a->count; return a->v.strings; }
+static inline const int32_t *pd__attr_ints_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count, const char *file, int line) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INTS, file, line); *count = a->count; return a->v.ints; }
+static inline const float *pd__attr_floats_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count, const char *file, int line) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_FLOATS, file, line); *count = a->count; return a->v.floats; }
+static inline const int64_t *pd__attr_int64s_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count, const char *file, int line) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INT64S, file, line); *count = a->count; return a->v.int64s; }
+static inline const char *const *pd__attr_strings_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count, const char *file, int line) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_STRINGS, file, line); *count = a->count; return a->v.strings; }
+/* The getters are macros so that a wrong-type read reports the caller's [file:line], not this
+ * header's. */
+#define pd_attr_bool(ctx, index) pd__attr_bool_at(ctx, index, __FILE__, __LINE__)
+#define pd_attr_int(ctx, index) pd__attr_int_at(ctx, index, __FILE__, __LINE__)
+#define pd_attr_float(ctx, index) pd__attr_float_at(ctx, index, __FILE__, __LINE__)
+#define pd_attr_double(ctx, index) pd__attr_double_at(ctx, index, __FILE__, __LINE__)
+#define pd_attr_int64(ctx, index) pd__attr_int64_at(ctx, index, __FILE__, __LINE__)
+#define pd_attr_string(ctx, index) pd__attr_string_at(ctx, index, __FILE__, __LINE__)
+#define pd_attr_ints(ctx, index, count) pd__attr_ints_at(ctx, index, count, __FILE__, __LINE__)
+#define pd_attr_floats(ctx, index, count) pd__attr_floats_at(ctx, index, count, __FILE__, __LINE__)
+#define pd_attr_int64s(ctx, index, count) pd__attr_int64s_at(ctx, index, count, __FILE__, __LINE__)
+#define pd_attr_strings(ctx, index, count) pd__attr_strings_at(ctx, index, count, __FILE__, __LINE__)
 /* Declared position of an attribute by name; throws if undeclared. */
 static inline int32_t pd_attr_index(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, attr_index(ctx, name)); }
 

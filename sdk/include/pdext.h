@@ -44,9 +44,10 @@ const pd_api *pd_runtime_api(void);
 
 /* --- Tensors ------------------------------------------------------------------------------ */
 /* Each constructor writes a new defined tensor holding one reference to *out; release it with
- * pd_tensor_release. Memory is 64-byte aligned. GPU places fail with PD_ERR_UNAVAILABLE when
- * CUDA is not available; undefined places, bad dtypes, negative dims, ndim > PD_MAX_DIMS and
- * sizes that overflow fail with PD_ERR_INVALID_ARGUMENT. */
+ * pd_tensor_release. Memory is 64-byte aligned. This runtime allocates on the CPU only: GPU,
+ * GPU-pinned and custom places fail with PD_ERR_UNAVAILABLE (the message says what to do);
+ * undefined places, bad dtypes, negative dims, ndim > PD_MAX_DIMS and sizes that overflow fail
+ * with PD_ERR_INVALID_ARGUMENT. */
 
 pd_status pd_tensor_empty(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
                           const int64_t *shape);

@@ -13,9 +13,8 @@
  * (results are published by atomic rename).
  *
  * Environment: CC, CXX, NVCC / CUDA_HOME choose compilers; PDEXT_COMPILER_LAUNCHER (e.g.
- * ccache) prefixes compile commands; PDEXT_CUDA_ARCH overrides the CUDA architecture list;
- * PDEXT_CACHE_DIR moves the cache.
- * Also: PDEXT_CUDA_ARCH takes "75;80;90" (or "sm_75,8.6", "native", "all"; default
+ * ccache) prefixes compile commands; PDEXT_CACHE_DIR moves the cache; PDEXT_CUDA_ARCH
+ * overrides the CUDA architecture list: it takes "75;80;90" (or "sm_75,8.6", "native", "all"; default
  * 75;80;86;89;90 plus PTX of the last); PDEXT_INCLUDE_DIR overrides where the SDK headers are
  * found (default: next to libpdext, <prefix>/include/pdext); PDEXT_NINJA names the ninja
  * program (default: ninja in PATH); AR the archiver of PD_JIT_STATIC builds.
