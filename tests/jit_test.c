@@ -411,6 +411,81 @@ PD_TEST(Jit, CompilerLauncherPrefixesCompileCommands)
     jit_teardown();
 }
 
+PD_TEST(Jit, SingleCSourceIsOneCompilerRunWithNoVersionQuery)
+{
+    jit_setup();
+    fixture("scale_factor.h");
+    const char *srcs[] = {fixture("scale.c")};
+    /* A cc that logs each of its runs: compile and link are one run, as with `cc -shared`,
+     * and a C module's compiler identity comes from stat, not from `cc --version`. */
+    char script[1024];
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >> '%s'\nexec cc \"$@\"\n",
+             tmp_path("cc.runs"));
+    write_script(tmp_path("bin/logcc"), script);
+    setenv("CC", tmp_path("bin/logcc"), 1);
+    PD_EXPECT_NEAR(load_and_run("onerun", srcs, 1, "jit_scale"), 4.0, 0);
+    char *runs = read_text(tmp_path("cc.runs"));
+    PD_ASSERT(runs != NULL);
+    const char *nl = strchr(runs, '\n');
+    PD_EXPECT(nl != NULL && nl[1] == '\0'); /* exactly one line */
+    PD_EXPECT_CONTAINS(runs, "-shared");
+    PD_EXPECT_CONTAINS(runs, "scale.c");
+    PD_EXPECT(!pd_test_contains(runs, "--version"));
+    char *manifest = read_text(tmp_path("cache/onerun/manifest-shared"));
+    PD_ASSERT(manifest != NULL);
+    PD_EXPECT_CONTAINS(manifest, "version c ");
+    PD_EXPECT_CONTAINS(manifest, "bin/logcc (");
+    /* The headers it includes are still tracked (from the library's depfile). */
+    PD_EXPECT_CONTAINS(manifest, "scale_factor.h");
+    jit_teardown();
+}
+
+PD_TEST(Jit, CompilerWrapperInCcKeepsCompileAndLinkApart)
+{
+    jit_setup();
+    fixture("scale_factor.h");
+    const char *srcs[] = {fixture("scale.c")};
+    /* CC="wrapper cc" (as CC="ccache gcc"): a caching wrapper caches compiles, not links, so
+     * even a single source gets a compile of its own. */
+    char script[1024];
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >> '%s'\nexec \"$@\"\n",
+             tmp_path("wrapped.runs"));
+    write_script(tmp_path("bin/wrapper"), script);
+    char cc[1024];
+    snprintf(cc, sizeof cc, "%s cc", tmp_path("bin/wrapper"));
+    setenv("CC", cc, 1);
+    PD_EXPECT_NEAR(load_and_run("wrapped", srcs, 1, "jit_scale"), 4.0, 0);
+    char *runs = read_text(tmp_path("wrapped.runs"));
+    PD_ASSERT(runs != NULL);
+    PD_EXPECT_CONTAINS(runs, " -c ");
+    const char *nl = strchr(runs, '\n');
+    PD_EXPECT(nl != NULL && strstr(nl + 1, "-shared") != NULL); /* then the link */
+    jit_teardown();
+}
+
+PD_TEST(Jit, SingleSourceStaticAndSharedBuildsShareTheBuildDirectory)
+{
+    jit_setup();
+    const char *header = fixture("scale_factor.h");
+    const char *srcs[] = {fixture("scale.c")};
+    pd_jit_options o = options("kinds", srcs, 1);
+    o.output = tmp_path("libkinds.a");
+    o.output_kind = PD_JIT_STATIC;
+    PD_ASSERT_OK(pd_jit_build(&o));
+    PD_EXPECT_NEAR(load_and_run("kinds", srcs, 1, "jit_scale"), 4.0, 0);
+    PD_ASSERT_OK(pd_jit_build(&o)); /* each kind stays warm after the other's build */
+    PD_EXPECT_NEAR(load_and_run("kinds", srcs, 1, "jit_scale"), 4.0, 0);
+    PD_EXPECT_EQ(ninja_runs(), 2);
+    /* A header edit rebuilds both: each kind tracks the header through its own depfile. */
+    edit(header, "2.0f", "3.0f");
+    PD_EXPECT_NEAR(load_and_run("kinds", srcs, 1, "jit_scale"), 6.0, 0);
+    PD_ASSERT_OK(pd_jit_build(&o));
+    PD_EXPECT_EQ(ninja_runs(), 4);
+    char *text = read_text(tmp_path("libkinds.a"));
+    PD_EXPECT(text != NULL && strncmp(text, "!<arch>\n", 8) == 0);
+    jit_teardown();
+}
+
 PD_TEST(Jit, CxxSourcesCompileWithCxx)
 {
     jit_setup();

@@ -3,6 +3,9 @@
  * callback (the library never prints); here -v passes them all to stderr, and otherwise a
  * terminal gets one status line rewritten in place with '\r' (cleared when the build ends),
  * while a pipe or a log file gets nothing, so that scripts see only results and errors.
+ * Warnings from the JIT (lines starting "pdext: warning:", e.g. a C++ compiler unlike the one
+ * that built libpdext) are the exception: they are always printed on a line of their own,
+ * since a user who never passes -v must still see them.
  */
 #include "pdext_cmd.h"
 
@@ -20,6 +23,15 @@ static int terminal_width(void)
     return 80;
 }
 
+/* The prefix of the JIT's warning lines (jit/src/jit_load.c). */
+static const char warning_prefix[] = "pdext: warning:";
+
+static bool is_warning(const char *line, size_t n)
+{
+    return n >= sizeof warning_prefix - 1 &&
+           strncmp(line, warning_prefix, sizeof warning_prefix - 1) == 0;
+}
+
 void pd_cmd_progress_init(pd_cmd_progress *p, bool verbose)
 {
     p->verbose = verbose;
@@ -35,6 +47,15 @@ void pd_cmd_progress_log(void *user, const char *line)
         n--;
     if (p->verbose) {
         fprintf(stderr, "%.*s\n", (int)n, line);
+        return;
+    }
+    if (is_warning(line, n)) {
+        /* Over the status line, which the next log line redraws below the warning. */
+        if (p->shown)
+            fputs("\r\033[K", stderr);
+        fprintf(stderr, "%.*s\n", (int)n, line);
+        fflush(stderr);
+        p->shown = false;
         return;
     }
     if (!p->tty || n == 0)

@@ -156,6 +156,13 @@ const char *pd__plan_output_ext(const pd__plan *p);
  * the same plus ".d"); malloc'd, NULL when out of memory. Two sources of the same base name
  * get different objects (a hash of the path is part of the name). */
 char *pd__plan_object(const pd__plan *p, int32_t i);
+/* True when one compiler run turns the single C or C++ source into the shared library (no
+ * object file in between: no second compiler driver, as `cc -shared foo.c` does). */
+bool pd__plan_links_directly(const pd__plan *p);
+/* The depfile naming the headers that source i includes, relative to build_dir: the shared
+ * library's ("out/lib<name>.so.d") when it links directly, else its object's plus ".d";
+ * malloc'd, NULL when out of memory. */
+char *pd__plan_depfile(const pd__plan *p, int32_t i);
 
 /* --- jit_manifest.c ----------------------------------------------------------------------- */
 
@@ -170,7 +177,7 @@ typedef struct pd__manifest {
     uint64_t key;
     char *library;            /* file name inside the build dir */
     pd__strv warnings;        /* compiler warnings to repeat on each load */
-    pd__strv versions;        /* "<lang> <compiler --version first line>" */
+    pd__strv versions;        /* "<lang> <compiler identity>" (see check_compilers) */
     pd__input *inputs;
     int32_t n_inputs, cap_inputs;
 } pd__manifest;

@@ -6,7 +6,7 @@
  * all is unchanged, load the recorded library. No subprocess, no lock.
  *
  * Cold path: take an flock on <build dir>/.lock (the kernel drops it when its holders die),
- * look again (another process may have just built it), write build.ninja, run Ninja, copy
+ * look again (another process may have just built it), write build.ninja, run Ninja, rename
  * the linked library to a content-addressed name (lib<name>-<hash of its bytes>.so), and
  * write the manifest last. A SIGKILL at any point leaves either the previous manifest or the
  * new one, each naming a complete library. A second lock (.busy) is inherited by Ninja and
@@ -23,7 +23,13 @@
  * op authors may mix them with C++ host code, and libstdc++'s ABI follows the compiler's
  * major version; so, like Paddle's GCC check, a C++ compiler whose family or major version
  * differs from the one that built libpdext gets a warning. C modules need none: the C ABI
- * and the pdext function table do not depend on the compiler version.
+ * and the pdext function table do not depend on the compiler version. So only C++ and CUDA
+ * builds run `--version`; a C build records its compiler's identity as the cache key knows
+ * it (resolved path, size and mtime of the binary), which costs a stat, not a process.
+ *
+ * The cold path's own cost is kept to what the build needs: one Ninja process, a shell that
+ * execs each command, one compiler run for a single-source module (compile and link
+ * together), no `--version` run for C, and publication by rename (no copy).
  */
 #include "jit_internal.h"
 
@@ -88,16 +94,12 @@ static pd_status prepare_dirs(const pd__plan *p)
     return s;
 }
 
-/* A fresh manifest for the plan, or false. */
-static bool warm_manifest(const pd__plan *p, pd__manifest *m)
+/* Reads the plan's manifest into `m`; false (m empty) when there is none or it is unreadable. */
+static bool read_manifest(const pd__plan *p, pd__manifest *m)
 {
     char *path = pd__manifest_path(p);
     bool ok = path && pd__manifest_read(path, m);
     free(path);
-    if (ok && !pd__manifest_fresh(p, m)) {
-        pd__manifest_free(m);
-        ok = false;
-    }
     return ok;
 }
 
@@ -246,7 +248,17 @@ static char *tool_version(const pd__plan *p, const pd__tool *t, bool nvcc)
     return f.line;
 }
 
-/* Records compiler versions in the manifest and warns about a C++ compiler unlike ours. */
+/* "c <path> (<size> bytes, mtime <ns>)": what the key knows of a C compiler. */
+static void record_identity(const char *lang, const pd__tool *t, pd__manifest *m)
+{
+    pd__sb line = {0};
+    pd__sb_addf(&line, "%s %s (%lld bytes, mtime %lld)", lang, t->path ? t->path : "(missing)",
+                (long long)t->id.size, (long long)t->id.mtime_ns);
+    pd__strv_add(&m->versions, pd__sb_str(&line));
+    pd__sb_free(&line);
+}
+
+/* Records compiler identities in the manifest and warns about a C++ compiler unlike ours. */
 static void check_compilers(const pd__plan *p, pd__manifest *m)
 {
     struct { bool used; const char *lang; const pd__tool *tool; bool nvcc; } tools[] = {
@@ -256,6 +268,10 @@ static void check_compilers(const pd__plan *p, pd__manifest *m)
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; ++i) {
         if (!tools[i].used)
             continue;
+        if (strcmp(tools[i].lang, "c") == 0) { /* no ABI check for C: no process to run */
+            record_identity(tools[i].lang, tools[i].tool, m);
+            continue;
+        }
         char *v = tool_version(p, tools[i].tool, tools[i].nvcc);
         pd__sb line = {0};
         pd__sb_addf(&line, "%s %s", tools[i].lang, v ? v : "(unknown)");
@@ -399,6 +415,21 @@ static void remove_old_libraries(const pd__plan *p, const char *keep, const char
     closedir(d);
 }
 
+/* Moves the fresh build result to its content-addressed name (rename: atomic, and no copy).
+ * The next build makes out/lib<name>.<ext> anew, as it must for anything that changed; the
+ * published file is never the linker's output file, so no linker can overwrite it in place
+ * while a process has it mapped. */
+static pd_status move_into_place(const pd__plan *p, const char *built, const char *final)
+{
+    pd__file_stat st;
+    if (pd__stat_file(final, &st))
+        return PD_OK; /* the same bytes are published already */
+    if (chmod(built, p->kind == PD_JIT_STATIC ? 0600 : 0700) != 0 || rename(built, final) != 0)
+        return pd__fail(PD_ERR_IO, "%s: module '%s': cannot publish '%s' as '%s': %s", p->who,
+                        p->name, built, final, strerror(errno));
+    return PD_OK;
+}
+
 /* Publishes out/lib<name>.<ext> under its content address and records the manifest. */
 static pd_status publish(const pd__plan *p, pd__manifest *m, const char *previous)
 {
@@ -412,9 +443,10 @@ static pd_status publish(const pd__plan *p, pd__manifest *m, const char *previou
     pd__sb_addf(&lib, "lib%s-%016llx.%s", p->name, (unsigned long long)h,
                 pd__plan_output_ext(p));
     pd__sb_addf(&final, "%s/%s", p->build_dir, pd__sb_str(&lib));
-    pd__file_stat st;
-    if (s == PD_OK && !pd__stat_file(pd__sb_str(&final), &st))
-        s = pd__copy_atomic(p->who, built.s, final.s, p->kind == PD_JIT_STATIC ? 0600 : 0700);
+    if (s == PD_OK && (final.oom || lib.oom))
+        s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
+    if (s == PD_OK)
+        s = move_into_place(p, built.s, final.s);
     if (s == PD_OK) {
         m->key = p->key;
         m->library = lib.s;
@@ -429,18 +461,17 @@ static pd_status publish(const pd__plan *p, pd__manifest *m, const char *previou
     return s;
 }
 
-static pd_status cold_build(const pd__plan *p, pd__manifest *m)
+/* Builds under the lock; `old` is the manifest the warm check found stale (or empty). */
+static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool have_old,
+                            pd__manifest *m)
 {
     pd_status s = pd__plan_check_tools((pd__plan *)p);
     if (s != PD_OK)
         return s;
-    pd__manifest old = {0}, pre = {0};
-    char *old_path = pd__manifest_path(p);
-    bool have_old = old_path && pd__manifest_read(old_path, &old);
-    free(old_path);
+    pd__manifest pre = {0};
     check_compilers(p, m);
     int64_t start = now_ns();
-    s = hash_before(p, have_old ? &old : NULL, &pre);
+    s = hash_before(p, have_old ? old : NULL, &pre);
     for (int32_t i = 0; i < m->warnings.n; ++i)
         jit_log(p, "%s", m->warnings.v[i]);
     int lock_fd = -1, busy_fd = -1;
@@ -448,17 +479,14 @@ static pd_status cold_build(const pd__plan *p, pd__manifest *m)
         s = lock_build_dir(p, &lock_fd, &busy_fd);
     if (s == PD_OK) {
         /* Someone may have finished this very build while we waited for the lock. */
-        pd__manifest again = {0};
-        if (warm_manifest(p, &again)) {
+        pd__manifest cur = {0};
+        bool have_cur = read_manifest(p, &cur);
+        if (have_cur && pd__manifest_fresh(p, &cur)) {
             pd__manifest_free(m);
-            *m = again;
+            *m = cur;
         } else {
             /* The manifest now in place (maybe newer than `old`, written while we waited)
              * names the library that readers may be opening right now: keep it. */
-            pd__manifest cur = {0};
-            char *cur_path = pd__manifest_path(p);
-            bool have_cur = cur_path && pd__manifest_read(cur_path, &cur);
-            free(cur_path);
             s = run_ninja(p, busy_fd);
             if (s == PD_OK)
                 s = record_inputs(p, &pre, start, m);
@@ -469,7 +497,6 @@ static pd_status cold_build(const pd__plan *p, pd__manifest *m)
         close(busy_fd);
         close(lock_fd);
     }
-    pd__manifest_free(&old);
     pd__manifest_free(&pre);
     return s;
 }
@@ -484,12 +511,18 @@ static pd_status ensure_built(pd__plan *p, const char *who, const pd_jit_options
         s = prepare_dirs(p);
     if (s != PD_OK)
         return s;
-    if (warm_manifest(p, m)) {
+    /* Read once: a fresh manifest is the warm path; a stale one still tells the cold path
+     * which inputs it need not hash again. */
+    pd__manifest old;
+    bool have_old = read_manifest(p, &old);
+    if (have_old && pd__manifest_fresh(p, &old)) {
+        *m = old;
         for (int32_t i = 0; i < m->warnings.n; ++i)
             jit_log(p, "%s", m->warnings.v[i]);
         return PD_OK;
     }
-    s = cold_build(p, m);
+    s = cold_build(p, &old, have_old, m);
+    pd__manifest_free(&old);
     if (s != PD_OK)
         pd__manifest_free(m);
     return s;

@@ -7,8 +7,9 @@
  *
  *     pdext-jit-manifest 1
  *     key <16 hex>                       hash of flags, tools, SDK version, sources, CPU
- *     library lib<name>-<16 hex>.so      content-addressed copy of the link result
- *     version <lang> <compiler --version, first line>
+ *     library lib<name>-<16 hex>.so      the link result, renamed to its content address
+ *     version <lang> <compiler identity>  C++/CUDA: `--version`'s first line; C: the
+ *                                        compiler's path, size and mtime (no process)
  *     warning <line repeated to the log on every load>
  *     input <size> <mtime_ns> <hash> <path>   one per source and included header
  *
@@ -232,10 +233,10 @@ pd_status pd__depfiles_collect(const pd__plan *p, pd__strv *paths)
     for (int32_t i = 0; i < p->sources.n; ++i) {
         if (!pd__strv_has(paths, p->sources.v[i]))
             pd__strv_add(paths, p->sources.v[i]);
-        char *obj = pd__plan_object(p, i);
+        char *dep = pd__plan_depfile(p, i);
         pd__sb d = {0};
-        pd__sb_addf(&d, "%s/%s.d", p->build_dir, obj ? obj : "");
-        free(obj);
+        pd__sb_addf(&d, "%s/%s", p->build_dir, dep ? dep : "");
+        free(dep);
         char *text = d.oom ? NULL : pd__read_file(d.s, NULL);
         if (text == NULL) {
             pd_status s = pd__fail(PD_ERR_BUILD,

@@ -515,6 +515,47 @@ static void add_object(pd__sb *sb, const pd__plan *p, int32_t i)
     free(o);
 }
 
+/* True for a compiler that is likely a caching or distributing wrapper: CC="ccache gcc", or a
+ * ccache/sccache/distcc masquerade symlink named gcc. Those cache compiles, not links. */
+static bool tool_is_wrapper(const pd__tool *t)
+{
+    if (t->extra.n > 0)
+        return true;
+    char *real = t->path ? realpath(t->path, NULL) : NULL;
+    const char *base = real ? strrchr(real, '/') + 1 : "";
+    bool wrapper = strstr(base, "ccache") || strstr(base, "distcc");
+    free(real);
+    return wrapper;
+}
+
+bool pd__plan_links_directly(const pd__plan *p)
+{
+    /* A launcher (ccache) caches compiles, not links: it keeps the object. nvcc keeps it
+     * too (its link goes through the C++ compiler). */
+    if (p->sources.n != 1 || p->uses[PD__LANG_CUDA] || p->launcher != NULL)
+        return false;
+    return !tool_is_wrapper(p->uses[PD__LANG_C] ? &p->cc : &p->cxx);
+}
+
+char *pd__plan_depfile(const pd__plan *p, int32_t i)
+{
+    pd__sb d = {0};
+    if (p->kind == PD_JIT_SHARED && pd__plan_links_directly(p)) {
+        pd__sb_addf(&d, "out/lib%s.so.d", p->name);
+    } else {
+        char *o = pd__plan_object(p, i);
+        pd__sb_addf(&d, "%s.d", o ? o : "");
+        if (o == NULL)
+            d.oom = true;
+        free(o);
+    }
+    if (d.oom) {
+        pd__sb_free(&d);
+        return NULL;
+    }
+    return d.s;
+}
+
 static void add_builds(pd__sb *sb, const pd__plan *p)
 {
     static const char *const rules[] = {"cc", "cxx", "cuda"};
@@ -531,7 +572,14 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
         pd__sb_add(&objs, " ");
         add_object(&objs, p, i);
     }
-    pd__sb_addf(sb, "\nbuild out/lib%s.so: link%s\n", p->name, pd__sb_str(&objs));
+    if (pd__plan_links_directly(p)) { /* one compiler run from source to library */
+        pd__sb_addf(sb, "\nbuild out/lib%s.so: %s_link ", p->name,
+                    p->uses[PD__LANG_C] ? "cc" : "cxx");
+        add_ninja_path(sb, p->sources.v[0]);
+        pd__sb_add(sb, "\n");
+    } else {
+        pd__sb_addf(sb, "\nbuild out/lib%s.so: link%s\n", p->name, pd__sb_str(&objs));
+    }
     pd__sb_addf(sb, "build out/lib%s.a: archive%s\n", p->name, pd__sb_str(&objs));
     pd__sb_addf(sb, "\ndefault out/lib%s.%s\n", p->name, pd__plan_output_ext(p));
     if (objs.oom)

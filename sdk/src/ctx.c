@@ -50,12 +50,77 @@ static void item_reset(pd__out_item *it)
 }
 
 /* The place outputs are made on: the first bound input's, CPU for an op without inputs. */
-static pd_place first_input_place(pd_kernel_ctx *ctx)
+static const pd_place *first_input_place(const pd_kernel_ctx *ctx)
 {
+    static const pd_place cpu = {PD_PLACE_CPU, 0, {0}};
     for (int32_t i = 0; i < ctx->n_inputs; ++i)
         if (ctx->in[i].count > 0)
-            return ctx->in[i].tensors[0].place;
-    return pd_place_cpu();
+            return &ctx->in[i].tensors[0].place;
+    return &cpu;
+}
+
+/* pd__shape_check's verdict and byte size, without a message: false for anything it would
+ * refuse. The product of the non-zero dims is checked once at the end, which is the same as
+ * its running check since every factor is >= 1. */
+static inline bool shape_bytes(pd_data_type dtype, int32_t ndim, const int64_t *shape,
+                               size_t *bytes)
+{
+    size_t size = pd_dtype_size(dtype);
+    uint64_t count = 1, total;
+    bool empty = false;
+    if (size == 0 || (uint32_t)ndim > PD_MAX_DIMS)
+        return false;
+    for (int32_t d = 0; d < ndim; ++d) {
+        if (shape[d] <= 0) {
+            if (shape[d] < 0)
+                return false;
+            empty = true;
+        } else if (__builtin_mul_overflow(count, (uint64_t)shape[d], &count)) {
+            return false;
+        }
+    }
+    if (__builtin_mul_overflow(count, (uint64_t)size, &total) || total > (uint64_t)PTRDIFF_MAX)
+        return false;
+    *bytes = empty ? 0 : (size_t)total;
+    return true;
+}
+
+/* pd_output's tensor for item `it`, whose dtype and shape inference set (and checked): on the
+ * place of the op's first bound input. Re-validates nothing the runner already knows, but still
+ * checks the byte size and the place (a host's tensor struct may carry any place); any refusal
+ * goes through pd__ctx_make_tensor, which throws with its usual message. */
+static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
+{
+    const pd_place *place = first_input_place(ctx);
+    size_t bytes;
+    pd_storage *storage;
+    if (!shape_bytes(it->dtype, it->ndim, it->shape, &bytes) || !pd__place_ok(place) ||
+        (storage = pd__storage_alloc(place, bytes)) == NULL) {
+        /* Refused: the checked path finds the same fault and throws its message. */
+        pd__ctx_make_tensor("pd_output", &it->tensor, it->dtype, *place, it->ndim, it->shape);
+        return;
+    }
+    pd_tensor *t = &it->tensor;
+    t->data = storage->ptr;
+    t->storage = storage;
+    t->dtype = it->dtype;
+    t->ndim = it->ndim;
+    /* A fixed-size copy, then the entries past ndim zeroed (the tensor's are 0 there, the
+     * item's are anything) by falling through a switch: a few moves and stores, where a loop
+     * becomes memset and memcpy calls, or vector code longer than the copy itself. */
+    memcpy(t->shape, it->shape, sizeof t->shape);
+    switch (it->ndim) {
+    case 0: t->shape[0] = 0; /* fall through */
+    case 1: t->shape[1] = 0; /* fall through */
+    case 2: t->shape[2] = 0; /* fall through */
+    case 3: t->shape[3] = 0; /* fall through */
+    case 4: t->shape[4] = 0; /* fall through */
+    case 5: t->shape[5] = 0; /* fall through */
+    case 6: t->shape[6] = 0; /* fall through */
+    case 7: t->shape[7] = 0; /* fall through */
+    default: break;
+    }
+    t->place = *place;
 }
 
 /* Names of a declaration list, for "did you mean" style messages. */
@@ -104,6 +169,10 @@ int32_t pd__ctx_input_count(pd_kernel_ctx *ctx, int32_t index)
 
 const pd_tensor *pd__ctx_input(pd_kernel_ctx *ctx, int32_t index, int32_t item)
 {
+    if ((uint32_t)index < (uint32_t)ctx->n_inputs && item >= 0) { /* the usual case, first */
+        const pd__in_slot *slot = &ctx->in[index];
+        return item < slot->count ? &slot->tensors[item] : NULL;
+    }
     check_input_index(ctx, "pd_input", index);
     if (item < 0)
         OP_BUG("pd_input_at: item %d of input '%s' is negative", (int)item,
@@ -152,7 +221,10 @@ int32_t pd__ctx_output_count(pd_kernel_ctx *ctx, int32_t index)
     return checked_output(ctx, "pd_output_count", index)->count;
 }
 
-pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
+/* pd_output when its fast path in pd__ctx_output declined: a bad index or item, the infer
+ * phase, or nothing inferred. Each check throws its own message. */
+static __attribute__((noinline)) pd_tensor *output_checked(pd_kernel_ctx *ctx, int32_t index,
+                                                           int32_t item)
 {
     pd__out_item *it = checked_item(ctx, "pd_output", index, item);
     if (it->tensor.dtype != PD_UNDEFINED)
@@ -166,9 +238,25 @@ pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
         OP_BUG("pd_output: output '%s' item %d has no inferred %s; give the op an infer_shape / "
                "infer_dtype, or make the tensor and pass it to pd_set_output",
                name, (int)item, it->ndim < 0 ? "shape" : "dtype");
-    pd__ctx_make_tensor("pd_output", &it->tensor, it->dtype, first_input_place(ctx), it->ndim,
-                        it->shape);
+    make_output(ctx, it);
     return &it->tensor;
+}
+
+/* Every kernel calls this once per output: the accepted cases are tested first, with no
+ * message work, and anything else takes output_checked. */
+pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
+{
+    if ((uint32_t)index < (uint32_t)ctx->n_outputs &&
+        (uint32_t)item < (uint32_t)ctx->out[index].count) {
+        pd__out_item *it = &ctx->out[index].items[item];
+        if (it->tensor.dtype != PD_UNDEFINED)
+            return &it->tensor;
+        if (ctx->phase == PD__PHASE_KERNEL && it->ndim >= 0 && it->dtype != PD_UNDEFINED) {
+            make_output(ctx, it);
+            return &it->tensor;
+        }
+    }
+    return output_checked(ctx, index, item);
 }
 
 void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t)

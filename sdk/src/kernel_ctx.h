@@ -92,10 +92,19 @@ struct pd_kernel_ctx {
 
 /* --- unwind.c ------------------------------------------------------------------------------ */
 
+/* This thread's innermost running call (NULL outside any). initial-exec: a plain
+ * %fs-relative access instead of a __tls_get_addr call on every op call; one pointer fits
+ * easily in the static TLS surplus glibc keeps for libraries loaded with dlopen. */
+extern _Thread_local pd_kernel_ctx *pd__current_call __attribute__((tls_model("initial-exec")));
+
 /* Makes ctx the innermost running call of this thread (remembering the one it interrupts),
- * and back. */
-void pd__ctx_enter(pd_kernel_ctx *ctx);
-void pd__ctx_leave(pd_kernel_ctx *ctx);
+ * and back. Inline: every op call does both, and each is two moves. */
+static inline void pd__ctx_enter(pd_kernel_ctx *ctx)
+{
+    ctx->outer = pd__current_call;
+    pd__current_call = ctx;
+}
+static inline void pd__ctx_leave(pd_kernel_ctx *ctx) { pd__current_call = ctx->outer; }
 /* Set while a function of the C++ table runs (api_cxx.c): a throw lands there instead of in
  * the runner's frame, and the error stays pending. Per thread, not per call: no op call
  * starts inside a table function. */

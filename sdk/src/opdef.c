@@ -276,6 +276,41 @@ static pd_status parse_inplace(const def_where *w, const pd_op_def *def, pd_op *
     return PD_OK;
 }
 
+/* The input whose tensors output `o` mirrors when no infer function says otherwise: the
+ * aliased input of an inplace output; input "N" for an output "N@GRAD"; the only input of a
+ * one-input, one-output op. -1 if none. Fixed by the declarations, so computed once here
+ * rather than by the runner on every call. */
+static int32_t default_source(const pd_op *op, int32_t o)
+{
+    if (op->inplace_input[o] >= 0)
+        return op->inplace_input[o];
+    const char *base = op->outputs[o].base;
+    size_t len = strlen(base);
+    if (len > 5 && memcmp(base + len - 5, "@GRAD", 5) == 0)
+        for (int32_t i = 0; i < op->n_inputs; ++i)
+            if (strncmp(op->inputs[i].base, base, len - 5) == 0 &&
+                op->inputs[i].base[len - 5] == '\0')
+                return i;
+    if (op->n_inputs == 1 && op->n_outputs == 1)
+        return 0;
+    return -1;
+}
+
+/* What the runner reads on every call (pd_internal.h): default sources, and whether calls may
+ * take its lean binding (every input and output one plain tensor, nothing aliased, no attrs). */
+static void derive_call_facts(pd_op *op)
+{
+    bool simple = op->n_attrs == 0;
+    for (int32_t i = 0; i < op->n_inputs; ++i)
+        simple = simple && !op->inputs[i].is_vector && !op->inputs[i].is_optional;
+    for (int32_t o = 0; o < PD_MAX_OUTPUTS; ++o)
+        op->default_source[o] = o < op->n_outputs ? default_source(op, o) : -1;
+    for (int32_t o = 0; o < op->n_outputs; ++o)
+        simple = simple && !op->outputs[o].is_vector && !op->outputs[o].is_optional &&
+                 op->inplace_input[o] < 0;
+    op->simple = simple;
+}
+
 bool pd__op_registered_name(const char *name, pd_op_kind kind, char *buf, size_t size)
 {
     const char *suffix = kind == PD_OP_GRAD ? "_grad" : kind == PD_OP_DOUBLE_GRAD ? "_grad_grad" : "";
@@ -336,5 +371,6 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     op->kernel = def.kernel;
     op->infer_shape = def.infer_shape;
     op->infer_dtype = def.infer_dtype;
+    derive_call_facts(op);
     return PD_OK;
 }

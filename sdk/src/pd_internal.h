@@ -38,6 +38,10 @@ pd_status pd__fail_prefix(const char *fmt, ...) PD_PRINTF(1, 2);
 /* A new block of `bytes` on `place`, refcount 1, 64-byte aligned. Fails (with a message
  * naming `who`) for GPU places without CUDA, undefined places, and out of memory. */
 pd_status pd__storage_new(const char *who, pd_place place, size_t bytes, pd_storage **out);
+/* pd__storage_new for a caller that has already accepted *place (pd__place_ok) and bounded
+ * bytes (<= PTRDIFF_MAX): no checks, no message; NULL when out of memory. The runner's
+ * output path, where both facts are known and every instruction counts. */
+pd_storage *pd__storage_alloc(const pd_place *place, size_t bytes);
 void pd__storage_retain(pd_storage *s);
 void pd__storage_release(pd_storage *s);
 
@@ -80,6 +84,12 @@ struct pd_op {
     const pd_op *grad;        /* the op registered as <name>_grad, if any (set on registration) */
     const pd_op *forward;     /* for grad ops: the op they differentiate */
     pd_invoke_fn invoke;      /* the module's C++ invoke hook (NULL: call op code directly) */
+    /* Facts the runner needs on every call, computed once by pd__op_parse (opdef.c) so that a
+     * call does no string work for them. */
+    int32_t default_source[PD_MAX_OUTPUTS]; /* per output: the input the default inference
+                                             * mirrors (see opdef.c), or -1 */
+    bool simple; /* plain inputs and outputs only (no @VECTOR, no @OPTIONAL), no inplace, no
+                  * attrs: calls of it may take the runner's lean binding */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */
@@ -103,6 +113,12 @@ void pd__place_format(pd_place place, char *buf, size_t size);
  * PD_ERR_UNAVAILABLE (GPU, GPU-pinned, custom) or PD_ERR_INVALID_ARGUMENT (undefined, or a
  * CPU place with a device id), with a message naming `who` and the place. */
 pd_status pd__place_check(const char *who, pd_place place);
+/* The accepting case of pd__place_check, inline and without a message: for hot paths, which
+ * call pd__place_check only once this says no (to get the message). */
+static inline bool pd__place_ok(const pd_place *place)
+{
+    return place->type == PD_PLACE_CPU && place->device_id == 0;
+}
 /* Wraps the caller's buffer: refcount 1; `deleter(ptr, user)` (if not NULL) runs when the
  * last reference goes. On failure the deleter is not called. */
 pd_status pd__storage_wrap(const char *who, pd_place place, void *ptr, size_t bytes,

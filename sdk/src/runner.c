@@ -14,6 +14,7 @@
  * calling thread's own, so any number of threads may run ops at once.
  */
 #include "kernel_ctx.h"
+#include "pd_registry_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,10 @@
 
 /* Marks a declared input or attr the host has not bound (yet). */
 #define UNBOUND (-1)
+
+/* The steps of every lean call: inlined into both public entry points (see run_op), where the
+ * compiler would otherwise outline them once it sees two callers. */
+#define LEAN_STEP static inline __attribute__((always_inline))
 
 static const char *plural(int32_t n) { return n == 1 ? "" : "s"; }
 
@@ -68,7 +73,7 @@ static const char *attr_article(pd_attr_type t)
 
 /* --- Setting up the context ------------------------------------------------------------------ */
 
-static void item_reset(pd__out_item *it)
+LEAN_STEP void item_reset(pd__out_item *it)
 {
     it->tensor.data = NULL;
     it->tensor.storage = NULL;
@@ -78,13 +83,25 @@ static void item_reset(pd__out_item *it)
     it->ndim = -1;
 }
 
-static void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
+/* What every call sets, whichever way it binds. */
+LEAN_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
 {
     ctx->op = op;
     ctx->phase = PD__PHASE_INFER;
     ctx->n_inputs = op->n_inputs;
     ctx->n_outputs = op->n_outputs;
     ctx->n_attrs = op->n_attrs;
+    ctx->pool_used = 0;
+    ctx->n_tensors = 0;
+    ctx->chunks = NULL;
+    ctx->heap = NULL;
+    ctx->err_message = NULL; /* (outer is set on entering the call) */
+    ctx->err_set = false;
+}
+
+/* The declared slots, unbound, for the general binders. */
+static void ctx_init_slots(pd_kernel_ctx *ctx, const pd_op *op)
+{
     for (int32_t i = 0; i < op->n_inputs; ++i) {
         ctx->in[i].tensors = NULL;
         ctx->in[i].count = UNBOUND;
@@ -100,18 +117,13 @@ static void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
         slot->may_stay_unset = op->outputs[o].is_optional;
         item_reset(&slot->one);
     }
-    ctx->pool_used = 0;
-    ctx->n_tensors = 0;
-    ctx->chunks = NULL;
-    ctx->heap = NULL;
-    ctx->outer = NULL;
-    ctx->err_message = NULL;
-    ctx->err_set = false;
 }
 
-static void ctx_release(pd_kernel_ctx *ctx)
+/* Releases what the call still holds. Outputs [0, handed) were moved to the host already (by
+ * hand_over_lean, which leaves their items as they were). */
+LEAN_STEP void ctx_release(pd_kernel_ctx *ctx, int32_t handed)
 {
-    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+    for (int32_t o = handed; o < ctx->n_outputs; ++o) {
         pd__out_slot *slot = &ctx->out[o];
         for (int32_t k = 0; k < slot->count; ++k)
             if (slot->items[k].tensor.storage != NULL)
@@ -119,7 +131,8 @@ static void ctx_release(pd_kernel_ctx *ctx)
     }
     if (ctx->n_tensors || ctx->chunks || ctx->heap)
         pd__ctx_arena_release(ctx);
-    free(ctx->err_message); /* an error C++ op code caught, and its hook then reported none */
+    if (ctx->err_message) /* an error C++ op code caught, and its hook then reported none */
+        free(ctx->err_message);
 }
 
 /* --- Binding ------------------------------------------------------------------------------ */
@@ -163,7 +176,7 @@ static pd_status check_input_tensor(const pd_op *op, const pd__arg_decl *d, int3
 }
 
 /* Fast checks first; the message is only built once something is wrong. */
-static inline bool input_tensor_ok(const pd_tensor *t)
+LEAN_STEP bool input_tensor_ok(const pd_tensor *t)
 {
     if ((unsigned)t->dtype - 1u >= PD_NUM_DTYPES - 1u || (unsigned)t->ndim > PD_MAX_DIMS)
         return false;
@@ -350,26 +363,47 @@ static pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
     return PD_OK;
 }
 
-/* --- Inference and the kernel ---------------------------------------------------------------- */
-
-/* The input whose tensors output `o` mirrors when no infer function says otherwise: the
- * aliased input of an inplace output; input "N" for an output "N@GRAD"; the only input of a
- * one-input, one-output op. -1 if none. */
-static int32_t default_source(const pd_op *op, int32_t o)
+/* --- Lean binding ------------------------------------------------------------------------------
+ *
+ * The common call: a simple op (pd_internal.h: one plain tensor per input and output, nothing
+ * inplace, no attrs), every input given by position and well formed, every output slot asked
+ * for by position with room. bind_lean recognizes it and fills the slots in one pass, instead
+ * of ctx_init_slots' and the binders' several. It only ever accepts: at the first thing it
+ * does not like it returns false, nothing having happened yet, and the call starts over with
+ * the general binders, which report exactly what is wrong (or accept what this one does not
+ * bother with, such as names). */
+LEAN_STEP bool bind_lean(pd_kernel_ctx *ctx, const pd_arg *inputs, int32_t n_inputs,
+                         int32_t n_attrs, const pd_arg *outputs, int32_t n_outputs)
 {
-    if (op->inplace_input[o] >= 0)
-        return op->inplace_input[o];
-    const char *base = op->outputs[o].base;
-    size_t len = strlen(base);
-    if (len > 5 && memcmp(base + len - 5, "@GRAD", 5) == 0)
-        for (int32_t i = 0; i < op->n_inputs; ++i)
-            if (strncmp(op->inputs[i].base, base, len - 5) == 0 &&
-                op->inputs[i].base[len - 5] == '\0')
-                return i;
-    if (op->n_inputs == 1 && op->n_outputs == 1)
-        return 0;
-    return -1;
+    const pd_op *op = ctx->op;
+    if (n_inputs != op->n_inputs || n_attrs != 0 ||
+        (uint32_t)n_outputs > (uint32_t)op->n_outputs || (n_inputs > 0 && inputs == NULL) ||
+        (n_outputs > 0 && outputs == NULL))
+        return false;
+    for (int32_t i = 0; i < n_inputs; ++i) {
+        const pd_arg *a = &inputs[i];
+        if (a->name != NULL || a->count != 1 || a->tensors == NULL ||
+            !input_tensor_ok(a->tensors))
+            return false;
+        ctx->in[i].tensors = a->tensors;
+        ctx->in[i].count = 1;
+    }
+    for (int32_t o = 0; o < op->n_outputs; ++o) {
+        bool asked = o < n_outputs;
+        if (asked && (outputs[o].name != NULL || outputs[o].count < 1 || outputs[o].tensors == NULL))
+            return false;
+        pd__out_slot *slot = &ctx->out[o];
+        slot->items = &slot->one;
+        slot->count = 1;
+        slot->capacity = 1;
+        slot->host_arg = asked ? o : UNBOUND;
+        slot->may_stay_unset = false;
+        item_reset(&slot->one);
+    }
+    return true;
 }
+
+/* --- Inference and the kernel ---------------------------------------------------------------- */
 
 /* Output item counts (vector outputs mirror their source) and inplace tensors. */
 static void setup_outputs(pd_kernel_ctx *ctx, const int32_t *source)
@@ -392,30 +426,30 @@ static void setup_outputs(pd_kernel_ctx *ctx, const int32_t *source)
     }
 }
 
-static void default_shapes(pd_kernel_ctx *ctx, const int32_t *source)
+/* The runner's default inference: each output that mirrors an input takes its items' shapes
+ * (with `shapes`) and dtypes (with `dtypes`), for whichever the op has no infer function. One
+ * pass for both when it has neither. */
+static inline void default_infer(pd_kernel_ctx *ctx, const int32_t *source, bool shapes,
+                                 bool dtypes)
 {
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         if (source[o] < 0)
             continue;
         const pd__in_slot *in = &ctx->in[source[o]];
         pd__out_slot *slot = &ctx->out[o];
-        for (int32_t k = 0; k < slot->count && k < in->count; ++k) {
-            slot->items[k].ndim = in->tensors[k].ndim;
-            memcpy(slot->items[k].shape, in->tensors[k].shape,
-                   sizeof(int64_t) * (size_t)in->tensors[k].ndim);
+        int32_t n = slot->count < in->count ? slot->count : in->count;
+        for (int32_t k = 0; k < n; ++k) {
+            const pd_tensor *t = &in->tensors[k];
+            pd__out_item *it = &slot->items[k];
+            if (shapes) {
+                /* The whole array, a fixed-size copy (no memcpy call): entries past ndim are
+                 * never read. */
+                it->ndim = t->ndim;
+                memcpy(it->shape, t->shape, sizeof it->shape);
+            }
+            if (dtypes)
+                it->dtype = t->dtype;
         }
-    }
-}
-
-static void default_dtypes(pd_kernel_ctx *ctx, const int32_t *source)
-{
-    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
-        if (source[o] < 0)
-            continue;
-        const pd__in_slot *in = &ctx->in[source[o]];
-        pd__out_slot *slot = &ctx->out[o];
-        for (int32_t k = 0; k < slot->count && k < in->count; ++k)
-            slot->items[k].dtype = in->tensors[k].dtype;
     }
 }
 
@@ -437,22 +471,26 @@ static inline bool call_op_code(pd_kernel_ctx *ctx, pd_kernel_fn fn)
     return !ctx->err_set; /* also when the code caught a table function's error */
 }
 
-/* Inference and the kernel; false when op code failed without a jump. */
-static bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
+/* Inference and the kernel; false when op code failed without a jump. Not inlined into
+ * run_protected: code in a function that calls sigsetjmp keeps its locals in memory, for the
+ * jump's sake, which here would cost more than the call. */
+static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
 {
     const pd_op *op = ctx->op;
-    setup_outputs(ctx, source);
+    bool neither = op->infer_shape == NULL && op->infer_dtype == NULL;
+    if (!op->simple) /* a simple op's inputs are all bound: setup has nothing to do */
+        setup_outputs(ctx, source);
     if (op->infer_shape) {
         if (!call_op_code(ctx, op->infer_shape))
             return false;
     } else {
-        default_shapes(ctx, source);
+        default_infer(ctx, source, true, neither);
     }
     if (op->infer_dtype) {
         if (!call_op_code(ctx, op->infer_dtype))
             return false;
-    } else {
-        default_dtypes(ctx, source);
+    } else if (!neither) {
+        default_infer(ctx, source, false, true);
     }
     ctx->phase = PD__PHASE_KERNEL;
     return call_op_code(ctx, op->kernel);
@@ -523,7 +561,24 @@ static const char *inferred_by(const pd_kernel_ctx *ctx, pd_kernel_fn fn, const 
     return buf;
 }
 
-static pd_status check_item(const pd_kernel_ctx *ctx, int32_t o, int32_t k, int32_t source)
+/* The item's tensor is what inference said (where it said anything). A loop, not memcmp: a
+ * rank of one or two is the usual case. */
+LEAN_STEP bool item_as_inferred(const pd__out_item *it)
+{
+    const pd_tensor *t = &it->tensor;
+    if (it->ndim >= 0) {
+        if (t->ndim != it->ndim)
+            return false;
+        for (int32_t d = 0; d < t->ndim; ++d)
+            if (t->shape[d] != it->shape[d])
+                return false;
+    }
+    return it->dtype == PD_UNDEFINED || t->dtype == it->dtype;
+}
+
+/* The message for an item that is not as inferred. */
+static __attribute__((noinline)) pd_status item_mismatch(const pd_kernel_ctx *ctx, int32_t o,
+                                                         int32_t k, int32_t source)
 {
     const pd__out_item *it = &ctx->out[o].items[k];
     const pd_tensor *t = &it->tensor;
@@ -545,6 +600,13 @@ static pd_status check_item(const pd_kernel_ctx *ctx, int32_t o, int32_t k, int3
                                     sizeof who),
                         pd_dtype_name(it->dtype));
     return PD_OK;
+}
+
+static inline pd_status check_item(const pd_kernel_ctx *ctx, int32_t o, int32_t k, int32_t source)
+{
+    if (item_as_inferred(&ctx->out[o].items[k]))
+        return PD_OK;
+    return item_mismatch(ctx, o, k, source);
 }
 
 /* Every check before anything is written: required outputs made, shapes and dtypes as
@@ -589,33 +651,65 @@ static void hand_over(pd_kernel_ctx *ctx, pd_arg *args, const int32_t *counts)
     }
 }
 
+/* check_outputs + hand_over for a call bind_lean bound, when nothing is wrong: each slot holds
+ * its one item (a plain output's count stays 1) and the host's slots have room (bind_lean saw
+ * to it), so the checks read a few fields per output. Slot o goes to the host's pd_arg o, for
+ * o < n_outputs; the items keep their (moved) tensors, which ctx_release is told to skip.
+ * False, with nothing handed over, if any output is unset or not as inferred: check_outputs
+ * then finds and reports it. */
+LEAN_STEP bool hand_over_lean(pd_kernel_ctx *ctx, pd_arg *args, int32_t n_args)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        const pd__out_slot *slot = &ctx->out[o];
+        if (slot->count != 1 || slot->items[0].tensor.dtype == PD_UNDEFINED ||
+            !item_as_inferred(&slot->items[0]))
+            return false;
+    }
+    for (int32_t o = 0; o < n_args; ++o) {
+        args[o].tensors[0] = ctx->out[o].items[0].tensor;
+        args[o].count = 1;
+    }
+    return true;
+}
+
 /* --- Public ----------------------------------------------------------------------------------- */
+
+/* One call of a (non-NULL) op. Inlined into both public entry points, so that pd_run reaches
+ * it without a second trip through the PLT. */
+LEAN_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
+       int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
+{
+    pd_kernel_ctx ctx;
+    int32_t counts[PD_MAX_OUTPUTS];
+    const int32_t *source = op->default_source;
+    pd_status s = PD_OK;
+    ctx_init(&ctx, op);
+    bool lean = op->simple && bind_lean(&ctx, inputs, n_inputs, n_attrs, outputs, n_outputs);
+    if (!lean) {
+        ctx_init_slots(&ctx, op);
+        s = bind_inputs(&ctx, inputs, n_inputs);
+        if (s == PD_OK)
+            s = bind_attrs(&ctx, attrs, n_attrs);
+        if (s == PD_OK)
+            s = bind_outputs(&ctx, outputs, n_outputs);
+    }
+    if (s == PD_OK && !run_protected(&ctx, source))
+        s = pd__ctx_report(&ctx);
+    int32_t handed = 0;
+    if (s == PD_OK && lean && hand_over_lean(&ctx, outputs, n_outputs))
+        handed = n_outputs;
+    else if (s == PD_OK && (s = check_outputs(&ctx, source, outputs, counts)) == PD_OK)
+        hand_over(&ctx, outputs, counts);
+    ctx_release(&ctx, handed);
+    return s;
+}
 
 pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
                     int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
 {
     if (op == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_run: op is NULL");
-    pd_kernel_ctx ctx;
-    int32_t source[PD_MAX_OUTPUTS], counts[PD_MAX_OUTPUTS];
-    ctx_init(&ctx, op);
-    pd_status s = bind_inputs(&ctx, inputs, n_inputs);
-    if (s == PD_OK)
-        s = bind_attrs(&ctx, attrs, n_attrs);
-    if (s == PD_OK)
-        s = bind_outputs(&ctx, outputs, n_outputs);
-    if (s == PD_OK) {
-        for (int32_t o = 0; o < op->n_outputs; ++o)
-            source[o] = default_source(op, o);
-        if (!run_protected(&ctx, source))
-            s = pd__ctx_report(&ctx);
-    }
-    if (s == PD_OK)
-        s = check_outputs(&ctx, source, outputs, counts);
-    if (s == PD_OK)
-        hand_over(&ctx, outputs, counts);
-    ctx_release(&ctx);
-    return s;
+    return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
 }
 
 pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs, int32_t n_inputs,
@@ -623,8 +717,12 @@ pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs,
 {
     if (reg == NULL || name == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run: %s is NULL", reg ? "name" : "registry");
-    const pd_op *op = pd_op_find(reg, name);
-    if (op == NULL)
+    /* The snapshot probe pd_op_find makes, without its wrapper; only a miss goes through
+     * pd_op_find, for its message (and its "did you mean"). */
+    const pd__snapshot *snap = atomic_load_explicit(&((pd_registry *)reg)->current,
+                                                    memory_order_acquire);
+    const pd_op *op = pd__snapshot_find(snap, name);
+    if (op == NULL && (op = pd_op_find(reg, name)) == NULL)
         return pd_last_status();
-    return pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+    return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
 }

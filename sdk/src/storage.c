@@ -78,7 +78,7 @@ static pd_status place_refuse(const char *who, pd_place place)
 
 pd_status pd__place_check(const char *who, pd_place place)
 {
-    if (place.type == PD_PLACE_CPU && place.device_id == 0)
+    if (pd__place_ok(&place))
         return PD_OK;
     return place_refuse(who, place);
 }
@@ -209,6 +209,20 @@ static pd_storage *block_new(size_t bytes)
     return s;
 }
 
+pd_storage *pd__storage_alloc(const pd_place *place, size_t bytes)
+{
+    pd_storage *s = block_new(bytes);
+    if (s == NULL)
+        return NULL;
+    atomic_init(&s->refcount, 1);
+    s->bytes = bytes;
+    s->place = *place;
+    s->deleter = NULL;
+    s->user = NULL;
+    s->external = false;
+    return s;
+}
+
 pd_status pd__storage_new(const char *who, pd_place place, size_t bytes, pd_storage **out)
 {
     pd_status st = pd__place_check(who, place);
@@ -217,15 +231,9 @@ pd_status pd__storage_new(const char *who, pd_place place, size_t bytes, pd_stor
     if (bytes > SIZE_MAX - sizeof(pd_storage) - PD__ALIGN)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes: the size overflows",
                         who, bytes);
-    pd_storage *s = block_new(bytes);
+    pd_storage *s = pd__storage_alloc(&place, bytes);
     if (s == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory allocating %zu bytes", who, bytes);
-    atomic_init(&s->refcount, 1);
-    s->bytes = bytes;
-    s->place = place;
-    s->deleter = NULL;
-    s->user = NULL;
-    s->external = false;
     *out = s;
     return PD_OK;
 }

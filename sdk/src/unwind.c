@@ -24,10 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* initial-exec: a plain %fs-relative load instead of a __tls_get_addr call on every op call.
- * One pointer fits easily in the static TLS surplus glibc keeps for libraries loaded with
- * dlopen. */
-static _Thread_local pd_kernel_ctx *current_call __attribute__((tls_model("initial-exec")));
+/* The innermost running call (kernel_ctx.h says why initial-exec); entering and leaving are
+ * inline there. */
+_Thread_local pd_kernel_ctx *pd__current_call __attribute__((tls_model("initial-exec")));
 
 _Thread_local sigjmp_buf *pd__cxx_guard __attribute__((tls_model("initial-exec")));
 
@@ -111,18 +110,10 @@ static PD_NORETURN_ATTR void die_outside_call(const char *file, int line, const 
     abort();
 }
 
-void pd__ctx_enter(pd_kernel_ctx *ctx)
-{
-    ctx->outer = current_call;
-    current_call = ctx;
-}
-
-void pd__ctx_leave(pd_kernel_ctx *ctx) { current_call = ctx->outer; }
-
 void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap)
 {
     char *msg = format_message(fmt ? fmt : "", ap);
-    pd_kernel_ctx *ctx = current_call;
+    pd_kernel_ctx *ctx = pd__current_call;
     if (ctx == NULL)
         die_outside_call(file, line, msg);
     unwind(ctx, PD_ERR_OP_FAILED, file, line, msg);
@@ -134,7 +125,7 @@ void pd__ctx_throw(pd_status status, const char *fmt, ...)
     va_start(ap, fmt);
     char *msg = format_message(fmt, ap);
     va_end(ap);
-    pd_kernel_ctx *ctx = current_call;
+    pd_kernel_ctx *ctx = pd__current_call;
     if (ctx == NULL)
         die_outside_call(NULL, 0, msg);
     unwind(ctx, status, NULL, 0, msg);
