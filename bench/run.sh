@@ -17,10 +17,11 @@
 # (format in bench/bench_util.h), and its progress and spreads on stderr.
 #
 # jit_cold (rows jit_cold_build, jit_cold_build_same_flags, jit_cold_build_user_O2) alternates
-# four cold builds per repetition (pdext with its default flags, `cc -O2`, `cc` with the JIT's
-# flags, pdext with user flag -O2); its notes give the CPU time of each process tree, the
-# steadier figure on a shared machine, and split jit_cold_build's miss into the compiler's
-# extra work at the JIT's vectorizing defaults and the tool's own overhead (bench/README.md).
+# five cold builds per repetition (pdext with its default flags, `cc -O2`, `cc` with the JIT's
+# flags, pdext with user flag -O2, `cc` with the JIT's flags then -O2); its notes give the CPU
+# time of each process tree, the steadier figure on a shared machine, and split each pdext
+# figure into the compiler's own work at the flags it gets (the JIT's vectorizing defaults
+# cost more than -O2) and the tool's overhead (bench/README.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

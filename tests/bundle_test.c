@@ -687,16 +687,26 @@ PD_TEST(BundleCommand, CudaSourceBundlesAndRegisters)
 
 /* --- the inference example ------------------------------------------------------------------ */
 
+/* Links examples/inference/infer.c with libinferops.a into DIR/infer. */
+static bool link_infer(const char *dir)
+{
+    char *out = NULL;
+    int rc = sh(&out, "%s %s -O2 -I" WORK " -I" SRC "/sdk/include " SRC
+                "/examples/inference/infer.c " WORK "/libinferops.a " PDEXT_LIBS " -o %s/infer",
+                PD_BUNDLE_CC, PD_BUNDLE_SANITIZE_FLAGS, dir);
+    if (rc != 0)
+        pd_test_fail(__FILE__, __LINE__, "linking infer:\n%s", out ? out : "");
+    free(out);
+    return rc == 0;
+}
+
 PD_TEST(BundleInference, ExampleRunsWithNoCompilerOnPathAndNoCache)
 {
     PD_ASSERT(fixture());
     const char *dir = test_dir("inference");
     char *out = NULL;
-    int rc = sh(&out, "%s %s -O2 -I" WORK " -I" SRC "/sdk/include " SRC
-                "/examples/inference/infer.c " WORK "/libinferops.a " PDEXT_LIBS " -o %s/infer",
-                PD_BUNDLE_CC, PD_BUNDLE_SANITIZE_FLAGS, dir);
-    PD_ASSERT_EQ(rc, 0);
-    free(out);
+    int rc;
+    PD_ASSERT(link_infer(dir));
 
     /* X: 3 x 4 float32 with negatives; expected Y = relu(concat([X, X], axis 0)). */
     float xs[12];
@@ -740,4 +750,28 @@ PD_TEST(BundleInference, ExampleRunsWithNoCompilerOnPathAndNoCache)
         if (pd_test_contains(out, kernels[i]))
             pd_test_fail(__FILE__, __LINE__, "infer exports %s", kernels[i]);
     free(out);
+}
+
+PD_TEST(BundleInference, ExampleErrorNamesTheStepAndTheOpOnce)
+{
+    PD_ASSERT(fixture());
+    const char *dir = test_dir("inference_error");
+    PD_ASSERT(link_infer(dir));
+    /* A 0-d input: custom_concat refuses a scalar. */
+    pd_tensor x;
+    PD_ASSERT_OK(pd_tensor_empty(&x, PD_FLOAT32, pd_place_cpu(), 0, NULL));
+    ((float *)x.data)[0] = 1;
+    char in_path[1024];
+    snprintf(in_path, sizeof in_path, "%s/scalar.npy", dir);
+    PD_ASSERT_OK(pd_npy_save(in_path, &x));
+    pd_tensor_release(&x);
+    char *out = NULL;
+    PD_EXPECT_EQ(sh(&out, "%s/infer %s %s/y.npy", dir, in_path, dir), 1);
+    PD_EXPECT_CONTAINS(out, "infer: step 1 (concat): custom_concat: inputs must have at least "
+                            "one dimension");
+    PD_EXPECT(out != NULL && strstr(out, "custom_concat: custom_concat") == NULL);
+    free(out);
+    char out_path[1024];
+    snprintf(out_path, sizeof out_path, "%s/y.npy", dir);
+    PD_EXPECT(!file_exists(out_path));
 }

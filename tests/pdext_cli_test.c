@@ -420,7 +420,17 @@ PD_TEST(Cli, MissingAttrFailsNamingIt)
 {
     save_floats("x.npy", 2, s23, x6);
     EXPECT_PDEXT(1, "run %s --op cli_echo --input X=x.npy --attr flag=1", pd_test_path("cli_echo.so"));
-    PD_EXPECT_CONTAINS(err_text, "'n'");
+    PD_EXPECT_CONTAINS(err_text, "pdext run: missing attr 'n' of cli_echo: give --attr n=VALUE (int)");
+    done();
+}
+
+PD_TEST(Cli, MissingAttrIsReportedByTheCommandBeforeRunning)
+{
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(1, "run %s --op custom_concat --input X=x.npy", CONCAT_C);
+    PD_EXPECT_STREQ(err_text, "pdext run: missing attr 'axis' of custom_concat: give --attr "
+                              "axis=VALUE (int64_t)\n");
+    PD_EXPECT(access(in_dir("Out.npy"), F_OK) != 0);
     done();
 }
 
@@ -442,5 +452,127 @@ PD_TEST(Cli, BuildPassesIncludeDirsAndCflagsToTheCompiler)
     EXPECT_PDEXT(0, "build -o libflagged.so flagged.c -I inc --cflags '-DCLI_FLAG=1 -Wall'");
     EXPECT_PDEXT(0, "list libflagged.so");
     PD_EXPECT_CONTAINS(out_text, "cli_flagged");
+    done();
+}
+
+/* --- messages for inputs of the wrong kind ------------------------------------------------- */
+
+static void write_file(const char *name, const char *text, size_t n)
+{
+    FILE *fp = fopen(in_dir(name), "wb");
+    if (fp == NULL || fwrite(text, 1, n, fp) != n)
+        abort();
+    fclose(fp);
+}
+
+PD_TEST(Cli, NpzWithoutAMemberAsksForOneListingTheMembers)
+{
+    pd_tensor t[2];
+    PD_ASSERT_OK(pd_tensor_empty(&t[0], PD_FLOAT32, pd_place_cpu(), 2, s23));
+    PD_ASSERT_OK(pd_tensor_empty(&t[1], PD_FLOAT32, pd_place_cpu(), 1, s23));
+    memcpy(t[0].data, x6, sizeof x6);
+    memcpy(t[1].data, x6, 2 * sizeof(float));
+    const char *names[2] = {"x", "y"};
+    PD_ASSERT_OK(pd_npz_save(in_dir("a.npz"), names, t, 2, false));
+    pd_tensor_release(&t[0]);
+    pd_tensor_release(&t[1]);
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=a.npz", relu_so());
+    PD_EXPECT_STREQ(err_text, "pdext run: input 'X': a.npz is an .npz archive; name a member: "
+                              "X=a.npz:MEMBER (members: x, y)\n");
+    /* Known by its zip magic under another name too. */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", in_dir("a.npz"), in_dir("arrays.bin"));
+    PD_ASSERT(system(cmd) == 0);
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=arrays.bin", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "arrays.bin is an .npz archive; name a member: "
+                                 "X=arrays.bin:MEMBER (members: x, y)");
+    /* An .npz that is no archive: the archive reader's own message. */
+    write_file("bad.npz", "not a zip", 9);
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=bad.npz", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "pdext run: input 'X': ");
+    PD_EXPECT_CONTAINS(err_text, "bad.npz");
+    PD_EXPECT(strstr(err_text, "NUMPY magic") == NULL);
+    /* With the member named, it runs. */
+    EXPECT_PDEXT(0, "run %s --op custom_relu --input X=a.npz:x", relu_so());
+    static const float want[6] = {0, 2, 0, 4, 0, 0.25f};
+    expect_floats("Out.npy", 2, s23, want);
+    done();
+}
+
+PD_TEST(Cli, OutThatIsAFileIsRefusedBeforeAnythingIsBuilt)
+{
+    save_floats("x.npy", 2, s23, x6);
+    write_file("taken.npy", "keep", 4);
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=x.npy --out taken.npy", RELU_C);
+    PD_EXPECT_STREQ(err_text, "pdext run: --out 'taken.npy' is a file, not a directory\n");
+    PD_EXPECT(module_dir() == NULL); /* refused before compiling */
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=x.npy --out taken.npy/", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "--out 'taken.npy/' is a file, not a directory");
+    EXPECT_PDEXT(1, "run %s --op custom_relu --input X=x.npy --out taken.npy/sub", relu_so());
+    PD_EXPECT_CONTAINS(err_text, "--out 'taken.npy/sub': 'taken.npy' is a file, not a directory");
+    char kept[8];
+    FILE *fp = fopen(in_dir("taken.npy"), "rb");
+    PD_ASSERT(fp != NULL);
+    size_t n = fread(kept, 1, sizeof kept, fp);
+    fclose(fp);
+    PD_EXPECT(n == 4 && memcmp(kept, "keep", 4) == 0);
+    done();
+}
+
+PD_TEST(Cli, MissingOutDirectoryIsMadeWithItsParents)
+{
+    static const float want[6] = {0, 2, 0, 4, 0, 0.25f};
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(0, "run %s --op custom_relu --input X=x.npy --out a/b/c", relu_so());
+    PD_EXPECT_CONTAINS(out_text, "-> a/b/c/Out.npy");
+    expect_floats("a/b/c/Out.npy", 2, s23, want);
+    done();
+}
+
+PD_TEST(Cli, StaticArchiveIsRefusedPointingAtBundles)
+{
+    write_file("libops.a", "!<arch>\n", 8);
+    EXPECT_PDEXT(2, "list libops.a");
+    PD_EXPECT_STREQ(err_text, "pdext list: libops.a is a static archive (a bundle?): list and "
+                              "run take op sources or a shared library (.so); link a bundle "
+                              "into a program instead (see pdext bundle --help)\n");
+    /* By its magic, whatever its name. */
+    write_file("ops.lib", "!<arch>\n", 8);
+    EXPECT_PDEXT(2, "run ops.lib --op custom_relu --input X=x.npy");
+    PD_EXPECT_CONTAINS(err_text, "pdext run: ops.lib is a static archive (a bundle?)");
+    PD_EXPECT(module_dir() == NULL);
+    done();
+}
+
+/* A C++ compiler that says it is g++ 1.2.3 (unlike whatever built libpdext) and compiles
+ * with the real one. */
+static void write_fake_cxx(void)
+{
+    static const char script[] = "#!/bin/sh\n"
+                                 "case \"$*\" in *--version*) echo 'g++ (Fake) 1.2.3'; exit 0;; esac\n"
+                                 "exec c++ \"$@\"\n";
+    write_file("fake-c++", script, sizeof script - 1);
+    PD_ASSERT(chmod(in_dir("fake-c++"), 0755) == 0);
+}
+
+PD_TEST(Cli, CompilerMismatchWarningIsShownWithoutVerbose)
+{
+    static const char op[] = "#include \"extension.h\"\n"
+                             "static void k(pd_kernel_ctx *ctx) { (void)ctx; }\n"
+                             "PD_BUILD_OP(cli_cxx_op, .inputs = {\"X\"}, .outputs = {\"Out\"}, "
+                             ".kernel = k);\n";
+    write_file("op.cc", op, sizeof op - 1);
+    write_fake_cxx();
+    PD_ASSERT(setenv("CXX", in_dir("fake-c++"), 1) == 0);
+    for (int load = 0; load < 2; ++load) { /* the build, then the load from the cache */
+        EXPECT_PDEXT(0, "list op.cc");
+        PD_EXPECT_CONTAINS(out_text, "cli_cxx_op");
+        PD_EXPECT(strncmp(err_text, "pdext: warning: module '", 24) == 0);
+        PD_EXPECT_CONTAINS(err_text, "(g++ (Fake) 1.2.3), but libpdext was built with");
+        size_t n = strlen(err_text);
+        PD_EXPECT(n > 0 && err_text[n - 1] == '\n');
+        PD_EXPECT(strchr(err_text, '\r') == NULL); /* no progress line off a terminal */
+    }
+    unsetenv("CXX");
     done();
 }

@@ -45,7 +45,7 @@ PD_TEST(Registry, StartsEmpty)
     PD_EXPECT(pd_registry_op_at(reg, 0) == NULL);
     PD_EXPECT(pd_op_find(reg, "tl_add") == NULL);
     PD_EXPECT_EQ(pd_last_status(), PD_ERR_NOT_FOUND);
-    PD_EXPECT_STREQ(pd_last_error(), "no op named 'tl_add' is registered");
+    PD_EXPECT_STREQ(pd_last_error(), "pd_op_find: no op named 'tl_add' is registered");
     pd_registry_destroy(reg);
 }
 
@@ -117,11 +117,12 @@ PD_TEST(Registry, SuggestsACloseNameForAnUnknownOne)
     pd_registry *reg = registry_with_linked_ops(NULL);
     PD_ASSERT(reg != NULL);
     PD_EXPECT(pd_op_find(reg, "tl_ad") == NULL);
-    PD_EXPECT_STREQ(pd_last_error(), "no op named 'tl_ad' is registered (did you mean 'tl_add'?)");
+    PD_EXPECT_STREQ(pd_last_error(),
+                    "pd_op_find: no op named 'tl_ad' is registered (did you mean 'tl_add'?)");
     PD_EXPECT(pd_op_find(reg, "tl_identiy") == NULL);
     PD_EXPECT_CONTAINS(pd_last_error(), "did you mean 'tl_identity'?");
     PD_EXPECT(pd_op_find(reg, "conv2d") == NULL);
-    PD_EXPECT_STREQ(pd_last_error(), "no op named 'conv2d' is registered");
+    PD_EXPECT_STREQ(pd_last_error(), "pd_op_find: no op named 'conv2d' is registered");
     PD_EXPECT(pd_op_find(reg, "") == NULL);
     PD_EXPECT_EQ(pd_last_status(), PD_ERR_NOT_FOUND);
     pd_registry_destroy(reg);

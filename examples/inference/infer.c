@@ -14,7 +14,9 @@
 
 #include <stdio.h>
 
-/* Prints the failed step and the runtime's message; returns 1 (the exit status). */
+/* Prints the failed step and the runtime's message; returns 1 (the exit status). The message
+ * already starts with the op or function that failed ("custom_concat: ..."), so a step is
+ * labelled by what the program was doing, never by that name again. */
 static int failed(const char *step)
 {
     fprintf(stderr, "infer: %s: %s\n", step, pd_last_error());
@@ -34,13 +36,13 @@ static int run_pipeline(pd_registry *reg, const pd_tensor *x, pd_tensor *y)
     pd_tensor_release(&pair[0]);
     pd_tensor_release(&pair[1]);
     if (s != PD_OK)
-        return failed("custom_concat");
+        return failed("step 1 (concat)");
 
     pd_arg relu_in = pd_arg_named("X", &joined, 1);
     pd_arg relu_out = pd_arg_named("Out", y, 1);
     s = pd_run(reg, "custom_relu", &relu_in, 1, NULL, 0, &relu_out, 1);
     pd_tensor_release(&joined);
-    return s == PD_OK ? 0 : failed("custom_relu");
+    return s == PD_OK ? 0 : failed("step 2 (relu)");
 }
 
 /* Prints the values of a small float tensor, one row per line (nothing for big ones). */
@@ -67,7 +69,7 @@ int main(int argc, char **argv)
     pd_tensor x = {0}, y = {0};
     int rc = 1;
     if (pd_registry_create(&reg) != PD_OK)
-        return failed("pd_registry_create");
+        return failed("creating the registry");
     /* The one registration call: every op of the bundle, no files, no compiler. */
     if (pd_bundle_register_inferops(reg, NULL) != PD_OK)
         rc = failed("registering the bundle");

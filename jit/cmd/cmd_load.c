@@ -73,6 +73,21 @@ bool pd_cmd_is_library(const char *path)
     return (n > 3 && strcmp(base + n - 3, ".so") == 0) || strstr(base, ".so.") != NULL;
 }
 
+/* A static archive (.a, or "!<arch>" magic): a bundle, most likely, which only a program can
+ * link; neither dlopen nor the JIT can take it. */
+static bool is_static_archive(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 2 && strcmp(path + n - 2, ".a") == 0)
+        return true;
+    char magic[8] = {0};
+    FILE *fp = fopen(path, "rb");
+    size_t got = fp ? fread(magic, 1, sizeof magic, fp) : 0;
+    if (fp)
+        fclose(fp);
+    return got == sizeof magic && memcmp(magic, "!<arch>\n", sizeof magic) == 0;
+}
+
 /* "<stem>-<hash of the sources' real paths>" with unsafe characters made '_'. */
 static void derive_name(const pd_cmd_strv *sources, char *buf, size_t cap)
 {
@@ -131,8 +146,15 @@ int pd_cmd_load(const char *cmd, pd_registry *reg, const pd_cmd_load_args *a, pd
     if (a->inputs.n == 0)
         return pd_cmd_usage_error(cmd, "give op sources (.c .cc .cpp .cxx .cu) or one .so");
     int32_t libs = 0;
-    for (int32_t i = 0; i < a->inputs.n; ++i)
+    for (int32_t i = 0; i < a->inputs.n; ++i) {
+        if (is_static_archive(a->inputs.v[i])) {
+            pd_cmd_error(cmd, "%s is a static archive (a bundle?): list and run take op "
+                         "sources or a shared library (.so); link a bundle into a program "
+                         "instead (see pdext bundle --help)", a->inputs.v[i]);
+            return PD_CMD_USAGE;
+        }
         libs += pd_cmd_is_library(a->inputs.v[i]);
+    }
     if (libs > 0 && a->inputs.n > 1)
         return pd_cmd_usage_error(cmd, "give either sources or one shared library, not both");
     if (libs == 1) {

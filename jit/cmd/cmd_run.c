@@ -7,7 +7,8 @@
  * left out. FILE is a .npy file or MEMBER of an archive as ARCHIVE.npz:MEMBER. Attrs are
  * parsed according to the op's declared types (cmd_attr.c). Each output is written as
  * DIR/<name>.npy with the same name spelling, "X@GRAD.npy" included ('@' is an ordinary
- * file-name character); the items of a vector output as DIR/<name>_<i>.npy.
+ * file-name character); the items of a vector output as DIR/<name>_<i>.npy. DIR is made
+ * (with its parents) when the outputs are written; a file in its place is refused up front.
  */
 #include "pdext_cmd.h"
 #include "pdext_npy.h"
@@ -25,8 +26,9 @@ static const char usage[] =
     "from .npy files or .npz members (FILE.npz:MEMBER). A vector input takes one file per\n"
     "repetition (--input X=a.npy --input X=b.npy); an optional input may be left out.\n"
     "Attrs follow the op's declared types: axis=1, shape=2,3, name=abc, flag=true|false,\n"
-    "scale=0.5, names=a,b. Outputs go to DIR/<output name>.npy (default DIR: .), items of a\n"
-    "vector output to DIR/<name>_<i>.npy; each output's name, shape and dtype is printed.\n";
+    "scale=0.5, names=a,b. Outputs go to DIR/<output name>.npy (default DIR: .; made if\n"
+    "missing), items of a vector output to DIR/<name>_<i>.npy; each output's name, shape and\n"
+    "dtype is printed.\n";
 
 /* Room for the items of a vector output; the runner says so if an op makes more. */
 #define VECTOR_OUTPUT_CAPACITY 256
@@ -83,16 +85,56 @@ static int parse_args(int argc, char **argv, run_args *r)
     return PD_CMD_OK;
 }
 
-/* FILE.npy, or ARCHIVE.npz:MEMBER. */
-static pd_status load_tensor(const char *spec, pd_tensor *out)
+/* Whether `path` names an .npz archive: by its name, or by the zip magic at its start. */
+static bool looks_like_npz(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= 4 && strcmp(path + n - 4, ".npz") == 0)
+        return true;
+    char magic[4] = {0};
+    FILE *fp = fopen(path, "rb");
+    size_t got = fp ? fread(magic, 1, sizeof magic, fp) : 0;
+    if (fp)
+        fclose(fp);
+    return got == sizeof magic && memcmp(magic, "PK\x03\x04", sizeof magic) == 0;
+}
+
+/* An archive given without :MEMBER: says how to name one, and which there are. */
+static void report_npz_without_member(const char *input, const char *path)
+{
+    char **names = NULL;
+    int32_t count = 0;
+    if (pd_npz_list(path, &names, &count) != PD_OK) {
+        pd_cmd_error("run", "input '%s': %s", input, pd_last_error());
+        return;
+    }
+    char list[1024] = "";
+    size_t at = 0;
+    for (int32_t i = 0; i < count && at < sizeof list; ++i)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", names[i]);
+    pd_cmd_error("run", "input '%s': %s is an .npz archive; name a member: %s=%s:MEMBER "
+                 "(members: %s)", input, path, input, path, count ? list : "none");
+    pd_npz_names_free(names, count);
+}
+
+/* Reads FILE.npy, or ARCHIVE.npz:MEMBER, for input `input`; prints the error itself. */
+static bool load_tensor(const char *input, const char *spec, pd_tensor *out)
 {
     const char *colon = strrchr(spec, ':');
+    pd_status st;
     if (colon && colon - spec >= 4 && strncmp(colon - 4, ".npz", 4) == 0) {
         char path[4096];
         snprintf(path, sizeof path, "%.*s", (int)(colon - spec), spec);
-        return pd_npz_load(path, colon + 1, out);
+        st = pd_npz_load(path, colon + 1, out);
+    } else if (looks_like_npz(spec)) {
+        report_npz_without_member(input, spec);
+        return false;
+    } else {
+        st = pd_npy_load(spec, out);
     }
-    return pd_npy_load(spec, out);
+    if (st != PD_OK)
+        pd_cmd_error("run", "input '%s': %s", input, pd_last_error());
+    return st == PD_OK;
 }
 
 /* Names of the op's inputs (or attrs) for messages: "X, Y (optional)". */
@@ -133,10 +175,8 @@ static int bind_inputs(const pd_op *op, const run_args *r, input_slot *slots, in
                          pd_op_name(op));
             return PD_CMD_FAILED;
         }
-        if (load_tensor(eq + 1, &s->tensors[s->count]) != PD_OK) {
-            pd_cmd_error("run", "input '%s': %s", s->name, pd_last_error());
+        if (!load_tensor(s->name, eq + 1, &s->tensors[s->count]))
             return PD_CMD_FAILED;
-        }
         s->count++;
     }
     for (int32_t i = 0; i < n; ++i)
@@ -186,6 +226,50 @@ static int parse_attrs(const pd_op *op, const run_args *r, pd_attr *attrs, void 
                          spec, pd_op_name(op), pd_attr_type_name(type), pd_cmd_attr_syntax(type));
             return PD_CMD_FAILED;
         }
+    }
+    return PD_CMD_OK;
+}
+
+/* Every declared attr must be given (the op has no defaults): says which one is missing
+ * before anything runs, as for inputs. */
+static int check_attrs_given(const pd_op *op, const pd_attr *attrs, int32_t count)
+{
+    for (int32_t j = 0; j < pd_op_attr_count(op); ++j) {
+        const char *name = pd_op_attr_name(op, j);
+        int32_t k = 0;
+        while (k < count && strcmp(attrs[k].name, name) != 0)
+            k++;
+        if (k == count) {
+            pd_cmd_error("run", "missing attr '%s' of %s: give --attr %s=VALUE (%s)", name,
+                         pd_op_name(op), name, pd_attr_type_name(pd_op_attr_type(op, j)));
+            return PD_CMD_FAILED;
+        }
+    }
+    return PD_CMD_OK;
+}
+
+/* --out must be a directory or not exist yet (it is made, with its parents, once the op has
+ * run): an existing file there, or as one of its parents, is refused before anything runs. */
+static int check_out_dir(const char *out_dir)
+{
+    char path[4096];
+    size_t len = (size_t)snprintf(path, sizeof path, "%s", out_dir);
+    while (len > 1 && path[len - 1] == '/')
+        path[--len] = '\0';
+    for (size_t end = 1; end <= len; ++end) {
+        if (end < len && path[end] != '/')
+            continue;
+        char saved = path[end];
+        path[end] = '\0';
+        struct stat st;
+        bool file = stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+        if (file && end == len)
+            pd_cmd_error("run", "--out '%s' is a file, not a directory", out_dir);
+        else if (file)
+            pd_cmd_error("run", "--out '%s': '%s' is a file, not a directory", out_dir, path);
+        path[end] = saved;
+        if (file)
+            return PD_CMD_FAILED;
     }
     return PD_CMD_OK;
 }
@@ -261,6 +345,8 @@ static int run_op(const pd_op *op, run_args *r)
     int rc = bind_inputs(op, r, slots, n_in);
     if (rc == PD_CMD_OK)
         rc = parse_attrs(op, r, attrs, elems, texts, &n_attr);
+    if (rc == PD_CMD_OK)
+        rc = check_attrs_given(op, attrs, n_attr);
     for (int32_t i = 0; i < n_in; ++i)
         ins[i] = pd_arg_named(slots[i].name, slots[i].tensors, slots[i].count);
     for (int32_t o = 0; o < n_out; ++o) {
@@ -307,7 +393,9 @@ int pd_cmd_run(int argc, char **argv)
     else if (rc == PD_CMD_OK) {
         pd_registry *reg = NULL;
         pd_module *module = NULL;
-        if (pd_registry_create(&reg) != PD_OK)
+        if (r.out_dir != NULL)
+            rc = check_out_dir(r.out_dir);
+        if (rc == PD_CMD_OK && pd_registry_create(&reg) != PD_OK)
             rc = pd_cmd_fail("run");
         if (rc == PD_CMD_OK)
             rc = pd_cmd_load("run", reg, &r.load, &module);

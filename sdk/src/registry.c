@@ -237,10 +237,11 @@ const pd_op *pd_op_find(const pd_registry *reg, const char *name)
         return op;
     const pd_op *near = closest_op(snap, name);
     if (near)
-        pd__fail(PD_ERR_NOT_FOUND, "no op named '%s' is registered (did you mean '%s'?)", name,
+        pd__fail(PD_ERR_NOT_FOUND,
+                 "pd_op_find: no op named '%s' is registered (did you mean '%s'?)", name,
                  near->name);
     else
-        pd__fail(PD_ERR_NOT_FOUND, "no op named '%s' is registered", name);
+        pd__fail(PD_ERR_NOT_FOUND, "pd_op_find: no op named '%s' is registered", name);
     return NULL;
 }
 

@@ -10,6 +10,9 @@
  *
  * The context lives on this function's stack (kernel_ctx.h says why that is cheap). Binding
  * by position does no string work at all; names are compared only when the host uses them.
+ * The usual call of a simple op (pd_internal.h) binds in one pass and hands its outputs over
+ * with a few field checks ("lean"); anything unusual takes the general steps, which give every
+ * message. Per-op facts (default inference sources) are computed at registration (opdef.c).
  * Nothing here takes a lock: the op is immutable once registered and the context is the
  * calling thread's own, so any number of threads may run ops at once.
  */
@@ -363,15 +366,11 @@ static pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
     return PD_OK;
 }
 
-/* --- Lean binding ------------------------------------------------------------------------------
- *
- * The common call: a simple op (pd_internal.h: one plain tensor per input and output, nothing
- * inplace, no attrs), every input given by position and well formed, every output slot asked
- * for by position with room. bind_lean recognizes it and fills the slots in one pass, instead
- * of ctx_init_slots' and the binders' several. It only ever accepts: at the first thing it
- * does not like it returns false, nothing having happened yet, and the call starts over with
- * the general binders, which report exactly what is wrong (or accept what this one does not
- * bother with, such as names). */
+/* The usual call of a simple op (one plain tensor per input and output, nothing inplace, no
+ * attrs): every input by position and well formed, every output slot asked for by position
+ * with room. Fills the slots in one pass. It only ever accepts: at the first thing it does not
+ * like it returns false, nothing having happened yet, and the general binders start over and
+ * report exactly what is wrong (or accept what it leaves to them, such as names). */
 LEAN_STEP bool bind_lean(pd_kernel_ctx *ctx, const pd_arg *inputs, int32_t n_inputs,
                          int32_t n_attrs, const pd_arg *outputs, int32_t n_outputs)
 {
@@ -390,7 +389,8 @@ LEAN_STEP bool bind_lean(pd_kernel_ctx *ctx, const pd_arg *inputs, int32_t n_inp
     }
     for (int32_t o = 0; o < op->n_outputs; ++o) {
         bool asked = o < n_outputs;
-        if (asked && (outputs[o].name != NULL || outputs[o].count < 1 || outputs[o].tensors == NULL))
+        if (asked &&
+            (outputs[o].name != NULL || outputs[o].count < 1 || outputs[o].tensors == NULL))
             return false;
         pd__out_slot *slot = &ctx->out[o];
         slot->items = &slot->one;
@@ -441,9 +441,7 @@ static inline void default_infer(pd_kernel_ctx *ctx, const int32_t *source, bool
         for (int32_t k = 0; k < n; ++k) {
             const pd_tensor *t = &in->tensors[k];
             pd__out_item *it = &slot->items[k];
-            if (shapes) {
-                /* The whole array, a fixed-size copy (no memcpy call): entries past ndim are
-                 * never read. */
+            if (shapes) { /* all of it, a fixed-size copy: entries past ndim are never read */
                 it->ndim = t->ndim;
                 memcpy(it->shape, t->shape, sizeof it->shape);
             }
@@ -602,13 +600,6 @@ static __attribute__((noinline)) pd_status item_mismatch(const pd_kernel_ctx *ct
     return PD_OK;
 }
 
-static inline pd_status check_item(const pd_kernel_ctx *ctx, int32_t o, int32_t k, int32_t source)
-{
-    if (item_as_inferred(&ctx->out[o].items[k]))
-        return PD_OK;
-    return item_mismatch(ctx, o, k, source);
-}
-
 /* Every check before anything is written: required outputs made, shapes and dtypes as
  * inferred, room in the host's slots. */
 static pd_status check_outputs(pd_kernel_ctx *ctx, const int32_t *source, const pd_arg *args,
@@ -619,11 +610,9 @@ static pd_status check_outputs(pd_kernel_ctx *ctx, const int32_t *source, const 
         if (n < 0)
             return PD_ERR_OP_FAILED;
         counts[o] = n;
-        for (int32_t k = 0; k < n; ++k) {
-            pd_status s = check_item(ctx, o, k, source[o]);
-            if (s != PD_OK)
-                return s;
-        }
+        for (int32_t k = 0; k < n; ++k)
+            if (!item_as_inferred(&ctx->out[o].items[k]))
+                return item_mismatch(ctx, o, k, source[o]);
         int32_t j = ctx->out[o].host_arg;
         if (j != UNBOUND && args[j].count < n)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
@@ -676,8 +665,9 @@ LEAN_STEP bool hand_over_lean(pd_kernel_ctx *ctx, pd_arg *args, int32_t n_args)
 
 /* One call of a (non-NULL) op. Inlined into both public entry points, so that pd_run reaches
  * it without a second trip through the PLT. */
-LEAN_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
-       int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
+LEAN_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
+                           const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                           int32_t n_outputs)
 {
     pd_kernel_ctx ctx;
     int32_t counts[PD_MAX_OUTPUTS];
