@@ -181,3 +181,141 @@ PD_TEST(JitErrors, RejectsNullArgumentsAndStaticKindForLoad)
     pd_registry_destroy(reg);
 }
 
+
+/* --- messages that say what to do: the headers, the cache directory, the output --------- */
+
+PD_TEST(JitErrors, IncludeDirWithoutExtensionHeaderFailsNamingTheVariableAndPath)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    setenv("PDEXT_INCLUDE_DIR", tmp_path("src"), 1); /* exists, but holds no extension.h */
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_jit_options o = options("noheaders", srcs, 1);
+    pd_module *m = NULL;
+    char expected[600];
+    snprintf(expected, sizeof expected, "PDEXT_INCLUDE_DIR is '%s', which holds no extension.h",
+             tmp_path("src"));
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_NOT_FOUND, expected);
+    PD_EXPECT_CONTAINS(pd_last_error(), "include/pdext) or unset it");
+    PD_EXPECT_EQ(ninja_runs(), 0); /* no silent fallback to other headers */
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+PD_TEST(JitErrors, UncreatableCacheDirectoryNamesItsOriginAndWhatToDo)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    write_text(tmp_path("file.npy"), "not a directory");
+    char *xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_jit_options o = options("nodir", srcs, 1);
+    pd_module *m = NULL;
+    const char *todo = "set PDEXT_CACHE_DIR to a writable directory, or pass a build directory "
+                       "(build_dir / pdext --build-dir)";
+
+    /* Below a regular file: mkdir fails (ENOTDIR even as root). */
+    setenv("PDEXT_CACHE_DIR", tmp_path("file.npy/c"), 1);
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_IO, "cannot create directory");
+    PD_EXPECT_CONTAINS(pd_last_error(), "comes from PDEXT_CACHE_DIR");
+    PD_EXPECT_CONTAINS(pd_last_error(), todo);
+
+    /* The cache directory is a file. */
+    setenv("PDEXT_CACHE_DIR", tmp_path("file.npy"), 1);
+    char expected[600];
+    snprintf(expected, sizeof expected, "'%s' is not a directory", tmp_path("file.npy"));
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_IO, expected);
+    PD_EXPECT_CONTAINS(pd_last_error(), "JIT cache directory");
+    PD_EXPECT_CONTAINS(pd_last_error(), todo);
+
+    /* From XDG_CACHE_HOME. */
+    unsetenv("PDEXT_CACHE_DIR");
+    setenv("XDG_CACHE_HOME", tmp_path("file.npy"), 1);
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_IO, "comes from XDG_CACHE_HOME");
+    PD_EXPECT_CONTAINS(pd_last_error(), todo);
+
+    /* An explicit build directory says so, and how to fall back to the cache. */
+    o.build_dir = tmp_path("file.npy/b");
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_IO, "passed as build_dir (pdext --build-dir)");
+    PD_EXPECT_CONTAINS(pd_last_error(), "pass a writable one, or leave it unset");
+    PD_EXPECT_EQ(ninja_runs(), 0);
+    if (xdg)
+        setenv("XDG_CACHE_HOME", xdg, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+    free(xdg);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+PD_TEST(JitErrors, MissingHomeIsNeverCreatedAndNoCacheSaysBothWaysToPassABuildDir)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char *xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    unsetenv("PDEXT_CACHE_DIR");
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", tmp_path("nohome"), 1);
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_jit_options o = options("homeless", srcs, 1);
+    pd_module *m = NULL;
+    char expected[600];
+    snprintf(expected, sizeof expected, "HOME '%s' does not exist", tmp_path("nohome"));
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_IO, expected);
+    PD_EXPECT_CONTAINS(pd_last_error(), "comes from HOME");
+    PD_EXPECT_CONTAINS(pd_last_error(), "set PDEXT_CACHE_DIR to a writable directory");
+    PD_EXPECT_EQ(access(tmp_path("nohome"), F_OK), -1); /* not created, even as root */
+
+    /* An existing HOME gets .cache/pdext below it. */
+    mkdir(tmp_path("home"), 0700);
+    setenv("HOME", tmp_path("home"), 1);
+    PD_EXPECT_OK(pd_jit_load(reg, &o, &m));
+    struct stat st;
+    PD_EXPECT_EQ(stat(tmp_path("home/.cache/pdext/homeless"), &st), 0);
+
+    unsetenv("HOME");
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_INVALID_ARGUMENT, "no cache directory");
+    PD_EXPECT_CONTAINS(pd_last_error(), "build_dir / pdext --build-dir");
+    if (home)
+        setenv("HOME", home, 1);
+    if (xdg)
+        setenv("XDG_CACHE_HOME", xdg, 1);
+    free(home);
+    free(xdg);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+PD_TEST(JitErrors, BuildOutputDirectoryMustExistAndBeWritableBeforeBuilding)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    pd_jit_options o = options("outdir", srcs, 1);
+    char expected[600];
+
+    o.output = tmp_path("nonexist/dir/liboutdir.so");
+    snprintf(expected, sizeof expected, "output directory '%s' does not exist",
+             tmp_path("nonexist/dir"));
+    PD_EXPECT_ERROR(pd_jit_build(&o), PD_ERR_NOT_FOUND, expected);
+
+    write_text(tmp_path("file.txt"), "x");
+    o.output = tmp_path("file.txt/liboutdir.so");
+    snprintf(expected, sizeof expected, "output directory '%s' is not a directory",
+             tmp_path("file.txt"));
+    PD_EXPECT_ERROR(pd_jit_build(&o), PD_ERR_INVALID_ARGUMENT, expected);
+
+    mkdir(tmp_path("ro"), 0500);
+    if (access(tmp_path("ro"), W_OK) != 0) { /* root may write anywhere: nothing to refuse */
+        o.output = tmp_path("ro/liboutdir.so");
+        snprintf(expected, sizeof expected, "output directory '%s' is not writable",
+                 tmp_path("ro"));
+        PD_EXPECT_ERROR(pd_jit_build(&o), PD_ERR_IO, expected);
+    }
+    PD_EXPECT_EQ(ninja_runs(), 0); /* refused before building */
+    chmod(tmp_path("ro"), 0700);
+    jit_teardown();
+}

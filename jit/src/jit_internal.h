@@ -72,8 +72,12 @@ pd_status pd__write_atomic(const char *who, const char *path, const void *data, 
 /* Copies src to dst atomically (temporary + rename). */
 pd_status pd__copy_atomic(const char *who, const char *src, const char *dst, mode_t mode);
 
-/* Creates `dir` and its missing parents with mode 0700. */
-pd_status pd__mkdirs(const char *who, const char *dir);
+/* Creates `dir` and its missing parents with mode 0700; `why` (may be NULL) is appended to
+ * a failure's message after "; ": what the directory is and what to do. */
+pd_status pd__mkdirs(const char *who, const char *dir, const char *why);
+/* Refuses an output file whose directory is missing, not a directory or not writable, in
+ * the words `pdext bundle` uses; checked before building, so the user waits for nothing. */
+pd_status pd__check_output_dir(const char *who, const char *output);
 /* Refuses a directory not owned by the user or writable by group or others: anyone who can
  * write there could plant a library that we would load. */
 pd_status pd__check_private_dir(const char *who, const char *dir);
@@ -96,8 +100,9 @@ void pd__tool_free(pd__tool *t);
 /* Looks up `name` (a path or a word to search in PATH); the first word is the program, the
  * rest become `extra`. */
 void pd__tool_find(pd__tool *t, const char *spec);
-/* Where the SDK headers (extension.h) are; malloc'd, NULL if nowhere. */
-char *pd__sdk_include_dir(void);
+/* Where the SDK headers (extension.h) are, malloc'd into *dir; fails (naming the variable)
+ * when PDEXT_INCLUDE_DIR is set to a directory without them, or when they are nowhere. */
+pd_status pd__sdk_include_dir(const char *who, char **dir);
 /* nvcc from NVCC, CUDA_HOME/bin, PATH, /usr/local/cuda/bin, in that order. */
 void pd__nvcc_find(pd__tool *t);
 /* A hash of the CPU model and features (for -march=native builds). */
@@ -129,6 +134,9 @@ typedef struct pd__plan {
     char *build_dir;          /* absolute */
     bool default_dir;         /* build_dir is under the cache root (check the root too) */
     char *cache_root;         /* the cache root when default_dir */
+    const char *dir_origin;   /* where build_dir came from, for messages: "build_dir",
+                               * "PDEXT_CACHE_DIR", "XDG_CACHE_HOME" or "HOME" */
+    char *home;               /* $HOME (absolute) when the cache root is under it */
     pd__strv sources;         /* absolute paths */
     bool uses[3];             /* per pd__lang */
     pd__tool cc, cxx, nvcc, ninja, ar;

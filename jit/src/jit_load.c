@@ -78,17 +78,52 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* What a directory failure's message adds: which directory it is, where its path came from
+ * and what to do. */
+static void dir_origin_hint(const pd__plan *p, pd__sb *why)
+{
+    if (!p->default_dir) {
+        pd__sb_addf(why, "the build directory '%s' was passed as build_dir (pdext "
+                    "--build-dir): pass a writable one, or leave it unset to use the cache "
+                    "directory (PDEXT_CACHE_DIR)", p->build_dir);
+        return;
+    }
+    pd__sb_addf(why, "the JIT cache directory '%s' comes from %s: set PDEXT_CACHE_DIR to a "
+                "writable directory, or pass a build directory (build_dir / pdext "
+                "--build-dir)", p->cache_root, p->dir_origin);
+}
+
+/* $HOME itself is never created (as root, mkdir would succeed and leave a stray home
+ * directory behind): only the directories below it. */
+static pd_status check_home(const pd__plan *p, const char *why)
+{
+    struct stat st;
+    if (p->home == NULL)
+        return PD_OK;
+    bool exists = stat(p->home, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        return PD_OK;
+    return pd__fail(PD_ERR_IO, "%s: cannot create directory '%s': HOME '%s' %s; %s", p->who,
+                    p->cache_root, p->home, exists ? "is not a directory" : "does not exist",
+                    why);
+}
+
 /* Creates the build directory and refuses unsafe ones (the cache root too). */
 static pd_status prepare_dirs(const pd__plan *p)
 {
+    pd__sb why = {0};
+    dir_origin_hint(p, &why);
     pd_status s = PD_OK;
     if (p->default_dir) {
-        s = pd__mkdirs(p->who, p->cache_root);
+        s = check_home(p, pd__sb_str(&why));
+        if (s == PD_OK)
+            s = pd__mkdirs(p->who, p->cache_root, pd__sb_str(&why));
         if (s == PD_OK)
             s = pd__check_private_dir(p->who, p->cache_root);
     }
     if (s == PD_OK)
-        s = pd__mkdirs(p->who, p->build_dir);
+        s = pd__mkdirs(p->who, p->build_dir, pd__sb_str(&why));
+    pd__sb_free(&why);
     if (s == PD_OK)
         s = pd__check_private_dir(p->who, p->build_dir);
     return s;
@@ -614,6 +649,9 @@ pd_status pd_jit_build(const pd_jit_options *opts)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "pd_jit_build: opts->output_kind %d is neither PD_JIT_SHARED nor "
                         "PD_JIT_STATIC", (int)opts->output_kind);
+    pd_status checked = pd__check_output_dir("pd_jit_build", opts->output);
+    if (checked != PD_OK)
+        return checked;
     pd__plan p;
     pd__manifest m;
     pd_status s = ensure_built(&p, "pd_jit_build", opts, opts->output_kind, &m);

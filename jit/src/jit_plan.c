@@ -53,6 +53,7 @@ static char *absolute(const char *path)
 static pd_status plan_dirs(pd__plan *p, const char *who, const pd_jit_options *opts)
 {
     if (opts->build_dir && *opts->build_dir) {
+        p->dir_origin = "build_dir";
         p->build_dir = absolute(opts->build_dir);
         return p->build_dir ? PD_OK : pd__fail(PD_ERR_IO, "%s: cannot resolve build_dir '%s'",
                                                who, opts->build_dir);
@@ -61,16 +62,23 @@ static pd_status plan_dirs(pd__plan *p, const char *who, const pd_jit_options *o
     const char *env = getenv("PDEXT_CACHE_DIR");
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
-    if (env && *env)
+    if (env && *env) {
         pd__sb_add(&root, env);
-    else if (xdg && *xdg == '/')
+        p->dir_origin = "PDEXT_CACHE_DIR";
+    } else if (xdg && *xdg == '/') {
         pd__sb_addf(&root, "%s/pdext", xdg);
-    else if (home && *home)
+        p->dir_origin = "XDG_CACHE_HOME";
+    } else if (home && *home) {
         pd__sb_addf(&root, "%s/.cache/pdext", home);
-    else
+        p->dir_origin = "HOME";
+        if ((p->home = absolute(home)) == NULL)
+            root.oom = true;
+    } else {
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: no cache directory: set PDEXT_CACHE_DIR, XDG_CACHE_HOME or HOME, "
-                        "or pass build_dir", who);
+                        "%s: no cache directory: set PDEXT_CACHE_DIR to a writable directory "
+                        "(or XDG_CACHE_HOME or HOME), or pass a build directory (build_dir / "
+                        "pdext --build-dir)", who);
+    }
     while (root.len > 1 && root.s[root.len - 1] == '/')
         root.s[--root.len] = '\0';
     p->cache_root = root.oom ? NULL : absolute(root.s);
@@ -375,12 +383,9 @@ pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts
         pd__tool_find(&p->ar, ar && *ar ? ar : "ar");
     if (launcher && *launcher && (p->launcher = strdup(launcher)) == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
-    p->sdk_include = pd__sdk_include_dir();
-    if (p->sdk_include == NULL)
-        return pd__fail(PD_ERR_NOT_FOUND,
-                        "%s: cannot find the pdext SDK headers (extension.h) next to libpdext "
-                        "or in '%s'; set PDEXT_INCLUDE_DIR to the directory holding them",
-                        who, PDEXT_INSTALL_INCLUDE_DIR);
+    s = pd__sdk_include_dir(who, &p->sdk_include);
+    if (s != PD_OK)
+        return s;
     plan_flags(p, opts);
     if (p->sources.oom || p->cflags.oom || p->cxxflags.oom || p->cuda_flags.oom ||
         p->ldflags.oom)
@@ -393,6 +398,7 @@ void pd__plan_free(pd__plan *p)
 {
     free(p->name);
     free(p->build_dir);
+    free(p->home);
     free(p->cache_root);
     pd__strv_free(&p->sources);
     pd__tool_free(&p->cc);

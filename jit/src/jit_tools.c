@@ -152,14 +152,16 @@ static bool has_sdk_headers(const char *dir)
 /* Any object of libpdext, for dladdr (ISO C has no function-to-object pointer cast). */
 static const char anchor;
 
-char *pd__sdk_include_dir(void)
+/* Where the headers are, or NULL: a set PDEXT_INCLUDE_DIR is the only place looked at (a
+ * wrong one must fail, not silently compile against other headers). */
+static char *find_sdk_include_dir(void)
 {
     /* An explicit override wins; then the headers that belong to the libpdext actually
      * running (an install is <prefix>/lib/libpdext.so beside <prefix>/include/pdext); then
      * the source tree when running from the build tree; then the configured install dir. */
     const char *env = getenv("PDEXT_INCLUDE_DIR");
-    if (has_sdk_headers(env))
-        return realpath(env, NULL);
+    if (env && *env)
+        return has_sdk_headers(env) ? realpath(env, NULL) : NULL;
     Dl_info info;
     if (dladdr(&anchor, &info) && info.dli_fname) {
         char *lib = realpath(info.dli_fname, NULL);
@@ -181,6 +183,23 @@ char *pd__sdk_include_dir(void)
     if (has_sdk_headers(PDEXT_INSTALL_INCLUDE_DIR))
         return realpath(PDEXT_INSTALL_INCLUDE_DIR, NULL);
     return NULL;
+}
+
+pd_status pd__sdk_include_dir(const char *who, char **dir)
+{
+    *dir = find_sdk_include_dir();
+    if (*dir)
+        return PD_OK;
+    const char *env = getenv("PDEXT_INCLUDE_DIR");
+    if (env && *env)
+        return pd__fail(PD_ERR_NOT_FOUND,
+                        "%s: PDEXT_INCLUDE_DIR is '%s', which holds no extension.h; point it "
+                        "at the SDK's include directory (<prefix>/include/pdext) or unset it",
+                        who, env);
+    return pd__fail(PD_ERR_NOT_FOUND,
+                    "%s: cannot find the pdext SDK headers (extension.h) next to libpdext "
+                    "or in '%s'; set PDEXT_INCLUDE_DIR to the directory holding them",
+                    who, PDEXT_INSTALL_INCLUDE_DIR);
 }
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -123,19 +123,15 @@ static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
     t->place = *place;
 }
 
-/* Names of a declaration list, for "did you mean" style messages. */
-static void list_names(const pd__arg_decl *decls, int32_t n, char *buf, size_t size)
+const char *pd__decl_names(const pd__arg_decl *decls, int32_t n, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (int32_t i = 0; i < n && used + 1 < size; ++i) {
         int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", decls[i].decl);
-        if (w < 0)
-            break;
-        used += (size_t)w;
+        used += w > 0 ? (size_t)w : 0;
     }
-    if (n == 0)
-        snprintf(buf, size, "none");
+    return n ? buf : "none";
 }
 
 int32_t pd__decl_find(const pd__arg_decl *decls, int32_t n, const char *name)
@@ -152,9 +148,8 @@ static int32_t find_named(const char *who, const char *what, const pd__arg_decl 
     int32_t i = name ? pd__decl_find(decls, n, name) : -1;
     if (i < 0) {
         char names[512];
-        list_names(decls, n, names, sizeof names);
         OP_BUG("%s: the op has no %s named '%s' (declared: %s)", who, what, name ? name : "(null)",
-               names);
+               pd__decl_names(decls, n, names, sizeof names));
     }
     return i;
 }
@@ -167,16 +162,21 @@ int32_t pd__ctx_input_count(pd_kernel_ctx *ctx, int32_t index)
     return ctx->in[index].count;
 }
 
+/* pd_input with a bad index or a negative item: throws naming which. */
+static __attribute__((noinline, noreturn)) void input_refused(pd_kernel_ctx *ctx, int32_t index,
+                                                              int32_t item)
+{
+    check_input_index(ctx, "pd_input", index);
+    OP_BUG("pd_input_at: item %d of input '%s' is negative", (int)item,
+           ctx->op->inputs[index].base);
+}
+
+/* Every kernel calls this for every input: the accepted case is all there is here, so it
+ * compiles to a leaf function; the messages live in input_refused. */
 const pd_tensor *pd__ctx_input(pd_kernel_ctx *ctx, int32_t index, int32_t item)
 {
-    if ((uint32_t)index < (uint32_t)ctx->n_inputs && item >= 0) { /* the usual case, first */
-        const pd__in_slot *slot = &ctx->in[index];
-        return item < slot->count ? &slot->tensors[item] : NULL;
-    }
-    check_input_index(ctx, "pd_input", index);
-    if (item < 0)
-        OP_BUG("pd_input_at: item %d of input '%s' is negative", (int)item,
-               ctx->op->inputs[index].base);
+    if ((uint32_t)index >= (uint32_t)ctx->n_inputs || item < 0)
+        input_refused(ctx, index, item);
     const pd__in_slot *slot = &ctx->in[index];
     return item < slot->count ? &slot->tensors[item] : NULL;
 }

@@ -145,6 +145,8 @@ void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, p
 void pd__ctx_resize_output(pd_kernel_ctx *ctx, int32_t index, int32_t count);
 /* Input or output index by name: the declaration or its base name; -1 if none. */
 int32_t pd__decl_find(const pd__arg_decl *decls, int32_t n, const char *name);
+/* "X, Out, Out@GRAD" (the declarations, as declared) into buf, or "none"; for messages. */
+const char *pd__decl_names(const pd__arg_decl *decls, int32_t n, char *buf, size_t size);
 
 /* --- ctx_arena.c: memory owned by the call ------------------------------------------------- */
 

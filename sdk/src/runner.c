@@ -32,18 +32,6 @@
 
 static const char *plural(int32_t n) { return n == 1 ? "" : "s"; }
 
-/* "X, Out, Out@GRAD" into buf. */
-static const char *decl_names(const pd__arg_decl *decls, int32_t n, char *buf, size_t size)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int32_t i = 0; i < n && used + 1 < size; ++i) {
-        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", decls[i].decl);
-        used += w > 0 ? (size_t)w : 0;
-    }
-    return n ? buf : "none";
-}
-
 static const char *attr_names(const pd_op *op, char *buf, size_t size)
 {
     size_t used = 0;
@@ -245,14 +233,14 @@ static pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
     if (n > op->n_inputs)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %d inputs given, but the op declares %d (%s)",
                         op->name, (int)n, (int)op->n_inputs,
-                        decl_names(op->inputs, op->n_inputs, names, sizeof names));
+                        pd__decl_names(op->inputs, op->n_inputs, names, sizeof names));
     for (int32_t j = 0; j < n; ++j) {
         const pd_arg *a = &args[j];
         int32_t i = a->name ? pd__decl_find(op->inputs, op->n_inputs, a->name) : j;
         if (i < 0)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: the op has no input named '%s' (declared: %s)", op->name, a->name,
-                            decl_names(op->inputs, op->n_inputs, names, sizeof names));
+                            pd__decl_names(op->inputs, op->n_inputs, names, sizeof names));
         if (ctx->in[i].count != UNBOUND)
             return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is bound twice (pd_arg %d)",
                             op->name, op->inputs[i].base, (int)j);
@@ -345,14 +333,14 @@ static pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %d outputs asked for, but the op declares %d (%s)", op->name, (int)n,
                         (int)op->n_outputs,
-                        decl_names(op->outputs, op->n_outputs, names, sizeof names));
+                        pd__decl_names(op->outputs, op->n_outputs, names, sizeof names));
     for (int32_t j = 0; j < n; ++j) {
         const pd_arg *a = &args[j];
         int32_t o = a->name ? pd__decl_find(op->outputs, op->n_outputs, a->name) : j;
         if (o < 0)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: the op has no output named '%s' (declared: %s)", op->name, a->name,
-                            decl_names(op->outputs, op->n_outputs, names, sizeof names));
+                            pd__decl_names(op->outputs, op->n_outputs, names, sizeof names));
         if (ctx->out[o].host_arg != UNBOUND)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: output '%s' is asked for twice (pd_arg %d)", op->name,
@@ -494,6 +482,25 @@ static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_
     return call_op_code(ctx, op->kernel);
 }
 
+/* run_steps for the usual C op: simple, no infer functions, no invoke hook. Its slots hold one
+ * item each and every input is bound, so the default inference is one copy per output, and
+ * the kernel is called directly. A function of its own so that it needs few registers. */
+static __attribute__((noinline)) bool run_steps_plain(pd_kernel_ctx *ctx, const int32_t *source)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        if (source[o] < 0)
+            continue;
+        const pd_tensor *t = &ctx->in[source[o]].tensors[0];
+        pd__out_item *it = &ctx->out[o].items[0];
+        it->ndim = t->ndim;
+        memcpy(it->shape, t->shape, sizeof it->shape); /* as in default_infer */
+        it->dtype = t->dtype;
+    }
+    ctx->phase = PD__PHASE_KERNEL;
+    ctx->op->kernel(ctx);
+    return true;
+}
+
 /* Inference and kernel under the error frame; false when op code threw or failed (the context
  * holds the message). The frame is armed here, in a function of its own that is never inlined,
  * so that the only locals living across the jump are `ctx` and `source`, which never change
@@ -506,7 +513,9 @@ static __attribute__((noinline)) bool run_protected(pd_kernel_ctx *ctx, const in
         pd__ctx_leave(ctx);
         return false;
     }
-    bool ok = run_steps(ctx, source);
+    const pd_op *op = ctx->op;
+    bool plain = op->simple && !op->infer_shape && !op->infer_dtype && !op->invoke;
+    bool ok = plain ? run_steps_plain(ctx, source) : run_steps(ctx, source);
     pd__ctx_leave(ctx);
     return ok;
 }

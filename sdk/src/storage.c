@@ -115,8 +115,9 @@ static void cache_configure(void)
     cache.limit = mb > (SIZE_MAX >> 20) ? SIZE_MAX : (size_t)mb << 20;
 }
 
-/* A cached block that holds `bytes` without wasting more than half of itself, or NULL. */
-static pd_storage *cache_take(size_t bytes)
+/* A cached block that holds `bytes` without wasting more than half of itself, or NULL. Never
+ * inlined: it is off the small-tensor path, whose registers it would otherwise claim. */
+static __attribute__((noinline)) pd_storage *cache_take(size_t bytes)
 {
     pd_storage *found = NULL;
     pthread_mutex_lock(&cache.lock);
@@ -169,7 +170,7 @@ void pd_storage_cache_clear(void)
 
 /* Asks for transparent huge pages on the 2 MiB-aligned interior of a big block: one fault per
  * 2 MiB instead of per 4 KiB when it is first touched. Advice only; failure changes nothing. */
-static void advise_huge_pages(void *ptr, size_t bytes)
+static __attribute__((noinline)) void advise_huge_pages(void *ptr, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
     uintptr_t begin = ((uintptr_t)ptr + PD__HUGE_PAGE - 1) & ~(uintptr_t)(PD__HUGE_PAGE - 1);
