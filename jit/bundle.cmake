@@ -18,8 +18,5 @@ if(TARGET pdext_cmd)
   file(WRITE ${_gen}/bundle_templates.h.tmp "${_pd_bundle_text}")
   configure_file(${_gen}/bundle_templates.h.tmp ${_gen}/bundle_templates.h COPYONLY)
   target_include_directories(pdext_cmd PRIVATE ${_gen})
-  target_compile_definitions(pdext_cmd PRIVATE
-    PD_BUNDLE_SOURCE_INCLUDE_DIR="${PDEXT_INCLUDE_DIR}"
-    PD_BUNDLE_INSTALL_INCLUDE_DIR="${CMAKE_INSTALL_FULL_INCLUDEDIR}/pdext")
   target_link_libraries(pdext_cmd PRIVATE ${CMAKE_DL_LIBS})
 endif()

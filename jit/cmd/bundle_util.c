@@ -1,6 +1,6 @@
 /*
  * bundle_util.c - helpers of `pdext bundle`: string lists, running programs, PATH lookup,
- * templates, the SDK include directory. See bundle_util.h.
+ * templates. See bundle_util.h.
  *
  * The command runs the compiler, ld, objcopy and ar as plain child processes with the
  * terminal inherited: a bundle is built once, ahead of time, so there is no cache or Ninja
@@ -11,7 +11,6 @@
 #include "pdext.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -23,13 +22,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-#ifndef PD_BUNDLE_SOURCE_INCLUDE_DIR
-#define PD_BUNDLE_SOURCE_INCLUDE_DIR ""
-#endif
-#ifndef PD_BUNDLE_INSTALL_INCLUDE_DIR
-#define PD_BUNDLE_INSTALL_INCLUDE_DIR ""
-#endif
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -211,53 +203,6 @@ bool bu_write_file(const char *path, const char *text)
     else if (!ok)
         errno = saved;
     return ok;
-}
-
-static bool has_sdk_headers(const char *dir)
-{
-    if (dir == NULL || *dir == '\0')
-        return false;
-    char *p = bu_fmt("%s/extension.h", dir);
-    bool ok = access(p, R_OK) == 0;
-    free(p);
-    return ok;
-}
-
-/* <dir of the file `path`>/../include/pdext if it holds the headers. */
-static char *include_beside(const char *path)
-{
-    char *real = path ? realpath(path, NULL) : NULL;
-    if (real == NULL)
-        return NULL;
-    char *slash = strrchr(real, '/');
-    if (slash)
-        *slash = '\0';
-    char *dir = bu_fmt("%s/../include/pdext", real);
-    free(real);
-    char *found = has_sdk_headers(dir) ? realpath(dir, NULL) : NULL;
-    free(dir);
-    return found;
-}
-
-char *bu_sdk_include_dir(void)
-{
-    const char *env = getenv("PDEXT_INCLUDE_DIR");
-    if (has_sdk_headers(env))
-        return realpath(env, NULL);
-    char *found = include_beside("/proc/self/exe");
-    if (found)
-        return found;
-    /* The libpdext that runs this command: an install keeps <prefix>/lib beside include. */
-    Dl_info info;
-    void *fn;
-    *(const char *(**)(void))&fn = pd_version;
-    if (dladdr(fn, &info) && info.dli_fname && (found = include_beside(info.dli_fname)))
-        return found;
-    if (has_sdk_headers(PD_BUNDLE_SOURCE_INCLUDE_DIR))
-        return realpath(PD_BUNDLE_SOURCE_INCLUDE_DIR, NULL);
-    if (has_sdk_headers(PD_BUNDLE_INSTALL_INCLUDE_DIR))
-        return realpath(PD_BUNDLE_INSTALL_INCLUDE_DIR, NULL);
-    return NULL;
 }
 
 void bu_remove_tree(const char *dir)

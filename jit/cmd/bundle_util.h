@@ -42,10 +42,6 @@ char *bu_fill(const char *tpl, const char *const *keys, const char *const *value
 /* Writes `text` to `path` (created or truncated, mode 0644); false with errno on failure. */
 bool bu_write_file(const char *path, const char *text);
 
-/* Where the SDK headers (extension.h) are: $PDEXT_INCLUDE_DIR, then beside the running
- * command (<prefix>/bin/pdext -> <prefix>/include/pdext), then beside libpdext, then the
- * source tree and the configured install dir. malloc'd; NULL if nowhere. */
-char *bu_sdk_include_dir(void);
 
 /* Removes `dir` and the files directly in it (the command's temporary directory). */
 void bu_remove_tree(const char *dir);

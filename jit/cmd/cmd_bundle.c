@@ -348,10 +348,9 @@ static int resolve_tools(bundle *b)
         free(found);
         free(spec);
     }
-    b->sdk_include = bu_sdk_include_dir();
+    b->sdk_include = pd_jit_sdk_include_dir();
     if (b->sdk_include == NULL)
-        return fail("cannot find the pdext headers (extension.h): set PDEXT_INCLUDE_DIR to "
-                    "the directory that holds them");
+        return fail("%s", pd_last_error());
     return 0;
 }
 

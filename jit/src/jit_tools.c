@@ -202,6 +202,12 @@ pd_status pd__sdk_include_dir(const char *who, char **dir)
                     who, PDEXT_INSTALL_INCLUDE_DIR);
 }
 
+char *pd_jit_sdk_include_dir(void)
+{
+    char *dir = NULL;
+    return pd__sdk_include_dir("pd_jit_sdk_include_dir", &dir) == PD_OK ? dir : NULL;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 uint64_t pd__cpu_identity(void)
 {

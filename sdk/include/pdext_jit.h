@@ -92,6 +92,12 @@ pd_status pd_jit_build(const pd_jit_options *opts);
  * with a message if it cannot be determined (unsafe name, no HOME). */
 char *pd_jit_build_dir(const pd_jit_options *opts);
 
+/* The SDK include directory (holding extension.h) that builds compile against, malloc'd (free
+ * it with free()): PDEXT_INCLUDE_DIR when set (it must hold the headers), else the headers
+ * installed beside the running libpdext, the source tree or the configured install prefix.
+ * NULL with a PD_ERR_NOT_FOUND message naming what to set when there is none. */
+char *pd_jit_sdk_include_dir(void);
+
 #pragma GCC visibility pop
 PD_EXTERN_C_END
 

@@ -26,8 +26,7 @@
 /* Marks a declared input or attr the host has not bound (yet). */
 #define UNBOUND (-1)
 
-/* The steps of every lean call: inlined into both public entry points (see run_op), where the
- * compiler would otherwise outline them once it sees two callers. */
+/* Steps of every lean call, inlined into both entry points (the compiler would outline them). */
 #define LEAN_STEP static inline __attribute__((always_inline))
 
 static const char *plural(int32_t n) { return n == 1 ? "" : "s"; }
@@ -415,8 +414,7 @@ static void setup_outputs(pd_kernel_ctx *ctx, const int32_t *source)
 }
 
 /* The runner's default inference: each output that mirrors an input takes its items' shapes
- * (with `shapes`) and dtypes (with `dtypes`), for whichever the op has no infer function. One
- * pass for both when it has neither. */
+ * (with `shapes`) or dtypes (with `dtypes`), for whichever the op has no infer function. */
 static inline void default_infer(pd_kernel_ctx *ctx, const int32_t *source, bool shapes,
                                  bool dtypes)
 {
@@ -463,28 +461,26 @@ static inline bool call_op_code(pd_kernel_ctx *ctx, pd_kernel_fn fn)
 static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
 {
     const pd_op *op = ctx->op;
-    bool neither = op->infer_shape == NULL && op->infer_dtype == NULL;
     if (!op->simple) /* a simple op's inputs are all bound: setup has nothing to do */
         setup_outputs(ctx, source);
     if (op->infer_shape) {
         if (!call_op_code(ctx, op->infer_shape))
             return false;
     } else {
-        default_infer(ctx, source, true, neither);
+        default_infer(ctx, source, true, false);
     }
     if (op->infer_dtype) {
         if (!call_op_code(ctx, op->infer_dtype))
             return false;
-    } else if (!neither) {
+    } else {
         default_infer(ctx, source, false, true);
     }
     ctx->phase = PD__PHASE_KERNEL;
     return call_op_code(ctx, op->kernel);
 }
 
-/* run_steps for the usual C op: simple, no infer functions, no invoke hook. Its slots hold one
- * item each and every input is bound, so the default inference is one copy per output, and
- * the kernel is called directly. A function of its own so that it needs few registers. */
+/* run_steps for the usual C op (simple, no infer functions, no invoke hook): one item per slot
+ * and every input bound, so the default inference is one copy per output. */
 static __attribute__((noinline)) bool run_steps_plain(pd_kernel_ctx *ctx, const int32_t *source)
 {
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
