@@ -104,7 +104,7 @@ static pd_status run_op(pd_registry *reg, const char *op)
 
 static void expect_error(const char *op, const char *text, const char *file, const char *tag)
 {
-    char want[512];
+    char want[1024];
     if (file)
         snprintf(want, sizeof want, "%s: %s %s", op, text, site(file, tag));
     else

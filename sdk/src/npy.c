@@ -365,7 +365,7 @@ pd_status pd__npy_parse(const char *who, const char *origin, const void *data, s
                         pd_tensor *out)
 {
     const unsigned char *b = data;
-    size_t header_len, offset;
+    size_t header_len = 0, offset = 0; /* set by the header reader; -O3 cannot see it */
     pd_data_type dtype;
     npy_header h;
     pd_status st = npy_preamble(who, origin, b, size, &header_len, &offset);
@@ -478,7 +478,7 @@ pd_status pd_npy_load(const char *path, pd_tensor *out)
     struct stat sb;
     unsigned char pre[12];
     size_t got = fread(pre, 1, sizeof pre, fp);
-    size_t header_len, offset;
+    size_t header_len = 0, offset = 0; /* set by the header reader; -O3 cannot see it */
     char *dict = NULL;
     pd_data_type dtype;
     npy_header h;

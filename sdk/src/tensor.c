@@ -141,7 +141,7 @@ pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim, con
 static pd_status tensor_new(const char *who, pd_tensor *out, pd_data_type dtype, pd_place place,
                             int32_t ndim, const int64_t *shape)
 {
-    size_t bytes;
+    size_t bytes = 0; /* set by pd__shape_check; -O3 cannot see it */
     pd_storage *storage;
     pd_status st = check_out(who, out);
     if (st == PD_OK)
@@ -217,7 +217,7 @@ pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, 
                                 void *user)
 {
     static const char who[] = "pd_tensor_from_buffer";
-    size_t bytes;
+    size_t bytes = 0; /* set by pd__shape_check; -O3 cannot see it */
     pd_status st = check_out(who, out);
     if (st == PD_OK)
         st = pd__shape_check(who, dtype, ndim, shape, &bytes);
