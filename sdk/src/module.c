@@ -182,6 +182,53 @@ static pd_status check_module_ops(const pd_registry *reg, const pd_module *m,
     return PD_OK;
 }
 
+/* Source position of an op for ordering: the table position of the first op defined in the
+ * same file, then the line. */
+typedef struct op_rank {
+    int32_t file_group;
+    int32_t line;
+    int32_t index;
+} op_rank;
+
+static int op_rank_cmp(const void *a, const void *b)
+{
+    const op_rank *x = a, *y = b;
+    if (x->file_group != y->file_group)
+        return x->file_group < y->file_group ? -1 : 1;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+/* Puts the module's ops in source order. The linker keeps each file's table entries together
+ * but GCC emits one file's definitions in reverse, so listings and messages would otherwise
+ * show custom_relu_grad before custom_relu. Runs before anything points at the ops. */
+static bool ops_sort_by_source(pd_module *m)
+{
+    int32_t n = m->n_ops;
+    op_rank *rank = malloc(sizeof *rank * (size_t)n);
+    pd_op *sorted = malloc(sizeof *sorted * (size_t)n);
+    if (rank == NULL || sorted == NULL) {
+        free(rank);
+        free(sorted);
+        return false;
+    }
+    for (int32_t i = 0; i < n; ++i) {
+        int32_t g = i;
+        for (int32_t j = 0; j < i && g == i; ++j)
+            if (strcmp(def_file(&m->ops[j]), def_file(&m->ops[i])) == 0)
+                g = rank[j].file_group;
+        rank[i] = (op_rank){g, m->ops[i].def->line, i};
+    }
+    qsort(rank, (size_t)n, sizeof *rank, op_rank_cmp);
+    for (int32_t i = 0; i < n; ++i)
+        sorted[i] = m->ops[rank[i].index];
+    memcpy(m->ops, sorted, sizeof *sorted * (size_t)n);
+    free(sorted);
+    free(rank);
+    return true;
+}
+
 /* Parses every definition of the info block into a new, unpublished module. */
 static pd_status module_build(const pd_module_info *info, const char *origin, void *handle,
                               pd_registry *reg, pd_module **out)
@@ -204,6 +251,10 @@ static pd_status module_build(const pd_module_info *info, const char *origin, vo
             return s;
         }
         m->ops[i].invoke = info->invoke; /* NULL for C modules and older info blocks */
+    }
+    if (!ops_sort_by_source(m)) {
+        module_free(m);
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "out of memory");
     }
     *out = m;
     return PD_OK;

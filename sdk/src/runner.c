@@ -534,11 +534,15 @@ static int32_t defined_count(const pd_kernel_ctx *ctx, int32_t o)
         return defined;
     const char *name = ctx->op->outputs[o].base;
     if (ctx->op->outputs[o].is_vector)
-        pd__fail(PD_ERR_OP_FAILED, "%s: item %d of output '%s' was not set by the kernel",
-                 ctx->op->name, (int)first_missing, name);
+        pd__fail(PD_ERR_OP_FAILED,
+                 "%s: item %d of output '%s' was not set by the kernel; the kernel must make "
+                 "it with pd_output_at(ctx, %d, %d) or give one with pd_set_output_at",
+                 ctx->op->name, (int)first_missing, name, (int)o, (int)first_missing);
     else
-        pd__fail(PD_ERR_OP_FAILED, "%s: output '%s' was not set by the kernel", ctx->op->name,
-                 name);
+        pd__fail(PD_ERR_OP_FAILED,
+                 "%s: output '%s' was not set by the kernel; the kernel must make it with "
+                 "pd_output(ctx, %d) or give one with pd_set_output",
+                 ctx->op->name, name, (int)o);
     return -1;
 }
 
