@@ -39,16 +39,6 @@ static pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, int32_t i
     return &slot->items[item];
 }
 
-static void item_reset(pd__out_item *it)
-{
-    it->tensor.data = NULL;
-    it->tensor.storage = NULL;
-    it->tensor.dtype = PD_UNDEFINED;
-    it->tensor.ndim = 0;
-    it->dtype = PD_UNDEFINED;
-    it->ndim = -1;
-}
-
 /* The place outputs are made on: the first bound input's, CPU for an op without inputs. */
 static const pd_place *first_input_place(const pd_kernel_ctx *ctx)
 {
@@ -283,7 +273,7 @@ void pd__ctx_resize_output(pd_kernel_ctx *ctx, int32_t index, int32_t count)
     pd__out_slot *slot = &ctx->out[index];
     for (int32_t i = count; i < slot->count; ++i) {
         pd_tensor_release(&slot->items[i].tensor);
-        item_reset(&slot->items[i]);
+        pd__out_item_reset(&slot->items[i]);
     }
     if (count > slot->capacity) {
         pd__out_item *grown = pd__ctx_alloc_items(ctx, count);
@@ -292,7 +282,7 @@ void pd__ctx_resize_output(pd_kernel_ctx *ctx, int32_t index, int32_t count)
         slot->capacity = count;
     }
     for (int32_t i = slot->count; i < count; ++i)
-        item_reset(&slot->items[i]);
+        pd__out_item_reset(&slot->items[i]);
     slot->count = count;
 }
 

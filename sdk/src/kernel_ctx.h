@@ -90,6 +90,17 @@ struct pd_kernel_ctx {
     bool err_handed;
 };
 
+/* Makes an output item undefined with nothing inferred (no reference is dropped). */
+static inline void pd__out_item_reset(pd__out_item *it)
+{
+    it->tensor.data = NULL;
+    it->tensor.storage = NULL;
+    it->tensor.dtype = PD_UNDEFINED;
+    it->tensor.ndim = 0;
+    it->dtype = PD_UNDEFINED;
+    it->ndim = -1;
+}
+
 /* --- unwind.c ------------------------------------------------------------------------------ */
 
 /* This thread's innermost running call (NULL outside any). initial-exec: a plain

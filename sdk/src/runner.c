@@ -63,16 +63,6 @@ static const char *attr_article(pd_attr_type t)
 
 /* --- Setting up the context ------------------------------------------------------------------ */
 
-LEAN_STEP void item_reset(pd__out_item *it)
-{
-    it->tensor.data = NULL;
-    it->tensor.storage = NULL;
-    it->tensor.dtype = PD_UNDEFINED;
-    it->tensor.ndim = 0;
-    it->dtype = PD_UNDEFINED;
-    it->ndim = -1;
-}
-
 /* What every call sets, whichever way it binds. */
 LEAN_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
 {
@@ -105,7 +95,7 @@ static void ctx_init_slots(pd_kernel_ctx *ctx, const pd_op *op)
         slot->capacity = 1;
         slot->host_arg = UNBOUND;
         slot->may_stay_unset = op->outputs[o].is_optional;
-        item_reset(&slot->one);
+        pd__out_item_reset(&slot->one);
     }
 }
 
@@ -385,7 +375,7 @@ LEAN_STEP bool bind_lean(pd_kernel_ctx *ctx, const pd_arg *inputs, int32_t n_inp
         slot->capacity = 1;
         slot->host_arg = asked ? o : UNBOUND;
         slot->may_stay_unset = false;
-        item_reset(&slot->one);
+        pd__out_item_reset(&slot->one);
     }
     return true;
 }

@@ -93,6 +93,18 @@ static void fill(void *dst, pd_data_type dtype, size_t n, double value)
     }
 }
 
+/* ndim in range and a shape array to go with it. */
+static pd_status rank_check(const char *who, int32_t ndim, const int64_t *shape)
+{
+    if (ndim < 0 || ndim > PD_MAX_DIMS)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: ndim is %d; expected 0..%d", who, (int)ndim,
+                        PD_MAX_DIMS);
+    if (ndim > 0 && shape == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: shape is NULL but ndim is %d", who,
+                        (int)ndim);
+    return PD_OK;
+}
+
 pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim, const int64_t *shape,
                           size_t *bytes)
 {
@@ -105,12 +117,9 @@ pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim, con
                         "%s: dtype %d is not a pdext data type (expected 1..%d)", who, (int)dtype,
                         PD_NUM_DTYPES - 1);
     }
-    if (ndim < 0 || ndim > PD_MAX_DIMS)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: ndim is %d; expected 0..%d", who, (int)ndim,
-                        PD_MAX_DIMS);
-    if (ndim > 0 && shape == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: shape is NULL but ndim is %d", who,
-                        (int)ndim);
+    pd_status st = rank_check(who, ndim, shape);
+    if (st != PD_OK)
+        return st;
     for (int32_t i = 0; i < ndim; ++i)
         if (shape[i] < 0)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
@@ -303,12 +312,9 @@ pd_status pd_tensor_reshape(pd_tensor *out, const pd_tensor *src, int32_t ndim,
         st = check_source(who, "src", src);
     if (st != PD_OK)
         return st;
-    if (ndim < 0 || ndim > PD_MAX_DIMS)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: ndim is %d; expected 0..%d", who, (int)ndim,
-                        PD_MAX_DIMS);
-    if (ndim > 0 && shape == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: shape is NULL but ndim is %d", who,
-                        (int)ndim);
+    st = rank_check(who, ndim, shape);
+    if (st != PD_OK)
+        return st;
     int64_t numel = pd_numel(src);
     int32_t infer = -1, n_infer = 0;
     uint64_t known = 1; /* product of the given non-zero dimensions */
