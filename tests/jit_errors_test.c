@@ -319,3 +319,69 @@ PD_TEST(JitErrors, BuildOutputDirectoryMustExistAndBeWritableBeforeBuilding)
     chmod(tmp_path("ro"), 0700);
     jit_teardown();
 }
+
+/* --- corrupted manifests (tests/fuzz/fuzz_manifest.c fuzzes the reader itself) ----------- */
+
+/* Writes `len` bytes of `text` as the manifest of module "corrupt", loads it and expects a
+ * working module: a damaged cache entry costs a rebuild at most, never a crash or an error. */
+static void expect_load_survives(const char *const *srcs, const char *text, size_t len,
+                                 const char *what)
+{
+    FILE *f = fopen(tmp_path("cache/corrupt/manifest-shared"), "wb");
+    PD_ASSERT(f != NULL);
+    fwrite(text, 1, len, f);
+    fclose(f);
+    double v = load_and_run("corrupt", srcs, 1, "jit_shift");
+    if (v != 12.0)
+        pd_test_fail(__FILE__, __LINE__, "manifest %s (%zu bytes): op gave %g: %s", what, len, v,
+                     pd_last_error());
+}
+
+/* Found by tests/fuzz/fuzz_manifest.c: a second "library" line naming a path (refused) left
+ * the first line's name freed but still referenced, and the reader freed it twice. */
+static const char fuzz_manifest_double_free[] =
+    "pdext-jit-manifest 1\nkey 0123456789abcfed\nlibrary librelu-00112pdext-jit-manifest 1\n"
+    "key 0123456789abcdef\nlibrary librelu-0011223344556677.so00deadbeef /src/relu.c)0 "
+    "00000000deadbeef /src/re,u.c\n";
+
+PD_TEST(JitErrors, CorruptedManifestOnlyEverCostsARebuild)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    PD_ASSERT_NEAR(load_and_run("corrupt", srcs, 1, "jit_shift"), 12.0, 0);
+    char good[4096];
+    char *text = read_text(tmp_path("cache/corrupt/manifest-shared"));
+    PD_ASSERT(text != NULL && strlen(text) < sizeof good);
+    snprintf(good, sizeof good, "%s", text);
+    size_t len = strlen(good);
+
+    /* Truncated at a spread of lengths (a full disk, a copy cut short). */
+    for (size_t n = 0; n < len; n += len / 12 + 1)
+        expect_load_survives(srcs, good, n, "truncated");
+    /* Bytes flipped, bits and whole bytes, across the file. */
+    for (size_t i = 0; i < len; i += len / 12 + 1) {
+        char bad[4096];
+        memcpy(bad, good, len);
+        bad[i] ^= (char)(i % 2 ? 0x01 : 0xff);
+        expect_load_survives(srcs, bad, len, "with a flipped byte");
+    }
+    expect_load_survives(srcs, fuzz_manifest_double_free, strlen(fuzz_manifest_double_free),
+                         "with two library lines");
+    PD_EXPECT(ninja_runs() > 1); /* some of them did cost a rebuild */
+    /* Well-formed lines with hostile values, under the right key and inputs (so that the
+     * warm check reaches them): names of files that are no library, odd sizes. */
+    const char *key = strstr(good, "\nkey "), *inputs = strstr(good, "\ninput ");
+    PD_ASSERT(key != NULL && inputs != NULL);
+    static const char *const hostile[] = {
+        "library .\n", "library ..\n", "library \n", "library manifest-shared\n",
+        "library .lock\ninput -1 -1 0 /dev/null\n", "input 99999999999999999999 0 0 /x\n",
+        "input 0 0 0 relative\n", "input 1 2 3 /\n", "key zz\n", "\n\n \n",
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; ++i) {
+        char bad[8192];
+        int n = snprintf(bad, sizeof bad, "pdext-jit-manifest 1%.21s\n%s%s", key, hostile[i],
+                         inputs + 1);
+        expect_load_survives(srcs, bad, (size_t)n, hostile[i]);
+    }
+    jit_teardown();
+}

@@ -110,7 +110,8 @@ bool pd__manifest_read(const char *path, pd__manifest *m)
             m->key = key;
             has_key = true;
         } else if (strcmp(line, "library") == 0) {
-            free(m->library);
+            free(m->library); /* a repeated line: the last one counts */
+            m->library = NULL;
             ok = strchr(rest, '/') == NULL && (m->library = strdup(rest)) != NULL;
         } else if (strcmp(line, "version") == 0) {
             pd__strv_add(&m->versions, rest);
@@ -127,9 +128,24 @@ bool pd__manifest_read(const char *path, pd__manifest *m)
     return ok;
 }
 
+/* True when `library` is a name publish() gives: lib<name>-<16 hex>.<ext>. A (corrupted)
+ * manifest naming any other file of the build directory, the manifest itself or a lock file,
+ * would make every warm load fail to open it instead of rebuilding. */
+static bool library_name_ok(const pd__plan *p, const char *library)
+{
+    pd__sb prefix = {0};
+    pd__sb_addf(&prefix, "lib%s-", p->name);
+    size_t n = prefix.len;
+    bool ok = !prefix.oom && strncmp(library, prefix.s, n) == 0 &&
+              strspn(library + n, "0123456789abcdef") == 16 && library[n + 16] == '.' &&
+              strcmp(library + n + 17, pd__plan_output_ext(p)) == 0;
+    pd__sb_free(&prefix);
+    return ok;
+}
+
 bool pd__manifest_fresh(const pd__plan *p, const pd__manifest *m)
 {
-    if (m->key != p->key || m->n_inputs == 0)
+    if (m->key != p->key || m->n_inputs == 0 || !library_name_ok(p, m->library))
         return false;
     for (int32_t i = 0; i < m->n_inputs; ++i) {
         const pd__input *in = &m->inputs[i];

@@ -273,6 +273,15 @@ static pd_status zip_extract(const char *who, const char *path, FILE *fp, const 
     if (get32(local) != ZIP_LOCAL_SIG)
         return zip_corrupt(who, path, "bad local header");
     uint64_t data_at = e->offset + ZIP_LOCAL_LEN + get16(local + 26) + get16(local + 28);
+    /* Checked before anything is allocated, so that a few corrupt bytes cannot cost 4 GiB:
+     * the data lies inside the file, and deflate expands at most 1032:1. */
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0)
+        return zip_io_error(who, "stat", path);
+    if (data_at > (uint64_t)sb.st_size || e->csize > (uint64_t)sb.st_size - data_at)
+        return zip_corrupt(who, path, "member data runs past the end (truncated?)");
+    if (e->method == 8 && e->usize / 1032 > e->csize)
+        return zip_corrupt(who, path, "member sizes are inconsistent or past 4 GiB");
     unsigned char *raw = malloc(e->csize ? e->csize : 1);
     unsigned char *data = e->method == 0 ? raw : malloc(e->usize ? e->usize : 1);
     pd_status st = PD_OK;
