@@ -555,7 +555,8 @@ PD_TEST(Runner, RejectsMissingUnknownAndWronglyTypedAttrsNamingThem)
     memcpy(missing, a, 2 * sizeof *a);
     memcpy(missing + 2, a + 3, 7 * sizeof *a); /* no "f" */
     PD_EXPECT_ERROR(pd_run(reg, "rt_attrs", NULL, 0, missing, 9, NULL, 0), PD_ERR_INVALID_ARGUMENT,
-                    "rt_attrs: attr 'f' (float) is missing");
+                    "rt_attrs: attr 'f' (float) is missing; pass it in attrs, e.g. "
+                    "pd_attr_of_float(\"f\", ...)");
     a[10] = pd_attr_of_int("q", 1);
     PD_EXPECT_ERROR(pd_run(reg, "rt_attrs", NULL, 0, a, 11, NULL, 0), PD_ERR_INVALID_ARGUMENT,
                     "rt_attrs: unknown attr 'q' (declared: b: bool, i: int, f: float");

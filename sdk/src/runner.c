@@ -261,6 +261,14 @@ static pd_status check_attr_value(const pd_op *op, const pd_attr *a)
     return PD_OK;
 }
 
+/* The pd_attr_of_* builder (pdext.h) that makes a value of type t, for messages. */
+static const char *attr_builder(pd_attr_type t)
+{
+    static const char *const names[] = {"?", "bool", "int", "float", "double", "int64",
+                                        "string", "ints", "floats", "int64s", "strings"};
+    return (unsigned)t <= PD_ATTR_STRINGS ? names[t] : "?";
+}
+
 static int32_t find_attr(const pd_op *op, const char *name)
 {
     for (int32_t i = 0; i < op->n_attrs; ++i)
@@ -306,8 +314,11 @@ static pd_status bind_attrs(pd_kernel_ctx *ctx, const pd_attr *attrs, int32_t n)
         return PD_OK; /* n distinct attrs bound: none is missing */
     for (int32_t i = 0; i < op->n_attrs; ++i)
         if (ctx->attrs[i].type == PD_ATTR_UNDEFINED)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' (%s) is missing", op->name,
-                            op->attrs[i].name, pd_attr_type_name(op->attrs[i].type));
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: attr '%s' (%s) is missing; pass it in attrs, e.g. "
+                            "pd_attr_of_%s(\"%s\", ...)",
+                            op->name, op->attrs[i].name, pd_attr_type_name(op->attrs[i].type),
+                            attr_builder(op->attrs[i].type), op->attrs[i].name);
     return PD_OK;
 }
 
