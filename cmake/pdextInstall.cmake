@@ -1,6 +1,6 @@
 # pdextInstall.cmake - what `cmake --install` puts beside the headers and libraries: the
 # pkg-config file and the CMake package (pdextConfig.cmake, its version file and the exported
-# targets pdext::pdext and pdext::pdext_static). Included by the top-level CMakeLists.txt
+# targets pdext::pdext, pdext::pdext_static, pdext::pdext_jit and pdext::pdext_jit_static). Included by the top-level CMakeLists.txt
 # after the library targets exist.
 include(CMakePackageConfigHelpers)
 
@@ -12,15 +12,17 @@ set(PDEXT_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/pdext)
 # install time, so that it is the prefix actually installed to (`cmake --install build
 # --prefix DIR` included, which the installed-SDK test uses).
 set(PDEXT_PC_PREFIX "@PDEXT_INSTALLED_PREFIX@")
-configure_file(${PROJECT_SOURCE_DIR}/templates/pdext.pc.in
-               ${PROJECT_BINARY_DIR}/pdext.pc.install @ONLY)
-install(CODE "
-  set(PDEXT_INSTALLED_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
-  set(pdext_pc \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/pdext.pc\")
-  message(STATUS \"Installing: \${pdext_pc}\")
-  configure_file(\"${PROJECT_BINARY_DIR}/pdext.pc.install\" \"\${pdext_pc}\" @ONLY)
-  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${pdext_pc}\")
-")
+foreach(pc pdext pdext-jit)
+  configure_file(${PROJECT_SOURCE_DIR}/templates/${pc}.pc.in
+                 ${PROJECT_BINARY_DIR}/${pc}.pc.install @ONLY)
+  install(CODE "
+    set(PDEXT_INSTALLED_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    set(pdext_pc \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/${pc}.pc\")
+    message(STATUS \"Installing: \${pdext_pc}\")
+    configure_file(\"${PROJECT_BINARY_DIR}/${pc}.pc.install\" \"\${pdext_pc}\" @ONLY)
+    list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${pdext_pc}\")
+  ")
+endforeach()
 
 # --- CMake package ----------------------------------------------------------------------------
 install(EXPORT pdextTargets NAMESPACE pdext:: DESTINATION ${PDEXT_CMAKE_DIR})

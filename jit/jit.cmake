@@ -1,4 +1,4 @@
-# Settings of the JIT loader (jit/src/*.c, compiled into libpdext), included by
+# Settings of the JIT loader (jit/*.c, compiled into libpdext_jit), included by
 # jit/CMakeLists.txt:
 #   - templates/build.ninja.in embedded as a C string (the loader needs no data files);
 #   - where the SDK headers are installed, and where they are in the source tree (used when
@@ -17,7 +17,7 @@ file(WRITE ${_pd_template_h}.tmp
      "/* Generated from templates/build.ninja.in by jit/jit.cmake; do not edit. */\n"
      "static const char pd__ninja_template[] =\n    \"${_pd_template}\";\n")
 configure_file(${_pd_template_h}.tmp ${_pd_template_h} COPYONLY)
-target_include_directories(pdext_objects PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+target_include_directories(pdext_jit_objects PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 
 string(REGEX MATCH "^[0-9]+" _pd_cxx_major "${CMAKE_CXX_COMPILER_VERSION}")
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
@@ -31,7 +31,7 @@ if(NOT _pd_cxx_major)
   set(_pd_cxx_major 0)
 endif()
 
-target_compile_definitions(pdext_objects PRIVATE
+target_compile_definitions(pdext_jit_objects PRIVATE
   PDEXT_INSTALL_INCLUDE_DIR="${CMAKE_INSTALL_FULL_INCLUDEDIR}/pdext"
   PDEXT_SOURCE_INCLUDE_DIR="${PDEXT_INCLUDE_DIR}"
   PDEXT_BUILT_CXX_ID="${_pd_cxx_id}"

@@ -35,7 +35,7 @@
 #define WORK PD_TEST_BINARY_DIR "/bundle_work"
 
 /* What a program linked against libpdext.a needs besides it (see pdext.pc). */
-#define PDEXT_LIBS PD_BUNDLE_LIBPDEXT_A " -ldl -lpthread -lz -lm"
+#define PDEXT_LIBS PD_BUNDLE_LIBPDEXT_JIT_A " " PD_BUNDLE_LIBPDEXT_A " -ldl -lpthread -lz -lm"
 
 /* --- running commands ------------------------------------------------------------------- */
 

@@ -12,16 +12,18 @@ if(PDEXT_BUILD_FUZZERS)
   else()
     set(_pd_fuzz_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined
         -fno-omit-frame-pointer -g)
-    file(GLOB _pd_fuzz_lib_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/sdk/src/*.c
-         ${PROJECT_SOURCE_DIR}/jit/src/*.c)
+    get_target_property(_pd_fuzz_core pdext_objects SOURCES)
+    list(TRANSFORM _pd_fuzz_core PREPEND ${PROJECT_SOURCE_DIR}/sdk/)
+    get_target_property(_pd_fuzz_jit pdext_jit_objects SOURCES)
+    set(_pd_fuzz_lib_sources ${_pd_fuzz_core} ${_pd_fuzz_jit})
     # libpdext's sources, with its include directories and definitions (jit templates,
     # install paths), instrumented for coverage.
     add_library(pd_fuzz_lib STATIC ${_pd_fuzz_lib_sources})
     target_include_directories(pd_fuzz_lib PUBLIC
-                               $<TARGET_PROPERTY:pdext_objects,INCLUDE_DIRECTORIES>
-                               ${PROJECT_SOURCE_DIR}/sdk/src ${PROJECT_SOURCE_DIR}/jit/src)
+                               $<TARGET_PROPERTY:pdext_jit_objects,INCLUDE_DIRECTORIES>
+                               ${PROJECT_SOURCE_DIR}/sdk/src ${PROJECT_SOURCE_DIR}/jit)
     target_compile_definitions(pd_fuzz_lib PUBLIC
-                               $<TARGET_PROPERTY:pdext_objects,COMPILE_DEFINITIONS>)
+                               $<TARGET_PROPERTY:pdext_jit_objects,COMPILE_DEFINITIONS>)
     target_compile_options(pd_fuzz_lib PUBLIC ${_pd_fuzz_flags} PRIVATE -fsanitize=fuzzer-no-link)
     target_link_libraries(pd_fuzz_lib PUBLIC ZLIB::ZLIB ${CMAKE_DL_LIBS} Threads::Threads)
     target_link_options(pd_fuzz_lib PUBLIC ${_pd_fuzz_flags})

@@ -53,7 +53,7 @@ endif()
 # links the static library, whose hidden functions a program can call.
 add_executable(registry_internal_test internal/registry_internal_test.c)
 target_include_directories(registry_internal_test PRIVATE ${CMAKE_SOURCE_DIR}/sdk/src)
-target_link_libraries(registry_internal_test PRIVATE pd_test_harness pdext_static)
+target_link_libraries(registry_internal_test PRIVATE pd_test_harness pdext_jit_static)
 target_compile_options(registry_internal_test PRIVATE ${PDEXT_WARNINGS})
 add_dependencies(registry_internal_test ${PD_MODULE_TEST_MODULES})
 gtest_discover_tests(registry_internal_test DISCOVERY_MODE PRE_TEST

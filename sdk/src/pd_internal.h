@@ -25,13 +25,18 @@ struct pd_storage {
     size_t capacity;        /* runtime allocations: usable data bytes at ptr (>= bytes) */
 };
 
+/* libpdext_jit is a separate library on top of libpdext that needs these few internals; they
+ * are exported from libpdext.so (under their reserved pd__ names, declared in no public header)
+ * rather than compiled twice, which would give the JIT a second per-thread error state. */
+#define PD__SIBLING_API __attribute__((visibility("default")))
+
 /* --- status.c ---------------------------------------------------------------------------- */
 
 /* Records `code` and the formatted message as this thread's last error; returns `code`. */
-pd_status pd__fail(pd_status code, const char *fmt, ...) PD_PRINTF(2, 3);
+PD__SIBLING_API pd_status pd__fail(pd_status code, const char *fmt, ...) PD_PRINTF(2, 3);
 pd_status pd__vfail(pd_status code, const char *fmt, va_list ap);
 /* Prepends "prefix" to this thread's last message (keeps its status); returns the status. */
-pd_status pd__fail_prefix(const char *fmt, ...) PD_PRINTF(1, 2);
+PD__SIBLING_API pd_status pd__fail_prefix(const char *fmt, ...) PD_PRINTF(1, 2);
 
 /* --- storage.c --------------------------------------------------------------------------- */
 
@@ -49,7 +54,7 @@ void pd__storage_release(pd_storage *s);
 
 /* Validates dtype, ndim and shape and computes the byte size without overflow; the message
  * names `who` and the offending argument. */
-pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim,
+PD__SIBLING_API pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim,
                           const int64_t *shape, size_t *bytes);
 
 /* --- A registered op (built by opdef.c / registry.c, read by the runner) ------------------- */
@@ -97,7 +102,7 @@ struct pd_op {
 /* Like pd_module_load, but the ops of `replace` (a module of the same registry, may be NULL)
  * count as absent during validation, and `replace` is unloaded once the new module is in:
  * the JIT's "reload in the same process". On failure `replace` stays loaded, untouched. */
-pd_status pd__module_load_replacing(pd_registry *reg, const char *path, pd_module *replace,
+PD__SIBLING_API pd_status pd__module_load_replacing(pd_registry *reg, const char *path, pd_module *replace,
                                     pd_module **out);
 
 /* --- api_table.c / runner.c ---------------------------------------------------------------- */
@@ -144,18 +149,18 @@ typedef struct pd__atomic_file {
     const char *path; /* the target (borrowed) */
 } pd__atomic_file;
 
-pd_status pd__atomic_open(const char *who, const char *path, pd__atomic_file *f);
+PD__SIBLING_API pd_status pd__atomic_open(const char *who, const char *path, pd__atomic_file *f);
 /* Flushes, syncs and renames; on failure removes the temporary file. Either way f is done. */
-pd_status pd__atomic_commit(const char *who, pd__atomic_file *f);
+PD__SIBLING_API pd_status pd__atomic_commit(const char *who, pd__atomic_file *f);
 /* Closes and removes the temporary file. */
-void pd__atomic_abort(pd__atomic_file *f);
+PD__SIBLING_API void pd__atomic_abort(pd__atomic_file *f);
 /* Fails, naming `who`, unless t is a defined host tensor of a dtype numpy has. */
-pd_status pd__npy_check_savable(const char *who, const pd_tensor *t);
+PD__SIBLING_API pd_status pd__npy_check_savable(const char *who, const pd_tensor *t);
 /* Writes t's .npy preamble and header (64-byte aligned total) into buf; returns its length,
  * 0 if it does not fit. t must have passed pd__npy_check_savable. */
-size_t pd__npy_header_format(const pd_tensor *t, char *buf, size_t cap);
+PD__SIBLING_API size_t pd__npy_header_format(const pd_tensor *t, char *buf, size_t cap);
 /* Parses a whole .npy image in memory into a new CPU tensor; messages name who and origin. */
-pd_status pd__npy_parse(const char *who, const char *origin, const void *data, size_t size,
+PD__SIBLING_API pd_status pd__npy_parse(const char *who, const char *origin, const void *data, size_t size,
                         pd_tensor *out);
 
 #endif /* PD_INTERNAL_H */

@@ -1,5 +1,5 @@
 /*
- * fuzz_manifest.c - libFuzzer harness for the JIT manifest reader (jit/src/jit_manifest.c):
+ * fuzz_manifest.c - libFuzzer harness for the JIT manifest reader (jit/jit_manifest.c):
  * the input is a manifest file in a scratch build directory, read with pd__manifest_read as
  * a warm pd_jit_load reads it. A manifest that is accepted must survive a round trip: written
  * back with pd__manifest_write and read again, it gives the same record (what the next warm

@@ -4,7 +4,7 @@
  * links) and pd__module_load_replacing, the JIT's reload. Linked against the static library,
  * whose hidden internal functions a program can call.
  */
-#include "pd_registry_internal.h"
+#include "ops/pd_registry_internal.h"
 #include "pd_test.h"
 
 #include <stdio.h>

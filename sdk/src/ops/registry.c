@@ -8,7 +8,7 @@
  * lives (see pd_registry_internal.h). Loads and unloads are rare; they rebuild the whole
  * snapshot under the registry's mutex, which keeps the reader side trivially correct.
  */
-#include "pd_registry_internal.h"
+#include "ops/pd_registry_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * that double in size. Tensor pointers handed to op code stay valid for the whole call (chunks
  * never move). Scratch and spilled arrays are 64-byte aligned blocks on a singly linked list.
  */
-#include "kernel_ctx.h"
+#include "call/kernel_ctx.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * recognised by its address (info->ops_begin): a bundle's table lives in the program image,
  * so two registrations of one table have equal bounds, and two bundles never share them.
  */
-#include "pd_registry_internal.h"
+#include "ops/pd_registry_internal.h"
 #include "pdext_bundle.h"
 
 /* The module of `reg` that holds the table described by `info`, or NULL. */

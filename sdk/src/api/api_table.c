@@ -5,7 +5,7 @@
  * (pd_base.h: a minor ABI bump appends). It is a constant: modules of any number of registries
  * and threads share it, and it holds no state of its own.
  */
-#include "kernel_ctx.h"
+#include "call/kernel_ctx.h"
 
 static const pd_api runtime_api = {
     .struct_size = sizeof(pd_api),

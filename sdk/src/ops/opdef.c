@@ -8,7 +8,7 @@
  * string, because that is what the author has to fix. Checks that need other ops (duplicate
  * names, grad ops and their forward ops) live in module.c.
  */
-#include "pd_registry_internal.h"
+#include "ops/pd_registry_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>

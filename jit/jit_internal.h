@@ -1,7 +1,7 @@
 /*
  * jit_internal.h - what the JIT's files share: a growable string, a 64-bit content hash,
  * file-system helpers (safe directories, atomic writes), tool lookup, the subprocess runner,
- * the build plan and the manifest. Private to jit/src.
+ * the build plan and the manifest. Private to jit/.
  *
  * The pieces: jit_util.c (strings, hashing, files), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers

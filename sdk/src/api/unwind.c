@@ -17,7 +17,7 @@
  * caller (op code called outside a kernel, or from a thread the kernel started), so the
  * message is printed to stderr and the process aborts: the only place libpdext does either.
  */
-#include "kernel_ctx.h"
+#include "call/kernel_ctx.h"
 
 #include <ctype.h>
 #include <stdio.h>

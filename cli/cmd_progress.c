@@ -23,7 +23,7 @@ static int terminal_width(void)
     return 80;
 }
 
-/* The prefix of the JIT's warning lines (jit/src/jit_load.c). */
+/* The prefix of the JIT's warning lines (jit/jit_load.c). */
 static const char warning_prefix[] = "pdext: warning:";
 
 static bool is_warning(const char *line, size_t n)

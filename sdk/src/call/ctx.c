@@ -6,7 +6,7 @@
  * they are wrong, ends the call with a message naming the function, the op and what was
  * wrong (pd_api.h: table functions never return failure). The runner prefixes the op name.
  */
-#include "kernel_ctx.h"
+#include "call/kernel_ctx.h"
 
 #include <string.h>
 

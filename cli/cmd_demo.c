@@ -7,7 +7,7 @@
  *
  * The examples are found at $PDEXT_EXAMPLES_DIR, else <prefix>/share/pdext/examples beside
  * the installed binary (<prefix>/bin/pdext), else in the source tree this binary was built
- * from (PDEXT_SOURCE_EXAMPLES_DIR, defined by jit/cmd.cmake).
+ * from (PDEXT_SOURCE_EXAMPLES_DIR, defined by cli/cmd.cmake).
  */
 #include "pdext_cmd.h"
 

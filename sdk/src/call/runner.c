@@ -16,8 +16,8 @@
  * Nothing here takes a lock: the op is immutable once registered and the context is the
  * calling thread's own, so any number of threads may run ops at once.
  */
-#include "kernel_ctx.h"
-#include "pd_registry_internal.h"
+#include "call/kernel_ctx.h"
+#include "ops/pd_registry_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

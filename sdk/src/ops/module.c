@@ -7,7 +7,7 @@
  * building the new snapshot) happens before the first visible change (storing the function
  * table into the module, linking it into the registry, swapping the snapshot).
  */
-#include "pd_registry_internal.h"
+#include "ops/pd_registry_internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>

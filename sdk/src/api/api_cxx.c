@@ -13,7 +13,7 @@
  *
  * The functions are listed in the order pd_api declares them.
  */
-#include "kernel_ctx.h"
+#include "call/kernel_ctx.h"
 
 /* Arms the guard; where a throw comes back to, returning `failed`. Only the parameters and
  * `failed` (a constant) are read after the jump, and none of them changes after sigsetjmp. */
