@@ -4,8 +4,10 @@
  * terminal gets one status line rewritten in place with '\r' (cleared when the build ends),
  * while a pipe or a log file gets nothing, so that scripts see only results and errors.
  * Warnings from the JIT (lines starting "pdext: warning:", e.g. a C++ compiler unlike the one
- * that built libpdext) are the exception: they are always printed on a line of their own,
- * since a user who never passes -v must still see them.
+ * that built libpdext) and its notes that a load waits for another process ("pdext: waiting
+ * for pid N building <name> ...") are the exception: they are always printed on a line of
+ * their own, since a user who never passes -v must still see them (a load that seems to hang
+ * must say why).
  */
 #include "pdext_cmd.h"
 
@@ -23,13 +25,18 @@ static int terminal_width(void)
     return 80;
 }
 
-/* The prefix of the JIT's warning lines (jit/jit_load.c). */
-static const char warning_prefix[] = "pdext: warning:";
+/* The prefixes of the JIT's lines that are always shown: warnings (jit/jit_load.c) and
+ * waits for a lock held by another process (jit/jit_lock.c). */
+static const char *const always_shown[] = {"pdext: warning:", "pdext: waiting for pid "};
 
 static bool is_warning(const char *line, size_t n)
 {
-    return n >= sizeof warning_prefix - 1 &&
-           strncmp(line, warning_prefix, sizeof warning_prefix - 1) == 0;
+    for (size_t i = 0; i < sizeof always_shown / sizeof always_shown[0]; ++i) {
+        size_t len = strlen(always_shown[i]);
+        if (n >= len && strncmp(line, always_shown[i], len) == 0)
+            return true;
+    }
+    return false;
 }
 
 void pd_cmd_progress_init(pd_cmd_progress *p, bool verbose)

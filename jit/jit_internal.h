@@ -3,7 +3,8 @@
  * file-system helpers (safe directories, atomic writes), tool lookup, the subprocess runner,
  * the build plan and the manifest. Private to jit/.
  *
- * The pieces: jit_util.c (strings, hashing, files), jit_tools.c (finding compilers, ninja,
+ * The pieces: jit_util.c (strings, hashing, files, the trust check), jit_lock.c (the build
+ * directory's locks: waiting with a timeout, orphaned builds), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
  * with captured output), jit_plan.c (options -> build plan and cache key, build.ninja),
  * jit_manifest.c (the record of the last good build: warm check, depfiles), jit_load.c (the
@@ -16,6 +17,7 @@
 #include "pdext_jit.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* --- jit_util.c: strings ------------------------------------------------------------------ */
@@ -65,6 +67,17 @@ bool pd__hash_file(const char *path, uint64_t *hash);
 
 /* Reads a whole file (NUL-terminated); NULL with errno on failure. */
 char *pd__read_file(const char *path, size_t *len);
+
+/* Files of the build directory that decide what gets loaded (the manifest, the library) are
+ * trusted only when they are regular files (not symbolic links), owned by the user and not
+ * writable by group or others. The reason `st` fails that, or NULL when it passes. */
+const char *pd__untrusted_reason(const struct stat *st);
+/* Opens `path` read-only without following a symbolic link and fstat()s it into *st; -1 when
+ * it cannot be opened or is not trusted (then *why, if set, says why: "is a symbolic link",
+ * "is writable by group or others", ...). */
+int pd__open_trusted(const char *path, struct stat *st, const char **why);
+/* pd__read_file of a trusted file; NULL (with *why set when it is untrusted) otherwise. */
+char *pd__read_trusted_file(const char *path, size_t *len, const char **why);
 /* Writes `data` to `path` atomically: a temporary file in the same directory, then rename.
  * Sets a PD_ERR_IO message naming `who` on failure. */
 pd_status pd__write_atomic(const char *who, const char *path, const void *data, size_t len,
@@ -84,6 +97,19 @@ pd_status pd__check_private_dir(const char *who, const char *dir);
 
 /* An absolute, normalized form of `path` (the file must exist); malloc'd. */
 char *pd__abspath(const char *path);
+
+/* --- jit_lock.c --------------------------------------------------------------------------- */
+
+struct pd__plan;
+
+/* Takes <build_dir>/.lock, waiting for another loader (reported through the log after 1 s,
+ * an error naming its pid after the lock timeout), then a fresh hold of .busy for the build
+ * to inherit, after killing the orphaned compilers of a loader that died mid-build (only
+ * those: see jit_lock.c). Close both descriptors to release. */
+pd_status pd__lock_build_dir(const struct pd__plan *p, int *lock_fd, int *busy_fd);
+/* The lock timeout for the plan in seconds (< 0: none): opts->lock_timeout_s when set, else
+ * PDEXT_LOCK_TIMEOUT (an error naming it when it is not a positive number), else 600. */
+pd_status pd__lock_timeout(const struct pd__plan *p, double *seconds);
 
 /* --- jit_tools.c -------------------------------------------------------------------------- */
 
@@ -116,8 +142,10 @@ int pd__compiler_major(const char *version_line, const char **family);
 typedef void (*pd__line_fn)(void *user, const char *line);
 
 /* Runs argv[0] (a path) in `dir` with stdout+stderr captured line by line. `keep_fd` (or -1)
- * stays open in the child and everything it starts: the build's ".busy" lock. The child dies
- * with the calling thread. *exit_code is the exit status, or 128+signal. */
+ * stays open in the child and everything it starts: the build's ".busy" lock; with it, the
+ * child starts a session of its own and writes the session id into keep_fd (see
+ * jit_lock.c). The child dies with the calling thread. *exit_code is the exit status, or
+ * 128+signal. */
 pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int keep_fd,
                     pd__line_fn on_line, void *user, int *exit_code);
 
@@ -147,6 +175,9 @@ typedef struct pd__plan {
     uint64_t key;             /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
 } pd__plan;
+
+/* Hands a formatted line to the plan's log callback, if any. */
+void pd__jit_log(const pd__plan *p, const char *fmt, ...) PD_PRINTF(2, 3);
 
 /* Validates the name and resolves build_dir (and cache_root) only. */
 pd_status pd__plan_dir(pd__plan *p, const char *who, const pd_jit_options *opts);
@@ -181,9 +212,17 @@ typedef struct pd__input {
     uint64_t hash;
 } pd__input;
 
+/* What the library's inode looked like when it was published: the warm path's integrity
+ * check (see jit_manifest.c). */
+typedef struct pd__library_id {
+    int64_t size, mtime_ns, ctime_ns;
+    uint64_t ino;
+} pd__library_id;
+
 typedef struct pd__manifest {
     uint64_t key;
     char *library;            /* file name inside the build dir */
+    pd__library_id lib_id;    /* all zero when the manifest has no "library-id" line */
     pd__strv warnings;        /* compiler warnings to repeat on each load */
     pd__strv versions;        /* "<lang> <compiler identity>" (see check_compilers) */
     pd__input *inputs;
@@ -193,11 +232,16 @@ typedef struct pd__manifest {
 void pd__manifest_free(pd__manifest *m);
 /* Path of the manifest for the plan's output kind (malloc'd). */
 char *pd__manifest_path(const pd__plan *p);
-/* Reads the manifest; false when it is missing or malformed. */
-bool pd__manifest_read(const char *path, pd__manifest *m);
+/* Reads the manifest; false when it is missing, malformed or untrusted (*why, if not NULL,
+ * then names an untrusted file's fault, else NULL). */
+bool pd__manifest_read(const char *path, pd__manifest *m, const char **why);
 /* True when the manifest describes a library that is still right for the plan: same key,
- * every input unchanged (stat, then content hash when the stat moved), library present. */
-bool pd__manifest_fresh(const pd__plan *p, const pd__manifest *m);
+ * every input unchanged (stat, then content hash when the stat moved), library present,
+ * trusted and intact. When the library is the reason for false, *why (if not NULL) says
+ * what is wrong with it ("was truncated or replaced", "is a symbolic link", ...). */
+bool pd__manifest_fresh(const pd__plan *p, const pd__manifest *m, const char **why);
+/* Records the published library's identity (lstat of build_dir/m->library) in m->lib_id. */
+pd_status pd__manifest_set_library_id(const pd__plan *p, pd__manifest *m);
 pd_status pd__manifest_add_input(pd__manifest *m, const char *path, const pd__file_stat *st,
                                  uint64_t hash);
 const pd__input *pd__manifest_find(const pd__manifest *m, const char *path);

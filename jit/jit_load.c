@@ -10,9 +10,15 @@
  * the linked library to a content-addressed name (lib<name>-<hash of its bytes>.so), and
  * write the manifest last. A SIGKILL at any point leaves either the previous manifest or the
  * new one, each naming a complete library. A second lock (.busy) is inherited by Ninja and
- * the compilers; a loader that finds it still held after taking the first knows that its
- * holders are orphans of a killed loader and kills them, rather than waiting for them or
- * racing them on the same object files (see "the locks" below).
+ * the compilers; a loader that finds it still held after taking the first knows that a
+ * loader was killed mid-build and kills its orphaned compilers, rather than waiting for them
+ * or racing them on the same object files (jit_lock.c). A failure in a directory holding an
+ * earlier build's files is retried once from a clean directory ("starting clean" below).
+ *
+ * Nothing in the build directory is used unchecked: the manifest and the library must be
+ * regular files owned by the user and writable by nobody else, and the library must be the
+ * very file that was published (jit_manifest.c); otherwise the module is rebuilt, and the
+ * log says why.
  *
  * Reload: a changed module has a new library path, so dlopen maps the new code; its ops
  * replace those of the module loaded earlier from the same build directory in the same
@@ -36,10 +42,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,19 +61,6 @@
 #define RACY_WINDOW_NS 10000000LL
 
 #define MAX_BUILD_OUTPUT (256 * 1024)
-
-static void jit_log(const pd__plan *p, const char *fmt, ...) PD_PRINTF(2, 3);
-static void jit_log(const pd__plan *p, const char *fmt, ...)
-{
-    if (p->opts->log == NULL)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    p->opts->log(p->opts->log_user, line);
-}
 
 static int64_t now_ns(void)
 {
@@ -129,100 +120,27 @@ static pd_status prepare_dirs(const pd__plan *p)
     return s;
 }
 
-/* Reads the plan's manifest into `m`; false (m empty) when there is none or it is unreadable. */
-static bool read_manifest(const pd__plan *p, pd__manifest *m)
+/* Tells the log why a cache entry is rebuilt rather than used, when the reason is a fault of
+ * a file (not the ordinary "an input changed"). */
+static void log_untrusted(const pd__plan *p, const char *what, const char *file, const char *why)
+{
+    if (why != NULL)
+        pd__jit_log(p, "pdext: rebuilding module '%s': its %s '%s/%s' %s (the cache uses only "
+                    "regular files that are yours alone and intact)", p->name, what,
+                    p->build_dir, file, why);
+}
+
+/* Reads the plan's manifest into `m`; false (m empty) when there is none, it is unreadable
+ * or untrusted (logged when `log` is set). */
+static bool read_manifest(const pd__plan *p, pd__manifest *m, bool log)
 {
     char *path = pd__manifest_path(p);
-    bool ok = path && pd__manifest_read(path, m);
+    const char *why = NULL;
+    bool ok = path && pd__manifest_read(path, m, &why);
+    if (log && path)
+        log_untrusted(p, "manifest", strrchr(path, '/') + 1, why);
     free(path);
     return ok;
-}
-
-/* --- the locks --------------------------------------------------------------------------- */
-
-/* Two flocks, each dropped by the kernel when its holders die:
- *   .lock  serializes loaders; only the loader holds it (close-on-exec);
- *   .busy  is held by a running build: the loader takes it before starting Ninja and Ninja
- *          and every compiler inherit it. Whoever holds .lock and still finds .busy taken
- *          knows that those holders are orphans of a loader that died, so it kills them
- *          (they would otherwise keep writing the object files it is about to rebuild). */
-
-static int open_lock_file(const pd__plan *p, const char *file)
-{
-    pd__sb path = {0};
-    pd__sb_addf(&path, "%s/%s", p->build_dir, file);
-    int fd = path.oom ? -1 : open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        pd__fail(PD_ERR_IO, "%s: cannot open the lock '%s': %s", p->who, pd__sb_str(&path),
-                 strerror(errno));
-    pd__sb_free(&path);
-    return fd;
-}
-
-static pd_status lock_wait(const pd__plan *p, int fd)
-{
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno != EINTR)
-            return pd__fail(PD_ERR_IO, "%s: cannot lock '%s': %s", p->who, p->build_dir,
-                            strerror(errno));
-    }
-    return PD_OK;
-}
-
-/* Kills every process of ours that has the file `fd` refers to open (Linux /proc). */
-static void kill_holders(int fd)
-{
-    struct stat target;
-    DIR *proc = fstat(fd, &target) == 0 ? opendir("/proc") : NULL;
-    if (proc == NULL)
-        return;
-    pid_t self = getpid();
-    for (struct dirent *e; (e = readdir(proc)) != NULL;) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end != '\0' || pid <= 0 || pid == (long)self)
-            continue;
-        char fd_dir[64];
-        snprintf(fd_dir, sizeof fd_dir, "/proc/%ld/fd", pid);
-        DIR *fds = opendir(fd_dir); /* fails for other users' processes: fine */
-        if (fds == NULL)
-            continue;
-        for (struct dirent *f; (f = readdir(fds)) != NULL;) {
-            struct stat st;
-            if (f->d_name[0] != '.' && fstatat(dirfd(fds), f->d_name, &st, 0) == 0 &&
-                st.st_dev == target.st_dev && st.st_ino == target.st_ino) {
-                kill((pid_t)pid, SIGKILL);
-                break;
-            }
-        }
-        closedir(fds);
-    }
-    closedir(proc);
-}
-
-/* Takes .lock, then .busy (killing an orphaned build that still holds it). */
-static pd_status lock_build_dir(const pd__plan *p, int *lock_fd, int *busy_fd)
-{
-    int fd = open_lock_file(p, ".lock");
-    if (fd < 0)
-        return pd_last_status();
-    pd_status s = lock_wait(p, fd);
-    int busy = s == PD_OK ? open_lock_file(p, ".busy") : -1;
-    if (s == PD_OK && busy < 0)
-        s = pd_last_status();
-    if (s == PD_OK && flock(busy, LOCK_EX | LOCK_NB) != 0) {
-        kill_holders(busy);
-        s = lock_wait(p, busy);
-    }
-    if (s != PD_OK) {
-        if (busy >= 0)
-            close(busy);
-        close(fd);
-        return s;
-    }
-    *lock_fd = fd;
-    *busy_fd = busy;
-    return PD_OK;
 }
 
 /* --- running Ninja ------------------------------------------------------------------------ */
@@ -230,6 +148,7 @@ static pd_status lock_build_dir(const pd__plan *p, int *lock_fd, int *busy_fd)
 typedef struct build_output {
     const pd__plan *p;
     pd__sb text; /* everything but progress lines, for the error message */
+    bool ninja_error; /* Ninja itself failed ("ninja: error: ..."), not a command it ran */
 } build_output;
 
 static bool is_progress(const char *line)
@@ -241,6 +160,8 @@ static void on_ninja_line(void *user, const char *line)
 {
     build_output *o = user;
     bool progress = is_progress(line);
+    if (strncmp(line, "ninja: error:", 13) == 0)
+        o->ninja_error = true;
     if (o->p->opts->log && (progress || o->p->opts->verbose))
         o->p->opts->log(o->p->opts->log_user, line);
     if (!progress && o->text.len < MAX_BUILD_OUTPUT) {
@@ -331,7 +252,7 @@ static void check_compilers(const pd__plan *p, pd__manifest *m)
     }
 }
 
-static pd_status run_ninja(const pd__plan *p, int busy_fd)
+static pd_status run_ninja(const pd__plan *p, int busy_fd, bool *ninja_error)
 {
     pd__sb file = {0};
     pd_status s = pd__plan_ninja_file(p, &file);
@@ -360,9 +281,10 @@ static pd_status run_ninja(const pd__plan *p, int busy_fd)
     argv[n++] = target;
     argv[n] = NULL;
 
-    build_output out = {p, {0}};
+    build_output out = {p, {0}, false};
     int code = 0;
     s = pd__spawn(p->who, argv, p->build_dir, busy_fd, on_ninja_line, &out, &code);
+    *ninja_error = out.ninja_error;
     if (s == PD_OK && code != 0)
         s = pd__fail(PD_ERR_BUILD, "%s: building module '%s' failed (build directory %s):\n%s",
                      p->who, p->name, p->build_dir, pd__sb_str(&out.text));
@@ -453,12 +375,11 @@ static void remove_old_libraries(const pd__plan *p, const char *keep, const char
 /* Moves the fresh build result to its content-addressed name (rename: atomic, and no copy).
  * The next build makes out/lib<name>.<ext> anew, as it must for anything that changed; the
  * published file is never the linker's output file, so no linker can overwrite it in place
- * while a process has it mapped. */
+ * while a process has it mapped. A file already under that name is replaced, not trusted:
+ * it may be the damaged copy that this build is repairing (a process that has the old one
+ * mapped keeps its inode). */
 static pd_status move_into_place(const pd__plan *p, const char *built, const char *final)
 {
-    pd__file_stat st;
-    if (pd__stat_file(final, &st))
-        return PD_OK; /* the same bytes are published already */
     if (chmod(built, p->kind == PD_JIT_STATIC ? 0600 : 0700) != 0 || rename(built, final) != 0)
         return pd__fail(PD_ERR_IO, "%s: module '%s': cannot publish '%s' as '%s': %s", p->who,
                         p->name, built, final, strerror(errno));
@@ -486,13 +407,96 @@ static pd_status publish(const pd__plan *p, pd__manifest *m, const char *previou
         m->key = p->key;
         m->library = lib.s;
         lib.s = NULL;
-        s = pd__manifest_write(p, m);
+        s = pd__manifest_set_library_id(p, m);
     }
+    if (s == PD_OK)
+        s = pd__manifest_write(p, m);
     if (s == PD_OK)
         remove_old_libraries(p, m->library, previous);
     pd__sb_free(&built);
     pd__sb_free(&final);
     pd__sb_free(&lib);
+    return s;
+}
+
+/* --- starting clean ----------------------------------------------------------------------- */
+
+/* Marks a build directory whose earlier build's files were removed by start_clean; removed
+ * again by the next build that succeeds. */
+#define CLEAN_MARK ".clean-start"
+
+/* Removes build_dir/<sub>/ and the files in it (Ninja's output folders are flat). */
+static void remove_folder(int dir_fd, const char *sub)
+{
+    int fd = openat(dir_fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(fd, e->d_name, 0);
+    if (d)
+        closedir(d);
+    else if (fd >= 0)
+        close(fd);
+    if (unlinkat(dir_fd, sub, AT_REMOVEDIR) != 0 && errno == ENOTDIR)
+        unlinkat(dir_fd, sub, 0);
+}
+
+/* A build that fails in a directory holding an earlier build's files may fail because of
+ * them: a depfile, object, .ninja_log or .ninja_deps cut short or garbled (a full disk, a
+ * crash, a stray edit) can make Ninja or the linker fail on every run, whatever the sources
+ * say. So such a failure is retried once from a clean directory: the object and output
+ * folders and Ninja's logs are removed (build.ninja is rewritten before every build, and the
+ * manifest and published libraries are kept for the readers that use them). The mark left
+ * behind keeps a source error from costing two compilations on every attempt: once clean,
+ * the next failures are the sources' own, until a build succeeds. */
+static bool clean_start_helps(const pd__plan *p, bool ninja_error)
+{
+    int dir = open(p->build_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return false;
+    struct stat st;
+    bool earlier = fstatat(dir, "obj", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+                   fstatat(dir, "out", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+                   fstatat(dir, ".ninja_log", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+                   fstatat(dir, ".ninja_deps", &st, AT_SYMLINK_NOFOLLOW) == 0;
+    bool cleaned = fstatat(dir, CLEAN_MARK, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    close(dir);
+    return ninja_error || (earlier && !cleaned);
+}
+
+static void start_clean(const pd__plan *p)
+{
+    int dir = open(p->build_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return;
+    remove_folder(dir, "obj");
+    remove_folder(dir, "out");
+    unlinkat(dir, ".ninja_log", 0);
+    unlinkat(dir, ".ninja_deps", 0);
+    int mark = openat(dir, CLEAN_MARK, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (mark >= 0)
+        close(mark);
+    close(dir);
+}
+
+/* Runs Ninja, and once more from a clean directory when that may help (see above). */
+static pd_status build_in_dir(const pd__plan *p, int busy_fd)
+{
+    bool ninja_error = false;
+    pd_status s = run_ninja(p, busy_fd, &ninja_error);
+    if (s == PD_ERR_BUILD && clean_start_helps(p, ninja_error)) {
+        pd__jit_log(p, "pdext: building module '%s' failed in a build directory holding an "
+                    "earlier build's files; building it again from a clean directory", p->name);
+        start_clean(p);
+        s = run_ninja(p, busy_fd, &ninja_error);
+    }
+    if (s == PD_OK) {
+        pd__sb mark = {0};
+        pd__sb_addf(&mark, "%s/" CLEAN_MARK, p->build_dir);
+        if (!mark.oom)
+            unlink(mark.s);
+        pd__sb_free(&mark);
+    }
     return s;
 }
 
@@ -508,21 +512,21 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
     int64_t start = now_ns();
     s = hash_before(p, have_old ? old : NULL, &pre);
     for (int32_t i = 0; i < m->warnings.n; ++i)
-        jit_log(p, "%s", m->warnings.v[i]);
+        pd__jit_log(p, "%s", m->warnings.v[i]);
     int lock_fd = -1, busy_fd = -1;
     if (s == PD_OK)
-        s = lock_build_dir(p, &lock_fd, &busy_fd);
+        s = pd__lock_build_dir(p, &lock_fd, &busy_fd);
     if (s == PD_OK) {
         /* Someone may have finished this very build while we waited for the lock. */
         pd__manifest cur = {0};
-        bool have_cur = read_manifest(p, &cur);
-        if (have_cur && pd__manifest_fresh(p, &cur)) {
+        bool have_cur = read_manifest(p, &cur, false);
+        if (have_cur && pd__manifest_fresh(p, &cur, NULL)) {
             pd__manifest_free(m);
             *m = cur;
         } else {
             /* The manifest now in place (maybe newer than `old`, written while we waited)
              * names the library that readers may be opening right now: keep it. */
-            s = run_ninja(p, busy_fd);
+            s = build_in_dir(p, busy_fd);
             if (s == PD_OK)
                 s = record_inputs(p, &pre, start, m);
             if (s == PD_OK)
@@ -549,13 +553,16 @@ static pd_status ensure_built(pd__plan *p, const char *who, const pd_jit_options
     /* Read once: a fresh manifest is the warm path; a stale one still tells the cold path
      * which inputs it need not hash again. */
     pd__manifest old;
-    bool have_old = read_manifest(p, &old);
-    if (have_old && pd__manifest_fresh(p, &old)) {
+    bool have_old = read_manifest(p, &old, true);
+    const char *why = NULL;
+    if (have_old && pd__manifest_fresh(p, &old, &why)) {
         *m = old;
         for (int32_t i = 0; i < m->warnings.n; ++i)
-            jit_log(p, "%s", m->warnings.v[i]);
+            pd__jit_log(p, "%s", m->warnings.v[i]);
         return PD_OK;
     }
+    if (have_old)
+        log_untrusted(p, "library", old.library, why);
     s = cold_build(p, &old, have_old, m);
     pd__manifest_free(&old);
     if (s != PD_OK)

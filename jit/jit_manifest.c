@@ -8,6 +8,7 @@
  *     pdext-jit-manifest 1
  *     key <16 hex>                       hash of flags, tools, SDK version, sources, CPU
  *     library lib<name>-<16 hex>.so      the link result, renamed to its content address
+ *     library-id <size> <mtime_ns> <ctime_ns> <inode>   the library as published
  *     version <lang> <compiler identity>  C++/CUDA: `--version`'s first line; C: the
  *                                        compiler's path, size and mtime (no process)
  *     warning <line repeated to the log on every load>
@@ -16,12 +17,31 @@
  * A load is warm when the key matches and every input is unchanged: same size and mtime, or
  * (when the stat moved, e.g. after `touch` or a checkout) the same content hash. So a warm
  * load costs a file read and a few stat calls, and starts no process.
+ *
+ * Trust and integrity. The manifest and the library are used only when they are regular
+ * files (never symbolic links), owned by the user and not writable by group or others; and
+ * the library only when it is the file that was published: dlopen maps a file, and a
+ * library cut short (a full disk, a copy interrupted, a stray `truncate`) is not an error
+ * to it but a SIGBUS in the host when a page past the end is touched. One lstat of the
+ * library (which the warm path needs anyway, to know that it exists) is compared with
+ * library-id: size, mtime, ctime and inode all unchanged means the bytes are those that were
+ * published. That is safe enough because the only way around it is a write that keeps the
+ * size and both times: ctime cannot be set from user space (utimensat sets mtime and, in
+ * doing so, moves ctime), a replacement by rename brings another inode, and an in-place
+ * write moves mtime and ctime. What is left (a raw write to the block device, a clock set
+ * back to the very nanosecond) needs the powers the directory check keeps out anyway. When
+ * any of the four moved, but the size did not (a `cp -p` back, a restore from a backup, a
+ * chmod and back), the library is read and its content hash compared with the one in its
+ * name (it is content-addressed): it is used if they agree, rebuilt otherwise. Between the
+ * check and dlopen only the user's own processes can change the file (its directory is
+ * private), and publication never rewrites a published file in place.
  */
 #include "jit_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MANIFEST_MAGIC "pdext-jit-manifest 1"
 
@@ -86,10 +106,26 @@ static bool parse_input(pd__manifest *m, const char *rest)
     return pd__manifest_add_input(m, rest + used, &st, hash) == PD_OK;
 }
 
-bool pd__manifest_read(const char *path, pd__manifest *m)
+/* Parses a "library-id" line's fields; false when malformed. */
+static bool parse_library_id(pd__manifest *m, const char *rest)
+{
+    long long size, mtime, ctime;
+    unsigned long long ino;
+    int used = 0;
+    if (sscanf(rest, "%lld %lld %lld %llu%n", &size, &mtime, &ctime, &ino, &used) != 4 ||
+        rest[used] != '\0' || size <= 0)
+        return false;
+    m->lib_id = (pd__library_id){size, mtime, ctime, ino};
+    return true;
+}
+
+bool pd__manifest_read(const char *path, pd__manifest *m, const char **why)
 {
     memset(m, 0, sizeof *m);
-    char *text = pd__read_file(path, NULL);
+    const char *fault = NULL;
+    char *text = pd__read_trusted_file(path, NULL, &fault);
+    if (why)
+        *why = fault;
     if (text == NULL)
         return false;
     bool ok = strncmp(text, MANIFEST_MAGIC "\n", sizeof MANIFEST_MAGIC) == 0;
@@ -113,6 +149,8 @@ bool pd__manifest_read(const char *path, pd__manifest *m)
             free(m->library); /* a repeated line: the last one counts */
             m->library = NULL;
             ok = strchr(rest, '/') == NULL && (m->library = strdup(rest)) != NULL;
+        } else if (strcmp(line, "library-id") == 0) {
+            ok = parse_library_id(m, rest);
         } else if (strcmp(line, "version") == 0) {
             pd__strv_add(&m->versions, rest);
         } else if (strcmp(line, "warning") == 0) {
@@ -143,8 +181,52 @@ static bool library_name_ok(const pd__plan *p, const char *library)
     return ok;
 }
 
-bool pd__manifest_fresh(const pd__plan *p, const pd__manifest *m)
+static int64_t time_ns(const struct timespec *t)
 {
+    return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* True when the library named by the manifest is there, trusted and the very file that was
+ * published (see the top of this file); otherwise *why says what is wrong with it (NULL
+ * when it is simply missing, e.g. removed by a concurrent rebuild). */
+static bool library_intact(const pd__plan *p, const pd__manifest *m, const char **why)
+{
+    *why = NULL;
+    pd__sb path = {0};
+    pd__sb_addf(&path, "%s/%s", p->build_dir, m->library);
+    struct stat st;
+    if (path.oom || lstat(path.s, &st) != 0) {
+        pd__sb_free(&path);
+        return false;
+    }
+    const pd__library_id *id = &m->lib_id;
+    bool same = false;
+    if ((*why = pd__untrusted_reason(&st)) != NULL) {
+        /* never read */
+    } else if ((int64_t)st.st_size == id->size && time_ns(&st.st_mtim) == id->mtime_ns &&
+               time_ns(&st.st_ctim) == id->ctime_ns && (uint64_t)st.st_ino == id->ino) {
+        same = true; /* the warm path: nothing moved */
+    } else if (id->size != 0 && (int64_t)st.st_size != id->size) {
+        *why = st.st_size == 0 ? "is empty" : "was truncated or replaced (its size changed)";
+    } else {
+        /* The stat moved but not the size: compare the bytes with the name's hash. */
+        size_t len = 0;
+        char *data = pd__read_trusted_file(path.s, &len, why);
+        unsigned long long named = strtoull(m->library + strlen(p->name) + 4, NULL, 16);
+        same = data != NULL && pd__hash64(data, len, PD__HASH_SEED) == named;
+        if (!same && *why == NULL)
+            *why = "was changed since it was built (its content does not match its hash)";
+        free(data);
+    }
+    pd__sb_free(&path);
+    return same;
+}
+
+bool pd__manifest_fresh(const pd__plan *p, const pd__manifest *m, const char **why)
+{
+    const char *fault = NULL;
+    if (why)
+        *why = NULL;
     if (m->key != p->key || m->n_inputs == 0 || !library_name_ok(p, m->library))
         return false;
     for (int32_t i = 0; i < m->n_inputs; ++i) {
@@ -158,12 +240,28 @@ bool pd__manifest_fresh(const pd__plan *p, const pd__manifest *m)
         if (st.size != in->st.size || !pd__hash_file(in->path, &h) || h != in->hash)
             return false;
     }
-    pd__sb lib = {0};
-    pd__sb_addf(&lib, "%s/%s", p->build_dir, m->library);
-    pd__file_stat st;
-    bool present = !lib.oom && pd__stat_file(lib.s, &st);
-    pd__sb_free(&lib);
-    return present;
+    bool intact = library_intact(p, m, &fault);
+    if (why)
+        *why = fault;
+    return intact;
+}
+
+pd_status pd__manifest_set_library_id(const pd__plan *p, pd__manifest *m)
+{
+    pd__sb path = {0};
+    pd__sb_addf(&path, "%s/%s", p->build_dir, m->library);
+    struct stat st;
+    pd_status s = PD_OK;
+    if (path.oom)
+        s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
+    else if (lstat(path.s, &st) != 0)
+        s = pd__fail(PD_ERR_IO, "%s: module '%s': the library '%s' vanished as it was "
+                     "published: %s", p->who, p->name, path.s, strerror(errno));
+    else
+        m->lib_id = (pd__library_id){(int64_t)st.st_size, time_ns(&st.st_mtim),
+                                     time_ns(&st.st_ctim), (uint64_t)st.st_ino};
+    pd__sb_free(&path);
+    return s;
 }
 
 pd_status pd__manifest_write(const pd__plan *p, const pd__manifest *m)
@@ -171,6 +269,10 @@ pd_status pd__manifest_write(const pd__plan *p, const pd__manifest *m)
     pd__sb sb = {0};
     pd__sb_addf(&sb, "%s\nkey %016llx\nlibrary %s\n", MANIFEST_MAGIC,
                 (unsigned long long)m->key, m->library);
+    if (m->lib_id.size > 0)
+        pd__sb_addf(&sb, "library-id %lld %lld %lld %llu\n", (long long)m->lib_id.size,
+                    (long long)m->lib_id.mtime_ns, (long long)m->lib_id.ctime_ns,
+                    (unsigned long long)m->lib_id.ino);
     for (int32_t i = 0; i < m->versions.n; ++i)
         pd__sb_addf(&sb, "version %s\n", m->versions.v[i]);
     for (int32_t i = 0; i < m->warnings.n; ++i)

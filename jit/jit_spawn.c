@@ -4,7 +4,8 @@
  * loader does not leave Ninja running on. The build's ".busy" lock descriptor is kept open in
  * the child on purpose: Ninja's compilers inherit it, so it stays held until the last
  * process of the build exits, which tells the next loader that orphans are still running
- * (see jit_load.c).
+ * (see jit_lock.c). Ninja then starts in a session of its own, whose id it writes into that
+ * lock: the compilers it runs stay in that session, a daemon they start leaves it.
  */
 #include "jit_internal.h"
 
@@ -63,6 +64,18 @@ static void child_exec(char *const argv[], char **env, const char *dir, int out_
     if (keep_fd >= 0) {
         int flags = fcntl(keep_fd, F_GETFD);
         fcntl(keep_fd, F_SETFD, flags & ~FD_CLOEXEC);
+        /* A session of our own, recorded in the lock: what tells the compilers of this build
+         * from a daemon that inherits the descriptor but leaves the session (jit_lock.c). */
+        pid_t sid = setsid();
+        char digits[24], text[24];
+        int n = 0, len = 0;
+        for (unsigned long v = sid > 0 ? (unsigned long)sid : 0; n == 0 || v > 0; v /= 10)
+            digits[n++] = (char)('0' + v % 10);
+        while (n > 0)
+            text[len++] = digits[--n];
+        text[len++] = '\n';
+        if (sid > 0 && (ftruncate(keep_fd, 0) != 0 || pwrite(keep_fd, text, (size_t)len, 0) != len))
+            _exit(127);
     }
     if (dir && chdir(dir) != 0)
         _exit(127);

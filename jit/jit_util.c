@@ -152,11 +152,9 @@ bool pd__stat_file(const char *path, pd__file_stat *st)
     return true;
 }
 
-char *pd__read_file(const char *path, size_t *len)
+/* Reads what is left of `fd` into a NUL-terminated buffer; NULL with errno on failure. */
+static char *read_fd(int fd, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     while (buf != NULL) {
@@ -185,14 +183,66 @@ char *pd__read_file(const char *path, size_t *len)
             break;
         n += (size_t)r;
     }
-    int e = errno;
-    close(fd);
-    errno = e;
     if (buf != NULL) {
         buf[n] = '\0';
         if (len)
             *len = n;
     }
+    return buf;
+}
+
+char *pd__read_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char *buf = read_fd(fd, len);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return buf;
+}
+
+const char *pd__untrusted_reason(const struct stat *st)
+{
+    if (S_ISLNK(st->st_mode))
+        return "is a symbolic link";
+    if (!S_ISREG(st->st_mode))
+        return "is not a regular file";
+    if (st->st_uid != geteuid())
+        return "is not owned by you";
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return "is writable by group or others";
+    return NULL;
+}
+
+int pd__open_trusted(const char *path, struct stat *st, const char **why)
+{
+    *why = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            *why = "is a symbolic link";
+        return -1;
+    }
+    if (fstat(fd, st) != 0 || (*why = pd__untrusted_reason(st)) != NULL) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+char *pd__read_trusted_file(const char *path, size_t *len, const char **why)
+{
+    struct stat st;
+    int fd = pd__open_trusted(path, &st, why);
+    if (fd < 0)
+        return NULL;
+    char *buf = read_fd(fd, len);
+    int e = errno;
+    close(fd);
+    errno = e;
     return buf;
 }
 
@@ -361,4 +411,18 @@ char *pd__abspath(const char *path)
 {
     char *resolved = realpath(path, NULL);
     return resolved;
+}
+
+/* --- logging ------------------------------------------------------------------------------ */
+
+void pd__jit_log(const pd__plan *p, const char *fmt, ...)
+{
+    if (p->opts->log == NULL)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    p->opts->log(p->opts->log_user, line);
 }

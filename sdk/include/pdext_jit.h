@@ -33,6 +33,14 @@
  * writable by group or others; otherwise loads are refused (PD_ERR_INVALID_ARGUMENT), since
  * anyone who can write there could plant code. Loading an unchanged module again into the
  * same registry returns the module already loaded.
+ *
+ * Integrity: the cache never loads a file it cannot vouch for. A library that was truncated,
+ * emptied or replaced since it was built, or that is a symbolic link, not owned by the user
+ * or writable by group or others (the manifest likewise), is rebuilt, not loaded; a build
+ * that fails in a directory holding an earlier build's files (a corrupt depfile, object,
+ * .ninja_log or .ninja_deps) is run once more from a clean directory. A symbolic link in
+ * place of the .lock or .busy file is refused with an error naming it. PDEXT_LOCK_TIMEOUT
+ * (seconds, default 600) bounds the wait for another process building the same module.
  */
 #ifndef PDEXT_JIT_H
 #define PDEXT_JIT_H
@@ -76,6 +84,11 @@ typedef struct pd_jit_options {
     void *log_user;
     pd_jit_output_kind output_kind;     /* pd_jit_build only; pd_jit_load needs PD_JIT_SHARED */
     const char *output;                 /* pd_jit_build only: where to place the result */
+    int32_t lock_timeout_s;             /* how long to wait for another process building the
+                                         * same module before failing with an error naming its
+                                         * pid: > 0 seconds; 0: PDEXT_LOCK_TIMEOUT, else 600;
+                                         * < 0: no limit. After 1 s of waiting the log gets
+                                         * "pdext: waiting for pid N building <name> ..." */
 } pd_jit_options;
 
 /* Builds (if the cache has no up-to-date library) and loads the module into `reg`; *out gets

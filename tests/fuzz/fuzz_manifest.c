@@ -33,6 +33,7 @@ static bool same_strv(const pd__strv *a, const pd__strv *b)
 static bool same_manifest(const pd__manifest *a, const pd__manifest *b)
 {
     if (a->key != b->key || strcmp(a->library, b->library) != 0 || a->n_inputs != b->n_inputs ||
+        memcmp(&a->lib_id, &b->lib_id, sizeof a->lib_id) != 0 ||
         !same_strv(&a->warnings, &b->warnings) || !same_strv(&a->versions, &b->versions))
         return false;
     for (int32_t i = 0; i < a->n_inputs; ++i) {
@@ -56,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fp == NULL || fwrite(data, 1, size, fp) != size || fclose(fp) != 0)
         abort();
     pd__manifest m;
-    if (!pd__manifest_read(path, &m))
+    if (!pd__manifest_read(path, &m, NULL))
         return 0;
     pd__plan p;
     memset(&p, 0, sizeof p);
@@ -64,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     p.build_dir = dir;
     p.kind = PD_JIT_SHARED;
     pd__manifest again;
-    if (pd__manifest_write(&p, &m) != PD_OK || !pd__manifest_read(path, &again))
+    if (pd__manifest_write(&p, &m) != PD_OK || !pd__manifest_read(path, &again, NULL))
         abort();
     if (!same_manifest(&m, &again))
         abort();
