@@ -479,6 +479,24 @@ static void start_clean(const pd__plan *p)
     close(dir);
 }
 
+/* True when an input of the last build changed content but now has an mtime older than that
+ * build's result (`cp -p` of an older file, a checkout): Ninja decides by mtime and would
+ * keep the stale object, so the build must start clean. Inputs whose hash was not trusted
+ * (size -1, see record_inputs) are left to Ninja. */
+static bool inputs_went_back(const pd__manifest *last, const pd__manifest *now)
+{
+    if (last->lib_id.mtime_ns == 0)
+        return false;
+    for (int32_t i = 0; i < now->n_inputs; ++i) {
+        const pd__input *cur = &now->inputs[i];
+        const pd__input *was = pd__manifest_find(last, cur->path);
+        if (was && was->st.size >= 0 && cur->hash != was->hash &&
+            cur->st.mtime_ns <= last->lib_id.mtime_ns)
+            return true;
+    }
+    return false;
+}
+
 /* Runs Ninja, and once more from a clean directory when that may help (see above). */
 static pd_status build_in_dir(const pd__plan *p, int busy_fd)
 {
@@ -526,6 +544,11 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
         } else {
             /* The manifest now in place (maybe newer than `old`, written while we waited)
              * names the library that readers may be opening right now: keep it. */
+            if (have_cur && inputs_went_back(&cur, &pre)) {
+                pd__jit_log(p, "pdext: module '%s': an input changed but is older than the "
+                            "last build; building from a clean directory", p->name);
+                start_clean(p);
+            }
             s = build_in_dir(p, busy_fd);
             if (s == PD_OK)
                 s = record_inputs(p, &pre, start, m);
