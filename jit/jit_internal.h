@@ -4,7 +4,8 @@
  * the build plan and the manifest. Private to jit/.
  *
  * The pieces: jit_util.c (strings, hashing, files, the trust check), jit_lock.c (the build
- * directory's locks: waiting with a timeout, orphaned builds), jit_tools.c (finding compilers, ninja,
+ * directory's locks: waiting with a timeout, orphaned builds), jit_publish.c (inputs' hashes,
+ * publication, starting clean), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
  * with captured output), jit_plan.c (options -> build plan and cache key, build.ninja),
  * jit_manifest.c (the record of the last good build: warm check, depfiles), jit_load.c (the
@@ -248,5 +249,27 @@ const pd__input *pd__manifest_find(const pd__manifest *m, const char *path);
 pd_status pd__manifest_write(const pd__plan *p, const pd__manifest *m);
 /* Adds the inputs named by every object's depfile in build_dir (sources and headers). */
 pd_status pd__depfiles_collect(const pd__plan *p, pd__strv *paths);
+
+/* --- jit_publish.c ------------------------------------------------------------------------ */
+
+/* Hashes of the inputs as they are before the build (the sources and the previous build's
+ * headers; unchanged ones keep the hash `old` recorded) into `pre`. */
+pd_status pd__inputs_hash_before(const pd__plan *p, const pd__manifest *old, pd__manifest *pre);
+/* Records in `m` every input the depfiles name, with its hash from `before` when its stat
+ * has not moved; inputs touched since start_ns get a record that never matches. */
+pd_status pd__inputs_record(const pd__plan *p, const pd__manifest *before, int64_t start_ns,
+                            pd__manifest *m);
+/* True when an input of the build `last` changed content (per `now`) but is older than that
+ * build's library: Ninja, which goes by mtime, would miss it. */
+bool pd__inputs_went_back(const pd__manifest *last, const pd__manifest *now);
+/* Publishes out/lib<name>.<ext> under its content address, records its identity and writes
+ * the manifest; then removes libraries other than it and `previous`. */
+pd_status pd__library_publish(const pd__plan *p, pd__manifest *m, const char *previous);
+/* Whether a failed build should be run again from a clean directory (see jit_publish.c). */
+bool pd__builddir_clean_helps(const pd__plan *p, bool ninja_error);
+/* Removes the earlier build's objects, outputs and Ninja logs, and marks the directory. */
+void pd__builddir_clean(const pd__plan *p);
+/* Removes the mark once a build succeeded. */
+void pd__builddir_unmark(const pd__plan *p);
 
 #endif /* PD_JIT_INTERNAL_H */
