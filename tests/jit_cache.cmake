@@ -1,5 +1,0 @@
-# jit_cache_test also runs the `pdext` command, to see what it prints while waiting for a lock.
-if(TARGET jit_cache_test AND TARGET pdext_cmd)
-  add_dependencies(jit_cache_test pdext_cmd)
-  target_compile_definitions(jit_cache_test PRIVATE PDEXT_CMD="$<TARGET_FILE:pdext_cmd>")
-endif()
