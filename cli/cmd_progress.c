@@ -27,7 +27,7 @@ static int terminal_width(void)
 
 /* The prefixes of the JIT's lines that are always shown: warnings (jit/jit_load.c) and
  * waits for a lock held by another process (jit/jit_lock.c). */
-static const char *const always_shown[] = {"pdext: warning:", "pdext: waiting for pid "};
+static const char *const always_shown[] = {"pdext: warning:", "pdext: waiting for "};
 
 static bool is_warning(const char *line, size_t n)
 {

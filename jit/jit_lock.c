@@ -140,17 +140,23 @@ static pd_status lock_wait(const pd__plan *p, int fd, double timeout_s)
         int64_t waited = monotonic_ns() - start;
         if (waited >= REPORT_AFTER_NS || (timeout_s >= 0 && waited >= timeout_s * 1e9)) {
             long pid = lock_holder(fd);
+            char holder[48] = "another process", end_it[48] = "", limit[64] = "no time limit";
+            if (pid > 0) {
+                snprintf(holder, sizeof holder, "pid %ld", pid);
+                snprintf(end_it, sizeof end_it, " (kill %ld)", pid);
+            }
+            if (timeout_s >= 0)
+                snprintf(limit, sizeof limit, "giving up after %g s", timeout_s);
             if (timeout_s >= 0 && waited >= timeout_s * 1e9)
                 return pd__fail(PD_ERR_UNAVAILABLE,
-                                "%s: module '%s': gave up after %g s waiting for pid %ld, "
-                                "which holds the lock of the build directory %s (it is "
-                                "building the module); if it hangs, end it (kill %ld), or "
-                                "wait longer (PDEXT_LOCK_TIMEOUT, lock_timeout_s)",
-                                p->who, p->name, timeout_s, pid, p->build_dir, pid);
+                                "%s: module '%s': gave up after %g s waiting for %s, which "
+                                "holds the lock of the build directory %s (it is building the "
+                                "module); if it hangs, end it%s, or wait longer "
+                                "(PDEXT_LOCK_TIMEOUT, lock_timeout_s)",
+                                p->who, p->name, timeout_s, holder, p->build_dir, end_it);
             if (pid != reported) {
-                pd__jit_log(p, "pdext: waiting for pid %ld building %s (build directory %s; "
-                            "giving up after %g s, PDEXT_LOCK_TIMEOUT)", pid, p->name,
-                            p->build_dir, timeout_s);
+                pd__jit_log(p, "pdext: waiting for %s building %s (build directory %s; %s, "
+                            "PDEXT_LOCK_TIMEOUT)", holder, p->name, p->build_dir, limit);
                 reported = pid;
             }
         }
