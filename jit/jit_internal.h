@@ -65,10 +65,6 @@ bool pd__hash_file(const char *path, uint64_t *hash);
 
 /* Reads a whole file (NUL-terminated); NULL with errno on failure. */
 char *pd__read_file(const char *path, size_t *len);
-/* Writes `data` to `path` atomically: a temporary file in the same directory, then rename.
- * Sets a PD_ERR_IO message naming `who` on failure. */
-pd_status pd__write_atomic(const char *who, const char *path, const void *data, size_t len,
-                           mode_t mode);
 /* Copies src to dst atomically (temporary + rename). */
 pd_status pd__copy_atomic(const char *who, const char *src, const char *dst, mode_t mode);
 
