@@ -5,9 +5,12 @@
  *
  * The pieces: jit_util.c (strings, hashing, files), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
- * with captured output), jit_plan.c (options -> build plan and cache key, build.ninja),
- * jit_manifest.c (the record of the last good build: warm check, depfiles), jit_load.c (the
- * public API: warm path, locked cold path, publication, reload).
+ * with captured output), jit_plan.c (options -> build plan: sources, tools, flags, cache
+ * key), jit_ninja.c (plan -> the files Ninja reads: build.ninja, inline sources, a bundle's
+ * registration source and link script), jit_manifest.c (the record of the last good build:
+ * warm check, depfiles), jit_load.c (pd_jit_load: warm path, locked cold path, publication,
+ * reload), jit_build.c (pd_jit_build: ahead of time into a named file, checked by loading;
+ * a static bundle's header and .pc).
  */
 #ifndef PD_JIT_INTERNAL_H
 #define PD_JIT_INTERNAL_H
@@ -71,9 +74,6 @@ pd_status pd__copy_atomic(const char *who, const char *src, const char *dst, mod
 /* Creates `dir` and its missing parents with mode 0700; `why` (may be NULL) is appended to
  * a failure's message after "; ": what the directory is and what to do. */
 pd_status pd__mkdirs(const char *who, const char *dir, const char *why);
-/* Refuses an output file whose directory is missing, not a directory or not writable, in
- * the words `pdext bundle` uses; checked before building, so the user waits for nothing. */
-pd_status pd__check_output_dir(const char *who, const char *output);
 /* Refuses a directory not owned by the user or writable by group or others: anyone who can
  * write there could plant a library that we would load. */
 pd_status pd__check_private_dir(const char *who, const char *dir);
@@ -133,12 +133,15 @@ typedef struct pd__plan {
     const char *dir_origin;   /* where build_dir came from, for messages: "build_dir",
                                * "PDEXT_CACHE_DIR", "XDG_CACHE_HOME" or "HOME" */
     char *home;               /* $HOME (absolute) when the cache root is under it */
-    pd__strv sources;         /* absolute paths */
+    pd__strv sources;         /* absolute paths: the files, then the inline sources' files */
+    int32_t n_file_sources;   /* sources.v[n_file_sources + i] holds inline source i */
     bool uses[3];             /* per pd__lang */
-    pd__tool cc, cxx, nvcc, ninja, ar;
-    char *launcher;           /* PDEXT_COMPILER_LAUNCHER or NULL */
+    pd__tool cc, cxx, nvcc, ninja, ar, ld, objcopy;
+    char *launcher[3];        /* per pd__lang: the compiler launcher, or NULL */
+    const char *launcher_origin[3]; /* the variable it came from */
     char *sdk_include;        /* SDK headers */
     pd__strv cflags, cxxflags, cuda_flags, ldflags; /* complete flag lists */
+    bool portable;            /* no -march=native */
     bool native;              /* host-specific code generation: the CPU joins the key */
     uint64_t key;             /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
@@ -150,10 +153,9 @@ pd_status pd__plan_dir(pd__plan *p, const char *who, const pd_jit_options *opts)
 pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts,
                         pd_jit_output_kind kind);
 void pd__plan_free(pd__plan *p);
-/* Checks that ninja and the compilers the sources need exist (cold path only). */
+/* Checks that ninja, the compilers, the launchers and (static bundles) the binutils exist
+ * (cold path only). */
 pd_status pd__plan_check_tools(pd__plan *p);
-/* The text of build.ninja for the plan, from templates/build.ninja.in. */
-pd_status pd__plan_ninja_file(const pd__plan *p, pd__sb *out);
 /* "so" or "a": the extension of what Ninja makes, build_dir/out/lib<name>.<ext>. */
 const char *pd__plan_output_ext(const pd__plan *p);
 /* Object file of source i, relative to build_dir ("obj/relu.c-1a2b3c4d.o"; its depfile is
@@ -167,6 +169,30 @@ bool pd__plan_links_directly(const pd__plan *p);
  * library's ("out/lib<name>.so.d") when it links directly, else its object's plus ".d";
  * malloc'd, NULL when out of memory. */
 char *pd__plan_depfile(const pd__plan *p, int32_t i);
+/* The extra libraries a program linking the plan's static bundle needs after it, as
+ * " -l..." words (" -lstdc++" for C++ and CUDA, the CUDA runtime, " -lm"). */
+void pd__plan_bundle_libs(const pd__plan *p, pd__sb *out);
+/* The check library of a static bundle, relative to build_dir: its objects linked as a
+ * module, which pd_jit_build loads to validate the bundle ("out/lib<name>.check.so"). */
+void pd__plan_check_library(const pd__plan *p, pd__sb *out);
+
+/* --- jit_ninja.c -------------------------------------------------------------------------- */
+
+/* Writes what Ninja reads into the build directory: the inline sources (once per content),
+ * a static bundle's registration source and link script, and build.ninja (from
+ * templates/build.ninja.in), each atomically. */
+pd_status pd__plan_write_files(const pd__plan *p);
+/* The text of build.ninja for the plan. */
+pd_status pd__plan_ninja_file(const pd__plan *p, pd__sb *out);
+/* Fills `tpl` into `out`: each @KEY@ (capitals, digits, '_') is replaced by what `fill`
+ * appends for it; a key that `fill` does not know (it returns false) is kept as written. */
+typedef bool (*pd__template_fn)(pd__sb *out, const void *user, const char *key, size_t n);
+void pd__template_fill(pd__sb *out, const char *tpl, pd__template_fn fill, const void *user);
+/* The embedded templates (templates/bundle_*.in). */
+extern const char *const pd__tpl_bundle_register;
+extern const char *const pd__tpl_bundle_link;
+extern const char *const pd__tpl_bundle_header;
+extern const char *const pd__tpl_bundle_pc;
 
 /* --- jit_manifest.c ----------------------------------------------------------------------- */
 
@@ -200,5 +226,12 @@ const pd__input *pd__manifest_find(const pd__manifest *m, const char *path);
 pd_status pd__manifest_write(const pd__plan *p, const pd__manifest *m);
 /* Adds the inputs named by every object's depfile in build_dir (sources and headers). */
 pd_status pd__depfiles_collect(const pd__plan *p, pd__strv *paths);
+
+/* --- jit_load.c: shared by pd_jit_load and pd_jit_build ------------------------------------ */
+
+/* Resolves the plan and makes sure the cache holds an up-to-date result for it; *m names
+ * it (empty on failure). The caller frees the plan with pd__plan_free in any case. */
+pd_status pd__jit_ensure_built(pd__plan *p, const char *who, const pd_jit_options *opts,
+                               pd_jit_output_kind kind, pd__manifest *m);
 
 #endif /* PD_JIT_INTERNAL_H */

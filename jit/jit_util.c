@@ -1,9 +1,9 @@
 /*
  * jit_util.c - the JIT's small tools: growable strings and string lists, the 64-bit content
  * hash, whole-file reads, atomic copies (through the core's pd__write_atomic: a reader sees
- * the old file or the new one, never half of one, even if we are killed), directory creation, the
- * check that an output's directory can take it, and the ownership/permission check that
- * keeps strangers from planting code in the cache.
+ * the old file or the new one, never half of one, even if we are killed), directory
+ * creation, and the ownership/permission check that keeps strangers from planting code in
+ * the cache.
  */
 #include "jit_internal.h"
 
@@ -249,39 +249,6 @@ pd_status pd__mkdirs(const char *who, const char *dir, const char *why)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return pd__fail(PD_ERR_IO, "%s: '%s' is not a directory%s%s", who, dir, sep, why);
     return PD_OK;
-}
-
-pd_status pd__check_output_dir(const char *who, const char *output)
-{
-    const char *slash = strrchr(output, '/');
-    pd__sb dir = {0};
-    if (slash == NULL)
-        pd__sb_add(&dir, ".");
-    else if (slash == output)
-        pd__sb_add(&dir, "/");
-    else
-        pd__sb_addn(&dir, output, (size_t)(slash - output));
-    if (dir.oom)
-        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
-    struct stat st;
-    pd_status s = PD_OK;
-    if (stat(dir.s, &st) != 0)
-        s = errno == ENOENT
-                ? pd__fail(PD_ERR_NOT_FOUND,
-                           "%s: cannot write '%s': output directory '%s' does not exist; "
-                           "create it or choose another output path", who, output, dir.s)
-                : pd__fail(PD_ERR_IO, "%s: cannot write '%s': output directory '%s': %s",
-                           who, output, dir.s, strerror(errno));
-    else if (!S_ISDIR(st.st_mode))
-        s = pd__fail(PD_ERR_INVALID_ARGUMENT,
-                     "%s: cannot write '%s': output directory '%s' is not a directory",
-                     who, output, dir.s);
-    else if (access(dir.s, W_OK) != 0)
-        s = pd__fail(PD_ERR_IO,
-                     "%s: cannot write '%s': output directory '%s' is not writable "
-                     "(%s); choose another output path", who, output, dir.s, strerror(errno));
-    pd__sb_free(&dir);
-    return s;
 }
 
 pd_status pd__check_private_dir(const char *who, const char *dir)
