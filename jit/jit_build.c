@@ -13,6 +13,7 @@
 #include "jit_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,15 +54,19 @@ static pd_status check_output(const char *who, const char *output)
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: cannot write '%s': it is a directory", who,
                      output);
     if (s == PD_OK) {
-        /* access(W_OK) says yes to root on /proc: try the real thing. */
-        pd__atomic_file probe;
-        s = pd__atomic_open(who, output, 0600, &probe);
-        if (s == PD_OK)
-            pd__atomic_abort(&probe);
-        else
+        /* access(W_OK) says yes to root even on /proc: try the real thing. */
+        pd__sb probe = {0};
+        pd__sb_addf(&probe, "%s/.pdext-probe-%ld", dir.s, (long)getpid());
+        int fd = probe.oom ? -1 : open(probe.s, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            close(fd);
+            unlink(probe.s);
+        } else if (probe.oom || errno != EEXIST) {
             s = pd__fail(PD_ERR_IO, "%s: cannot write '%s': cannot create files in '%s' (%s); "
                          "choose another output path", who, output, dir.s,
-                         strerror(errno ? errno : EACCES));
+                         probe.oom ? "out of memory" : strerror(errno));
+        }
+        pd__sb_free(&probe);
     }
     pd__sb_free(&dir);
     return s;
@@ -170,9 +175,17 @@ static pd_status build_checked(const char *who, pd_registry *reg, const pd_jit_o
     }
     if (s == PD_OK && reg == NULL && (s = pd_registry_create(&own)) == PD_OK)
         reg = own;
-    if (s == PD_OK && (s = pd_module_load(reg, check.s, &mod)) != PD_OK)
-        pd__fail_prefix("%s: module '%s' was built but does not load, so nothing was written "
-                        "(build directory %s): ", who, p.name, p.build_dir);
+    if (s == PD_OK && (s = pd_module_load(reg, check.s, &mod)) != PD_OK) {
+        pd__sb srcs = {0};
+        for (int32_t i = 0; i < p.sources.n; ++i) {
+            const char *base = strrchr(p.sources.v[i], '/');
+            pd__sb_addf(&srcs, "%s%s", i ? " " : "", base ? base + 1 : p.sources.v[i]);
+        }
+        pd__fail_prefix("%s: module '%s' (sources: %s) was built but does not load, so nothing "
+                        "was written (build directory %s): ", who, p.name, pd__sb_str(&srcs),
+                        p.build_dir);
+        pd__sb_free(&srcs);
+    }
     if (s == PD_OK && kind == PD_JIT_STATIC)
         s = write_bundle_files(&p, opts->output, mod);
     if (s == PD_OK)

@@ -188,7 +188,8 @@ pd_status pd__plan_ninja_file(const pd__plan *p, pd__sb *out);
  * appends for it; a key that `fill` does not know (it returns false) is kept as written. */
 typedef bool (*pd__template_fn)(pd__sb *out, const void *user, const char *key, size_t n);
 void pd__template_fill(pd__sb *out, const char *tpl, pd__template_fn fill, const void *user);
-/* The embedded templates (templates/bundle_*.in). */
+/* The embedded templates (templates/build.ninja.in, templates/bundle_*.in). */
+extern const char *const pd__tpl_ninja;
 extern const char *const pd__tpl_bundle_register;
 extern const char *const pd__tpl_bundle_link;
 extern const char *const pd__tpl_bundle_header;

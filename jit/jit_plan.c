@@ -432,6 +432,10 @@ static uint64_t plan_key(const pd__plan *p)
                 PD_ABI_MAJOR, PD_ABI_MINOR, p->name);
     key_list(&k, "sources", &p->sources);
     pd__sb_addf(&k, "kind %d\n", (int)p->kind);
+    /* The build rules are part of what decides the result. */
+    pd__sb_addf(&k, "ninja template %016llx\n",
+                (unsigned long long)pd__hash64(pd__tpl_ninja, strlen(pd__tpl_ninja),
+                                               PD__HASH_SEED));
     if (p->uses[PD__LANG_C] || p->kind == PD_JIT_STATIC) {
         key_tool(&k, "cc", &p->cc);
         key_list(&k, "cflags", &p->cflags);
