@@ -11,6 +11,7 @@
  */
 #include "pd_test.h"
 #include "pdext_bundle.h"
+#include "pdext_jit.h"
 #include "pdext_npy.h"
 
 #include <dlfcn.h>
@@ -383,6 +384,41 @@ PD_TEST(Bundle, StaticSharedAndJitModulesMixInOneProcess)
     PD_EXPECT_EQ(rc, 0);
     if (rc != 0 || !pd_test_contains(out, "prog_mix: ok"))
         pd_test_fail(__FILE__, __LINE__, "prog_mix:\n%s", out ? out : "");
+    free(out);
+}
+
+PD_TEST(BundleJit, StaticAndSharedHostsCompileAgainstTheSameSdkHeaders)
+{
+    /* A program linking libpdext_jit.a, placed where a decoy include/pdext sits beside its
+     * bin/: it must not take those headers (a shared host would not), or the two kinds of
+     * host would build the same sources with different -I, into different cache entries. */
+    const char *dir = test_dir("sdkdir");
+    char *out = NULL;
+    char src[1024];
+    snprintf(src, sizeof src, "%s/sdk.c", dir);
+    FILE *fp = fopen(src, "w");
+    PD_ASSERT(fp != NULL);
+    fputs("#include \"pdext_jit.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
+          "int main(void) { char *d = pd_jit_sdk_include_dir(); puts(d ? d : \"(none)\"); "
+          "free(d); return 0; }\n", fp);
+    fclose(fp);
+    int rc = sh(&out, "mkdir -p %s/bin %s/include/pdext && touch %s/include/pdext/extension.h && "
+                "%s %s -I" SRC "/sdk/include %s " PDEXT_LIBS " -o %s/bin/sdk && "
+                "env -u PDEXT_INCLUDE_DIR %s/bin/sdk",
+                dir, dir, dir, PD_BUNDLE_CC, PD_BUNDLE_SANITIZE_FLAGS, src, dir, dir);
+    PD_EXPECT_EQ(rc, 0);
+    char *saved = getenv("PDEXT_INCLUDE_DIR") ? strdup(getenv("PDEXT_INCLUDE_DIR")) : NULL;
+    unsetenv("PDEXT_INCLUDE_DIR");
+    char *here = pd_jit_sdk_include_dir(); /* this test links libpdext_jit.so */
+    if (saved) {
+        setenv("PDEXT_INCLUDE_DIR", saved, 1);
+        free(saved);
+    }
+    PD_ASSERT(here != NULL);
+    char want[1100];
+    snprintf(want, sizeof want, "%s\n", here);
+    PD_EXPECT_STREQ(out, want);
+    free(here);
     free(out);
 }
 
