@@ -5,8 +5,8 @@
  *
  * The pieces: jit_util.c (strings, hashing, files), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
- * with captured output), jit_plan.c (options -> build plan: sources, tools, flags, cache
- * key), jit_ninja.c (plan -> the files Ninja reads: build.ninja, inline sources, a bundle's
+ * with captured output), jit_plan.c (options -> build plan: sources, tools, launchers, cache
+ * key), jit_flags.c (the plan's flag lists), jit_ninja.c (plan -> the files Ninja reads: build.ninja, inline sources, a bundle's
  * registration source and link script), jit_manifest.c (the record of the last good build:
  * warm check, depfiles), jit_load.c (pd_jit_load: warm path, locked cold path, publication,
  * reload), jit_build.c (pd_jit_build: ahead of time into a named file, checked by loading;
@@ -169,12 +169,20 @@ bool pd__plan_links_directly(const pd__plan *p);
  * library's ("out/lib<name>.so.d") when it links directly, else its object's plus ".d";
  * malloc'd, NULL when out of memory. */
 char *pd__plan_depfile(const pd__plan *p, int32_t i);
-/* The extra libraries a program linking the plan's static bundle needs after it, as
- * " -l..." words (" -lstdc++" for C++ and CUDA, the CUDA runtime, " -lm"). */
-void pd__plan_bundle_libs(const pd__plan *p, pd__sb *out);
 /* The check library of a static bundle, relative to build_dir: its objects linked as a
  * module, which pd_jit_build loads to validate the bundle ("out/lib<name>.check.so"). */
 void pd__plan_check_library(const pd__plan *p, pd__sb *out);
+/* `path` made absolute against the current directory (it need not exist); malloc'd. */
+char *pd__plan_absolute(const char *path);
+
+/* --- jit_flags.c -------------------------------------------------------------------------- */
+
+/* Fills the plan's cflags, cxxflags, cuda_flags and ldflags (defaults, include directories,
+ * the user's flags, CUDA architectures and runtime, -lm) and sets p->native. */
+void pd__plan_flags(pd__plan *p, const pd_jit_options *opts);
+/* The extra libraries a program linking the plan's static bundle needs after it, as
+ * " -l..." words (" -lstdc++" for C++ and CUDA, the CUDA runtime, " -lm"). */
+void pd__plan_bundle_libs(const pd__plan *p, pd__sb *out);
 
 /* --- jit_ninja.c -------------------------------------------------------------------------- */
 

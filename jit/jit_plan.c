@@ -6,14 +6,7 @@
  * flags and in the last steps of build.ninja (jit_ninja.c), never in how sources, compilers
  * or flags are found.
  *
- * Default flags give fast code: -O3 -march=native (measured: a plain relu loop at -O2 runs
- * at 0.14x memcpy bandwidth, at -O3 -march=native 0.97x), -fPIC, and -fvisibility=hidden so
- * that a module exports only its pdext_module_info entry point (and a bundle's kernels
- * cannot clash with a program's). Because -march=native makes the code host-specific, the
- * CPU's identity then joins the key; static bundles, `portable` and PDEXT_JIT_PORTABLE=1
- * leave it out (a bundle runs on other machines; valgrind cannot decode AVX-512). User flags
- * come after the defaults, so they win (e.g. -march=x86-64-v3). -lm is linked by default;
- * C++ and CUDA modules link with c++, which adds libstdc++.
+ * The flag lists themselves are jit_flags.c's.
  *
  * A compiler launcher (ccache, distcc) is not part of the key: it must not change what is
  * built, only how fast.
@@ -26,8 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
-#define PD__DEFAULT_CUDA_ARCH "75;80;86;89;90"
 
 #define PD__JIT_NAME_MAX 200
 
@@ -66,8 +57,7 @@ static pd_status refuse_line_break(const char *who, const char *what, const char
                     value, strchr(value, '\r') ? "carriage return" : "newline");
 }
 
-/* `path` made absolute against the current directory (it need not exist); malloc'd. */
-static char *absolute(const char *path)
+char *pd__plan_absolute(const char *path)
 {
     if (path[0] == '/')
         return strdup(path);
@@ -91,7 +81,7 @@ static pd_status plan_dirs(pd__plan *p, const char *who, const pd_jit_options *o
         if (s != PD_OK)
             return s;
         p->dir_origin = "build_dir";
-        p->build_dir = absolute(opts->build_dir);
+        p->build_dir = pd__plan_absolute(opts->build_dir);
         return p->build_dir ? PD_OK : pd__fail(PD_ERR_IO, "%s: cannot resolve build_dir '%s'",
                                                who, opts->build_dir);
     }
@@ -108,7 +98,7 @@ static pd_status plan_dirs(pd__plan *p, const char *who, const pd_jit_options *o
     } else if (home && *home) {
         pd__sb_addf(&root, "%s/.cache/pdext", home);
         p->dir_origin = "HOME";
-        if ((p->home = absolute(home)) == NULL)
+        if ((p->home = pd__plan_absolute(home)) == NULL)
             root.oom = true;
     } else {
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
@@ -118,7 +108,7 @@ static pd_status plan_dirs(pd__plan *p, const char *who, const pd_jit_options *o
     }
     while (root.len > 1 && root.s[root.len - 1] == '/')
         root.s[--root.len] = '\0';
-    p->cache_root = root.oom ? NULL : absolute(root.s);
+    p->cache_root = root.oom ? NULL : pd__plan_absolute(root.s);
     pd__sb_free(&root);
     if (p->cache_root == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
@@ -217,194 +207,6 @@ static pd_status plan_sources(pd__plan *p, const char *who, const pd_jit_options
     return PD_OK;
 }
 
-static void add_list(pd__strv *dst, const char *const *v, int32_t n)
-{
-    for (int32_t i = 0; v && i < n; ++i)
-        if (v[i])
-            pd__strv_add(dst, v[i]);
-}
-
-/* The last -march=/-mcpu= value decides whether the code is host-specific. */
-static bool flags_native(const pd__strv *flags)
-{
-    bool native = false;
-    for (int32_t i = 0; i < flags->n; ++i) {
-        const char *f = flags->v[i];
-        const char *eq = strchr(f, '=');
-        if (eq && (!strncmp(f, "-march=", 7) || !strncmp(f, "-mcpu=", 6) ||
-                   !strncmp(f, "-Xcompiler=-march=", 18)))
-            native = strcmp(eq + 1, "native") == 0 ||
-                     (strncmp(f, "-Xcompiler", 10) == 0 && strstr(f, "=native") != NULL);
-    }
-    return native;
-}
-
-static void add_cuda_arch(pd__strv *f)
-{
-    const char *arch = getenv("PDEXT_CUDA_ARCH");
-    if (arch == NULL || *arch == '\0')
-        arch = PD__DEFAULT_CUDA_ARCH;
-    char *list = strdup(arch);
-    if (list == NULL) {
-        f->oom = true;
-        return;
-    }
-    char *save = NULL, *last = NULL;
-    pd__sb g = {0};
-    for (char *w = strtok_r(list, ";, ", &save); w; w = strtok_r(NULL, ";, ", &save)) {
-        if (!strcmp(w, "native") || !strcmp(w, "all") || !strcmp(w, "all-major")) {
-            g.len = 0;
-            pd__sb_addf(&g, "-arch=%s", w);
-            pd__strv_add(f, pd__sb_str(&g));
-            continue;
-        }
-        if (!strncmp(w, "sm_", 3) || !strncmp(w, "compute_", 8))
-            w = strchr(w, '_') + 1;
-        char num[32];
-        size_t k = 0;
-        for (const char *c = w; *c && k + 1 < sizeof num; ++c)
-            if (*c != '.')
-                num[k++] = *c;
-        num[k] = '\0';
-        g.len = 0;
-        pd__sb_addf(&g, "-gencode=arch=compute_%s,code=sm_%s", num, num);
-        pd__strv_add(f, pd__sb_str(&g));
-        free(last);
-        last = strdup(num);
-    }
-    if (last) { /* PTX of the newest architecture, for GPUs newer than the list */
-        g.len = 0;
-        pd__sb_addf(&g, "-gencode=arch=compute_%s,code=compute_%s", last, last);
-        pd__strv_add(f, pd__sb_str(&g));
-    }
-    free(last);
-    pd__sb_free(&g);
-    free(list);
-}
-
-/* The CUDA runtime's library directory next to nvcc (…/bin/nvcc -> …/lib64), or NULL. */
-static char *cuda_lib_dir(const pd__tool *nvcc)
-{
-    if (nvcc->path == NULL)
-        return NULL;
-    char *root = strdup(nvcc->path);
-    if (root == NULL)
-        return NULL;
-    for (int up = 0; up < 2; ++up) {
-        char *slash = strrchr(root, '/');
-        if (slash)
-            *slash = '\0';
-    }
-    static const char *const subdirs[] = {"lib64", "lib", "targets/x86_64-linux/lib",
-                                          "targets/sbsa-linux/lib"};
-    for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; ++i) {
-        pd__sb p = {0};
-        pd__sb_addf(&p, "%s/%s/libcudart.so", root, subdirs[i]);
-        struct stat st;
-        if (!p.oom && stat(p.s, &st) == 0) {
-            p.len -= strlen("/libcudart.so");
-            p.s[p.len] = '\0';
-            free(root);
-            return p.s;
-        }
-        pd__sb_free(&p);
-    }
-    free(root);
-    return NULL;
-}
-
-static void plan_flags(pd__plan *p, const pd_jit_options *opts)
-{
-    bool native = !p->portable;
-    pd__strv *cc_lists[2] = {&p->cflags, &p->cxxflags};
-    for (int l = 0; l < 2; ++l) {
-        pd__strv_add(cc_lists[l], "-O3");
-        if (native)
-            pd__strv_add(cc_lists[l], "-march=native");
-        pd__strv_add(cc_lists[l], "-fPIC");
-        pd__strv_add(cc_lists[l], "-fvisibility=hidden");
-    }
-    pd__strv_add(&p->cxxflags, "-fvisibility-inlines-hidden");
-    pd__strv_add(&p->cflags, "-std=gnu11");
-    pd__strv_add(&p->cxxflags, "-std=c++20");
-    static const char *const cuda[] = {"-O3", "-std=c++20", "-Xcompiler=-fPIC",
-                                       "-Xcompiler=-fvisibility=hidden", "-Xcompiler=-O3"};
-    for (size_t i = 0; i < sizeof cuda / sizeof cuda[0]; ++i)
-        pd__strv_add(&p->cuda_flags, cuda[i]);
-    if (native)
-        pd__strv_add(&p->cuda_flags, "-Xcompiler=-march=native");
-    if (p->uses[PD__LANG_CUDA]) {
-        const char *cxx_env = getenv("CXX");
-        if (cxx_env && *cxx_env && p->cxx.path) { /* nvcc's host compiler follows CXX */
-            pd__strv_add(&p->cuda_flags, "-ccbin");
-            pd__strv_add(&p->cuda_flags, p->cxx.path);
-        }
-        add_cuda_arch(&p->cuda_flags);
-    }
-    pd__sb inc = {0};
-    pd__sb_addf(&inc, "-I%s", p->sdk_include ? p->sdk_include : "");
-    pd__strv *lists[3] = {&p->cflags, &p->cxxflags, &p->cuda_flags};
-    for (int l = 0; l < 3; ++l) {
-        pd__strv_add(lists[l], pd__sb_str(&inc));
-        for (int32_t i = 0; opts->include_dirs && i < opts->n_include_dirs; ++i) {
-            /* Ninja runs the compiler in the build directory: a relative -I must be made
-             * absolute against the caller's directory, as the sources are. */
-            char *dir = absolute(opts->include_dirs[i] ? opts->include_dirs[i] : ".");
-            pd__sb d = {0};
-            pd__sb_addf(&d, "-I%s", dir ? dir : opts->include_dirs[i]);
-            pd__strv_add(lists[l], pd__sb_str(&d));
-            pd__sb_free(&d);
-            free(dir);
-        }
-    }
-    pd__sb_free(&inc);
-    add_list(&p->cflags, opts->cflags, opts->n_cflags);
-    add_list(&p->cxxflags, opts->cxxflags, opts->n_cxxflags);
-    add_list(&p->cuda_flags, opts->cuda_flags, opts->n_cuda_flags);
-    if (p->kind == PD_JIT_STATIC) { /* `ld -r` and objcopy need machine code, not LTO IR */
-        pd__strv_add(&p->cflags, "-fno-lto");
-        pd__strv_add(&p->cxxflags, "-fno-lto");
-        pd__strv_add(&p->cuda_flags, "-Xcompiler=-fno-lto");
-    }
-    add_list(&p->ldflags, opts->ldflags, opts->n_ldflags);
-    if (p->uses[PD__LANG_CUDA]) {
-        char *lib = cuda_lib_dir(&p->nvcc);
-        if (lib) {
-            pd__sb d = {0};
-            pd__sb_addf(&d, "-L%s", lib);
-            pd__strv_add(&p->ldflags, pd__sb_str(&d));
-            d.len = 0;
-            pd__sb_addf(&d, "-Wl,-rpath,%s", lib);
-            pd__strv_add(&p->ldflags, pd__sb_str(&d));
-            pd__sb_free(&d);
-            free(lib);
-        }
-        pd__strv_add(&p->ldflags, "-lcudart");
-    }
-    pd__strv_add(&p->ldflags, "-lm");
-    p->native = (p->uses[PD__LANG_C] && flags_native(&p->cflags)) ||
-                (p->uses[PD__LANG_CXX] && flags_native(&p->cxxflags)) ||
-                (p->uses[PD__LANG_CUDA] && flags_native(&p->cuda_flags));
-}
-
-void pd__plan_bundle_libs(const pd__plan *p, pd__sb *out)
-{
-    if (p->uses[PD__LANG_CXX] || p->uses[PD__LANG_CUDA])
-        pd__sb_add(out, " -lstdc++");
-    if (p->uses[PD__LANG_CUDA]) {
-        char *lib = cuda_lib_dir(&p->nvcc);
-        if (lib)
-            pd__sb_addf(out, " -L%s -Wl,-rpath,%s", lib, lib);
-        free(lib);
-        pd__sb_add(out, " -lcudart");
-    }
-    pd__sb_add(out, " -lm");
-}
-
-void pd__plan_check_library(const pd__plan *p, pd__sb *out)
-{
-    pd__sb_addf(out, "out/lib%s.check.so", p->name);
-}
 
 static void key_tool(pd__sb *k, const char *what, const pd__tool *t)
 {
@@ -555,7 +357,7 @@ pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts
         s = pd__sdk_include_dir(who, &p->sdk_include);
     if (s != PD_OK)
         return s;
-    plan_flags(p, opts);
+    pd__plan_flags(p, opts);
     if (p->sources.oom || p->cflags.oom || p->cxxflags.oom || p->cuda_flags.oom ||
         p->ldflags.oom)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
@@ -661,6 +463,11 @@ pd_status pd__plan_check_tools(pd__plan *p)
 
 
 /* --- facts of the plan that build.ninja and the manifest share ---------------------------- */
+
+void pd__plan_check_library(const pd__plan *p, pd__sb *out)
+{
+    pd__sb_addf(out, "out/lib%s.check.so", p->name);
+}
 
 const char *pd__plan_output_ext(const pd__plan *p) { return p->kind == PD_JIT_STATIC ? "a" : "so"; }
 
