@@ -311,6 +311,10 @@ static pd_status plan_launchers(pd__plan *p)
             continue;
         if ((p->launcher[l] = strdup(v)) == NULL)
             return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
+        if (v != all) /* CMake's variables are lists: "ccache;--flag" */
+            for (char *c = p->launcher[l]; *c; ++c)
+                if (*c == ';')
+                    *c = ' ';
         p->launcher_origin[l] = origin;
     }
     return PD_OK;

@@ -131,7 +131,9 @@ PD_TEST(JitPlan, CMakeStyleLauncherVariablesApplyPerLanguage)
     write_launcher("clauncher", "c.launched");
     write_launcher("cxxlauncher", "cxx.launched");
     setenv("CMAKE_C_COMPILER_LAUNCHER", tmp_path("bin/clauncher"), 1);
-    setenv("CMAKE_CXX_COMPILER_LAUNCHER", tmp_path("bin/cxxlauncher"), 1);
+    char list[600]; /* a CMake list: the launcher and no further words */
+    snprintf(list, sizeof list, "%s;", tmp_path("bin/cxxlauncher"));
+    setenv("CMAKE_CXX_COMPILER_LAUNCHER", list, 1);
     PD_EXPECT_NEAR(load_and_run("cmakel", srcs, 2, "jit_twice"), 4.0, 0);
     char *c = read_text(tmp_path("c.launched"));
     PD_EXPECT(c != NULL && strstr(c, "cc") != NULL && strstr(c, "c++") == NULL);
@@ -351,6 +353,26 @@ PD_TEST(JitPlan, StaticBundleComesWithHeaderPkgConfigAndOneGlobalSymbol)
     PD_EXPECT_EQ(ninja_runs(), 1);
     pd_registry_destroy(reg);
     jit_teardown();
+}
+
+PD_TEST(JitPlan, BuildLoadRejectsNullArguments)
+{
+    const char *srcs[] = {"x.c"};
+    pd_jit_options o = options("x", srcs, 1);
+    o.output = "/tmp/libx.so";
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_EXPECT_ERROR(pd_jit_build_load(NULL, &o, &m), PD_ERR_INVALID_ARGUMENT,
+                    "pd_jit_build_load: reg is NULL");
+    PD_EXPECT_ERROR(pd_jit_build_load(reg, &o, NULL), PD_ERR_INVALID_ARGUMENT,
+                    "pd_jit_build_load: out is NULL");
+    PD_EXPECT_ERROR(pd_jit_build_load(reg, NULL, &m), PD_ERR_INVALID_ARGUMENT,
+                    "pd_jit_build_load: opts->output (where to place the result) is required");
+    o.output_kind = (pd_jit_output_kind)7;
+    PD_EXPECT_ERROR(pd_jit_build_load(reg, &o, &m), PD_ERR_INVALID_ARGUMENT,
+                    "opts->output_kind 7 is neither PD_JIT_SHARED nor PD_JIT_STATIC");
+    pd_registry_destroy(reg);
 }
 
 PD_TEST(JitPlan, StaticBundleNameMustBeACIdentifier)
