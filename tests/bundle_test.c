@@ -87,8 +87,9 @@ static bool file_exists(const char *path)
 
 /* --- the shared bundles ------------------------------------------------------------------- */
 
+/* The command, the JIT library that does its work, and the sources. */
 static const char *const FIXTURE_INPUTS[] = {
-    PD_BUNDLE_PDEXT,       FIX "/ops_scale.c",  FIX "/ops_neg.cc",
+    PD_BUNDLE_PDEXT,       PD_BUNDLE_LIBPDEXT_JIT_A, FIX "/ops_scale.c",  FIX "/ops_neg.cc",
     FIX "/ops_triple.c",   FIX "/ops_dup.c",    SRC "/examples/relu/relu.c",
     SRC "/examples/concat/concat.c"};
 

@@ -52,6 +52,8 @@ PD_TEST(JitPlan, InlineSourceIsCachedByItsContent)
     PD_EXPECT_NEAR(load_inline_text("inl", SCALE_TEXT("3.0f")), 6.0, 0); /* back: the old text */
     PD_EXPECT_NEAR(load_inline_text("inl", SCALE_TEXT("3.0f")), 6.0, 0);
     PD_EXPECT_EQ(ninja_runs(), 3);
+    /* Only the current text's file stays in the build directory. */
+    PD_EXPECT_EQ(system("test $(ls \"$PDEXT_CACHE_DIR/inl/src\" | wc -l) -eq 1"), 0);
     jit_teardown();
 }
 
