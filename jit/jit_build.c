@@ -4,7 +4,9 @@
  *
  * The cache builds the result as for pd_jit_load (jit_load.c). Before anything is written
  * at the output, what was built is loaded: the shared library itself, or for a static
- * bundle the check library Ninja linked from the same objects. So a result the runtime
+ * bundle the check library Ninja linked from the same objects (under a content-addressed
+ * name, as the JIT's modules are, so that a rebuilt bundle is never the stale code of a
+ * check library this process loaded before). So a result the runtime
  * would refuse (no ops, a malformed declaration, an unresolved symbol) fails here with the
  * loader's message, and leaves no file behind. Then the outputs are written atomically; a
  * static bundle gets NAME.h and NAME.pc beside its archive (templates/bundle_header.h.in,
@@ -12,6 +14,7 @@
  */
 #include "jit_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -140,6 +143,43 @@ static pd_status write_bundle_files(const pd__plan *p, const char *output, const
     return s;
 }
 
+/* The check library of a static bundle under a name that holds its content hash,
+ * out/lib<name>-<hash>.check.so (a hard link to the one Ninja made): a rebuilt bundle is a
+ * new path, so dlopen cannot hand back the code of a check library loaded earlier in this
+ * process. Older ones are removed. */
+static pd_status check_library_path(const pd__plan *p, pd__sb *path)
+{
+    pd__sb built = {0}, dir = {0};
+    pd__sb_addf(&built, "%s/", p->build_dir);
+    pd__plan_check_library(p, &built);
+    pd__sb_addf(&dir, "%s/out", p->build_dir);
+    uint64_t h = 0;
+    pd_status s = PD_OK;
+    if (built.oom || dir.oom)
+        s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
+    else if (!pd__hash_file(built.s, &h))
+        s = pd__fail(PD_ERR_BUILD, "%s: module '%s': the bundle's check library '%s' is "
+                     "unreadable: %s", p->who, p->name, built.s, strerror(errno));
+    char keep[256];
+    snprintf(keep, sizeof keep, "lib%s-%016llx.check.so", p->name, (unsigned long long)h);
+    pd__sb_addf(path, "%s/%s", pd__sb_str(&dir), keep);
+    if (s == PD_OK && link(built.s, path->s) != 0 && errno != EEXIST)
+        s = pd__copy_atomic(p->who, built.s, path->s, 0700);
+    DIR *d = s == PD_OK ? opendir(dir.s) : NULL;
+    size_t prefix = strlen(p->name) + 4; /* "lib<name>-" */
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        const char *n = e->d_name;
+        if (strlen(n) == prefix + 16 + 9 && strncmp(n, keep, prefix) == 0 &&
+            strcmp(n + prefix + 16, ".check.so") == 0 && strcmp(n, keep) != 0)
+            unlinkat(dirfd(d), n, 0);
+    }
+    if (d)
+        closedir(d);
+    pd__sb_free(&built);
+    pd__sb_free(&dir);
+    return s;
+}
+
 /* Builds, loads what was built into `reg` (a registry of its own when NULL), writes the
  * outputs; *out (when not NULL) gets the loaded module. */
 static pd_status build_checked(const char *who, pd_registry *reg, const pd_jit_options *opts,
@@ -165,12 +205,11 @@ static pd_status build_checked(const char *who, pd_registry *reg, const pd_jit_o
     pd_module *mod = NULL;
     if (s == PD_OK) {
         pd__sb_addf(&built, "%s/%s", p.build_dir, m.library);
-        pd__sb_addf(&check, "%s/", p.build_dir);
         if (kind == PD_JIT_STATIC)
-            pd__plan_check_library(&p, &check);
+            s = check_library_path(&p, &check);
         else
-            pd__sb_add(&check, m.library);
-        if (built.oom || check.oom)
+            pd__sb_addf(&check, "%s/%s", p.build_dir, m.library);
+        if (s == PD_OK && (built.oom || check.oom))
             s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     }
     if (s == PD_OK && reg == NULL && (s = pd_registry_create(&own)) == PD_OK)

@@ -377,6 +377,29 @@ PD_TEST(JitPlan, BuildLoadRejectsNullArguments)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(JitPlan, RebuiltBundleIsCheckedWithItsNewCodeInTheSameProcess)
+{
+    jit_setup();
+    fixture("scale_factor.h");
+    const char *srcs[] = {fixture("scale.c")};
+    pd_jit_options o = options("rekit", srcs, 1);
+    o.output = tmp_path("librekit.a");
+    o.output_kind = PD_JIT_STATIC;
+    pd_registry *first, *second;
+    PD_ASSERT_OK(pd_registry_create(&first));
+    PD_ASSERT_OK(pd_registry_create(&second));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(pd_jit_build_load(first, &o, &m)); /* stays loaded */
+    PD_EXPECT_NEAR(run_at_2(first, "jit_scale"), 4.0, 0);
+    edit(srcs[0], "in[i] * SCALE_FACTOR", "in[i] * SCALE_FACTOR * 10.0f");
+    PD_ASSERT_OK(pd_jit_build_load(second, &o, &m));
+    PD_EXPECT_NEAR(run_at_2(second, "jit_scale"), 40.0, 0);
+    PD_EXPECT(strstr(pd_module_path(m), "/out/librekit-") != NULL);
+    pd_registry_destroy(first);
+    pd_registry_destroy(second);
+    jit_teardown();
+}
+
 PD_TEST(JitPlan, StaticBundleNameMustBeACIdentifier)
 {
     jit_setup();
