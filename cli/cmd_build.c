@@ -1,6 +1,7 @@
 /*
  * cmd_build.c - `pdext build -o LIB.so SRC...`: the JIT pipeline ahead of time, into a named
- * library (or, with --static, an archive for bundles).
+ * shared library that was loaded once to check it (pd_jit_build_load). With --static it is
+ * `pdext bundle` (cmd_bundle.c): the same static bundle, header and .pc.
  */
 #include "pdext_cmd.h"
 
@@ -11,9 +12,11 @@ static const char usage[] =
     "                   [--cuda-flags FLAGS] [--ldflags FLAGS] [--name NAME]\n"
     "                   [--build-dir DIR] [--static] [-v]\n"
     "\n"
-    "Compiles the sources with Ninja in the module's cache directory and places the\n"
-    "library at LIB.so (atomically). --static makes a static archive instead. -v shows\n"
-    "Ninja's progress and the compiler commands.\n";
+    "Compiles the sources with Ninja in the module's cache directory, loads the library once\n"
+    "to check it (a failure prints the loader's message and writes nothing) and places it\n"
+    "at LIB.so (atomically). --static -o libNAME.a makes a static bundle, exactly as\n"
+    "`pdext bundle -o libNAME.a` does (see pdext bundle --help). -v shows Ninja's progress\n"
+    "and the compiler commands.\n";
 
 int pd_cmd_build(int argc, char **argv)
 {
@@ -48,22 +51,33 @@ int pd_cmd_build(int argc, char **argv)
         if (pd_cmd_is_library(a.inputs.v[k]))
             rc = pd_cmd_usage_error("build", "'%s' is a library; build takes sources",
                                     a.inputs.v[k]);
-    if (rc == PD_CMD_OK) {
+    if (rc == PD_CMD_OK && is_static) {
+        rc = pd_cmd_bundle_build("build", &a, output, false);
+    } else if (rc == PD_CMD_OK) {
         pd_jit_options o;
-        char name[96];
         pd_cmd_progress progress;
-        pd_cmd_jit_options(&a, &o, name, sizeof name);
+        pd_cmd_jit_options(&a, &o);
         pd_cmd_progress_init(&progress, a.verbose);
         o.log = pd_cmd_progress_log;
         o.log_user = &progress;
         o.output = output;
-        o.output_kind = is_static ? PD_JIT_STATIC : PD_JIT_SHARED;
-        pd_status st = pd_jit_build(&o);
+        o.output_kind = PD_JIT_SHARED;
+        pd_registry *reg = NULL;
+        pd_module *m = NULL;
+        pd_status st = pd_registry_create(&reg);
+        if (st == PD_OK)
+            st = pd_jit_build_load(reg, &o, &m);
         pd_cmd_progress_end(&progress);
-        if (st != PD_OK)
+        if (st != PD_OK) {
             rc = pd_cmd_fail("build");
-        else
-            printf("built %s\n", output);
+        } else {
+            int32_t n = pd_module_op_count(m);
+            printf("built %s: module '%s' with %d op%s: ", output, o.name, (int)n,
+                   n == 1 ? "" : "s");
+            pd_cmd_print_op_names(stdout, m);
+            putchar('\n');
+        }
+        pd_registry_destroy(reg);
     }
     pd_cmd_load_args_free(&a);
     return rc;

@@ -38,8 +38,14 @@ int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **ar
         pd_cmd_strv_add_words(&a->ldflags, v);
     else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--name", NULL, &bad)) != NULL)
         a->name = v;
-    else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--build-dir", NULL, &bad)) != NULL)
+    else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--build-dir", NULL, &bad)) != NULL) {
+        if (*v == '\0') {
+            pd_cmd_usage_error(cmd, "--build-dir needs a directory, not an empty string (leave "
+                                    "it out to build in the cache directory)");
+            return -1;
+        }
         a->build_dir = v;
+    }
     if (a->build_dir == v && v != NULL && v[0] != '/') {
         /* Absolute, so that messages and the build itself never depend on a cwd. */
         char cwd[PATH_MAX], abs[PATH_MAX * 2];
@@ -101,8 +107,8 @@ static void derive_name(const pd_cmd_strv *sources, char *buf, size_t cap)
     const char *base = strrchr(sources->v[0], '/');
     base = base ? base + 1 : sources->v[0];
     size_t stem = strcspn(base, ".");
-    if (stem == 0 || stem > 48)
-        stem = stem ? 48 : 0;
+    if (stem > 48)
+        stem = 48;
     char clean[64];
     for (size_t k = 0; k < stem; ++k) {
         char c = base[k];
@@ -114,17 +120,18 @@ static void derive_name(const pd_cmd_strv *sources, char *buf, size_t cap)
     snprintf(buf, cap, "%s-%08x", stem ? clean : "module", h);
 }
 
-void pd_cmd_jit_options(const pd_cmd_load_args *a, pd_jit_options *o, char *name_buf,
-                        size_t name_cap)
+void pd_cmd_jit_options(pd_cmd_load_args *a, pd_jit_options *o)
 {
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     if (a->name) {
-        snprintf(name_buf, name_cap, "%s", a->name);
-    } else {
-        derive_name(&a->inputs, name_buf, name_cap);
+        o->name = a->name; /* as given: the library alone decides what a name may be */
+    } else if (a->inputs.n > 0) {
+        char name[80];
+        derive_name(&a->inputs, name, sizeof name);
+        pd_cmd_strv_add(&a->owned, name);
+        o->name = a->owned.v[a->owned.n - 1];
     }
-    o->name = name_buf;
     o->sources = (const char *const *)a->inputs.v;
     o->n_sources = a->inputs.n;
     o->cflags = (const char *const *)a->cflags.v;
@@ -141,7 +148,24 @@ void pd_cmd_jit_options(const pd_cmd_load_args *a, pd_jit_options *o, char *name
     o->verbose = a->verbose;
 }
 
-int pd_cmd_load(const char *cmd, pd_registry *reg, const pd_cmd_load_args *a, pd_module **out)
+static int compare_names(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+void pd_cmd_print_op_names(FILE *fp, const pd_module *m)
+{
+    int32_t n = pd_module_op_count(m);
+    const char **names = pd_cmd_xmalloc(sizeof *names * (size_t)(n > 0 ? n : 1));
+    for (int32_t i = 0; i < n; ++i)
+        names[i] = pd_op_name(pd_module_op(m, i));
+    qsort(names, (size_t)n, sizeof *names, compare_names);
+    for (int32_t i = 0; i < n; ++i)
+        fprintf(fp, "%s%s", i ? ", " : "", names[i]);
+    free(names);
+}
+
+int pd_cmd_load(const char *cmd, pd_registry *reg, pd_cmd_load_args *a, pd_module **out)
 {
     if (a->inputs.n == 0)
         return pd_cmd_usage_error(cmd, "give op sources (.c .cc .cpp .cxx .cu) or one .so");
@@ -170,9 +194,8 @@ int pd_cmd_load(const char *cmd, pd_registry *reg, const pd_cmd_load_args *a, pd
         return PD_CMD_OK;
     }
     pd_jit_options o;
-    char name[96];
     pd_cmd_progress progress;
-    pd_cmd_jit_options(a, &o, name, sizeof name);
+    pd_cmd_jit_options(a, &o);
     pd_cmd_progress_init(&progress, a->verbose);
     o.log = pd_cmd_progress_log;
     o.log_user = &progress;

@@ -1,6 +1,6 @@
 /*
  * main.c - the `pdext` command: global options (--help, --version) and dispatch to one
- * subcommand per file (cmd_build.c, cmd_list.c, cmd_run.c, cmd_demo.c; cmd_bundle.c later).
+ * subcommand per file (cmd_build.c, cmd_bundle.c, cmd_list.c, cmd_run.c, cmd_demo.c).
  */
 #include "pdext_cmd.h"
 
@@ -12,8 +12,9 @@ static const char usage[] =
     "Build, inspect and run custom tensor operators written against extension.h.\n"
     "\n"
     "commands:\n"
-    "  build -o LIB.so SRC... [-I DIR] [--cflags FLAGS] [--static] [-v]\n"
-    "        compile and link sources ahead of time into a loadable op library\n"
+    "  build -o LIB.so SRC... [-I DIR] [--cflags FLAGS] [-v]\n"
+    "        compile and link sources ahead of time into a loadable op library, checked\n"
+    "        by loading it (--static -o libNAME.a: a static bundle, as `pdext bundle`)\n"
     "  list SRC...|LIB.so\n"
     "        every op with its inputs, outputs, attrs (with types) and grad ops\n"
     "  run SRC...|LIB.so --op NAME --input NAME=FILE.npy[|FILE.npz:MEMBER] ...\n"
@@ -22,14 +23,16 @@ static const char usage[] =
     "  demo [-v]\n"
     "        JIT-build examples/relu and examples/concat, run them forward and backward,\n"
     "        check the results and show cold and warm load times\n"
-    "  bundle ...\n"
-    "        link finished ops into a static inference library (see pdext bundle --help)\n"
+    "  bundle -o libNAME.a SRC...\n"
+    "        a static inference library with NAME.h and NAME.pc, built by the JIT's\n"
+    "        pipeline (see pdext bundle --help)\n"
     "\n"
     "options of build, list and run when given sources (JIT):\n"
     "  -I DIR              extra include directory (repeatable)\n"
     "  --cflags FLAGS      extra C flags (one argument, split at spaces; repeatable)\n"
     "  --cxxflags FLAGS    extra C++ flags      --cuda-flags FLAGS  extra nvcc flags\n"
-    "  --ldflags FLAGS     extra link flags     --name NAME         module name\n"
+    "  --ldflags FLAGS     extra link flags     --name NAME         module name (what the\n"
+    "                      library allows: 1-200 letters, digits, '_', '-', '.')\n"
     "  --build-dir DIR     build here instead of the cache ($PDEXT_CACHE_DIR/<name>)\n"
     "  -v, --verbose       show Ninja's progress and the compiler commands on stderr\n"
     "\n"
@@ -38,15 +41,6 @@ static const char usage[] =
     "  --version           SDK version and module ABI\n"
     "\n"
     "exit status: 0 success, 1 failure (message on stderr), 2 usage error.\n";
-
-/* Weak so that the bundle helper's cmd_bundle.c replaces it without editing this file. */
-__attribute__((weak)) int pd_cmd_bundle(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    pd_cmd_error("bundle", "not available yet in this build");
-    return PD_CMD_FAILED;
-}
 
 int main(int argc, char **argv)
 {

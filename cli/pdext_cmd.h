@@ -22,8 +22,6 @@ int pd_cmd_build(int argc, char **argv);
 int pd_cmd_list(int argc, char **argv);
 int pd_cmd_run(int argc, char **argv);
 int pd_cmd_demo(int argc, char **argv);
-/* `pdext bundle` (issue 4). main.c carries a weak stand-in that reports it is not available;
- * a cmd_bundle.c defining this function replaces it without touching main.c. */
 int pd_cmd_bundle(int argc, char **argv);
 
 /* --- cmd_args.c: messages and options ---------------------------------------------------- */
@@ -80,13 +78,20 @@ int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **ar
 void pd_cmd_load_args_free(pd_cmd_load_args *a);
 /* True when `path` names a shared library (".so" or ".so.N") rather than a source. */
 bool pd_cmd_is_library(const char *path);
-/* Fills JIT options from the arguments (the strings stay owned by `a` and `name_buf`). */
-void pd_cmd_jit_options(const pd_cmd_load_args *a, pd_jit_options *o, char *name_buf,
-                        size_t name_cap);
+/* Fills JIT options from the arguments: --name as given (the library checks it), else a
+ * name derived from the sources (kept in a->owned). The strings stay owned by `a`. */
+void pd_cmd_jit_options(pd_cmd_load_args *a, pd_jit_options *o);
+/* The module's op names, sorted, joined by ", ". */
+void pd_cmd_print_op_names(FILE *fp, const pd_module *m);
+/* Builds a->inputs ahead of time into `output` through the JIT (pd_jit_build_load): a
+ * static bundle, or with `shared` a shared library; the name is --name or derived from
+ * `output` ("libmy-ops.a" -> "my_ops"). Prints what was built; returns an exit status.
+ * `pdext bundle` and `pdext build --static`. */
+int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output, bool shared);
 /* Loads a->inputs into `reg`: one .so through pd_module_load, sources through pd_jit_load
  * with the progress line. Prints the error (naming `cmd`) and returns PD_CMD_FAILED or
  * PD_CMD_USAGE on failure. */
-int pd_cmd_load(const char *cmd, pd_registry *reg, const pd_cmd_load_args *a, pd_module **out);
+int pd_cmd_load(const char *cmd, pd_registry *reg, pd_cmd_load_args *a, pd_module **out);
 
 /* --- cmd_attr.c: --attr values -------------------------------------------------------------- */
 

@@ -1,21 +1,31 @@
-# Settings of the JIT loader (jit/*.c, compiled into libpdext_jit), included by
-# jit/CMakeLists.txt:
-#   - templates/build.ninja.in embedded as a C string (the loader needs no data files);
+# Settings of the JIT (jit/*.c, compiled into libpdext_jit), included by jit/CMakeLists.txt:
+#   - the templates it fills (templates/build.ninja.in and the static bundle's
+#     bundle_register.c.in, bundle_link.ld.in, bundle_header.h.in, bundle.pc.in) embedded as C
+#     strings, so that an installed libpdext_jit needs no data files;
 #   - where the SDK headers are installed, and where they are in the source tree (used when
 #     libpdext runs from its build tree);
 #   - the C++ compiler family and major version that built libpdext, for the JIT's
 #     compiler check on C++/CUDA modules.
-set(PDEXT_NINJA_TEMPLATE_IN ${PROJECT_SOURCE_DIR}/templates/build.ninja.in)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PDEXT_NINJA_TEMPLATE_IN})
-file(READ ${PDEXT_NINJA_TEMPLATE_IN} _pd_template)
-string(REPLACE "\\" "\\\\" _pd_template "${_pd_template}")
-string(REPLACE "\"" "\\\"" _pd_template "${_pd_template}")
-string(REPLACE "\n" "\\n\"\n    \"" _pd_template "${_pd_template}")
+set(_pd_templates build.ninja bundle_register.c bundle_link.ld bundle_header.h bundle.pc)
+set(_pd_template_text "/* Generated from the templates/ directory by jit/jit.cmake; do not edit. */\n")
+foreach(t ${_pd_templates})
+  set(_src ${PROJECT_SOURCE_DIR}/templates/${t}.in)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_src})
+  file(READ ${_src} _txt)
+  string(REPLACE "\\" "\\\\" _txt "${_txt}")
+  string(REPLACE "\"" "\\\"" _txt "${_txt}")
+  string(REPLACE "\n" "\\n\"\n    \"" _txt "${_txt}")
+  string(MAKE_C_IDENTIFIER "${t}.in" _id)
+  if(t STREQUAL "build.ninja")
+    set(_id ninja_template)
+  else()
+    set(_id tpl_${_id})
+  endif()
+  string(APPEND _pd_template_text "static const char pd__${_id}[] =\n    \"${_txt}\";\n")
+endforeach()
 set(_pd_template_h ${CMAKE_CURRENT_BINARY_DIR}/generated/pd_jit_template.h)
 # Written through configure_file so that an unchanged template does not recompile anything.
-file(WRITE ${_pd_template_h}.tmp
-     "/* Generated from templates/build.ninja.in by jit/jit.cmake; do not edit. */\n"
-     "static const char pd__ninja_template[] =\n    \"${_pd_template}\";\n")
+file(WRITE ${_pd_template_h}.tmp "${_pd_template_text}")
 configure_file(${_pd_template_h}.tmp ${_pd_template_h} COPYONLY)
 target_include_directories(pdext_jit_objects PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 

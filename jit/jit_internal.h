@@ -7,9 +7,12 @@
  * directory's locks: waiting with a timeout, orphaned builds), jit_publish.c (inputs' hashes,
  * publication, starting clean), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
- * with captured output), jit_plan.c (options -> build plan and cache key, build.ninja),
- * jit_manifest.c (the record of the last good build: warm check, depfiles), jit_load.c (the
- * public API: warm path, locked cold path, publication, reload).
+ * with captured output), jit_plan.c (options -> build plan: sources, tools, launchers, cache
+ * key), jit_flags.c (the plan's flag lists), jit_ninja.c (plan -> the files Ninja reads: build.ninja, inline sources, a bundle's
+ * registration source and link script), jit_manifest.c (the record of the last good build:
+ * warm check, depfiles), jit_load.c (pd_jit_load: warm path, locked cold path, publication,
+ * reload), jit_build.c (pd_jit_build: ahead of time into a named file, checked by loading;
+ * a static bundle's header and .pc).
  */
 #ifndef PD_JIT_INTERNAL_H
 #define PD_JIT_INTERNAL_H
@@ -79,19 +82,12 @@ const char *pd__untrusted_reason(const struct stat *st);
 int pd__open_trusted(const char *path, struct stat *st, const char **why);
 /* pd__read_file of a trusted file; NULL (with *why set when it is untrusted) otherwise. */
 char *pd__read_trusted_file(const char *path, size_t *len, const char **why);
-/* Writes `data` to `path` atomically: a temporary file in the same directory, then rename.
- * Sets a PD_ERR_IO message naming `who` on failure. */
-pd_status pd__write_atomic(const char *who, const char *path, const void *data, size_t len,
-                           mode_t mode);
 /* Copies src to dst atomically (temporary + rename). */
 pd_status pd__copy_atomic(const char *who, const char *src, const char *dst, mode_t mode);
 
 /* Creates `dir` and its missing parents with mode 0700; `why` (may be NULL) is appended to
  * a failure's message after "; ": what the directory is and what to do. */
 pd_status pd__mkdirs(const char *who, const char *dir, const char *why);
-/* Refuses an output file whose directory is missing, not a directory or not writable, in
- * the words `pdext bundle` uses; checked before building, so the user waits for nothing. */
-pd_status pd__check_output_dir(const char *who, const char *output);
 /* Refuses a directory not owned by the user or writable by group or others: anyone who can
  * write there could plant a library that we would load. */
 pd_status pd__check_private_dir(const char *who, const char *dir);
@@ -166,12 +162,15 @@ typedef struct pd__plan {
     const char *dir_origin;   /* where build_dir came from, for messages: "build_dir",
                                * "PDEXT_CACHE_DIR", "XDG_CACHE_HOME" or "HOME" */
     char *home;               /* $HOME (absolute) when the cache root is under it */
-    pd__strv sources;         /* absolute paths */
+    pd__strv sources;         /* absolute paths: the files, then the inline sources' files */
+    int32_t n_file_sources;   /* sources.v[n_file_sources + i] holds inline source i */
     bool uses[3];             /* per pd__lang */
-    pd__tool cc, cxx, nvcc, ninja, ar;
-    char *launcher;           /* PDEXT_COMPILER_LAUNCHER or NULL */
+    pd__tool cc, cxx, nvcc, ninja, ar, ld, objcopy;
+    char *launcher[3];        /* per pd__lang: the compiler launcher, or NULL */
+    const char *launcher_origin[3]; /* the variable it came from */
     char *sdk_include;        /* SDK headers */
     pd__strv cflags, cxxflags, cuda_flags, ldflags; /* complete flag lists */
+    bool portable;            /* no -march=native */
     bool native;              /* host-specific code generation: the CPU joins the key */
     uint64_t key;             /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
@@ -186,10 +185,9 @@ pd_status pd__plan_dir(pd__plan *p, const char *who, const pd_jit_options *opts)
 pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts,
                         pd_jit_output_kind kind);
 void pd__plan_free(pd__plan *p);
-/* Checks that ninja and the compilers the sources need exist (cold path only). */
+/* Checks that ninja, the compilers, the launchers and (static bundles) the binutils exist
+ * (cold path only). */
 pd_status pd__plan_check_tools(pd__plan *p);
-/* The text of build.ninja for the plan, from templates/build.ninja.in. */
-pd_status pd__plan_ninja_file(const pd__plan *p, pd__sb *out);
 /* "so" or "a": the extension of what Ninja makes, build_dir/out/lib<name>.<ext>. */
 const char *pd__plan_output_ext(const pd__plan *p);
 /* Object file of source i, relative to build_dir ("obj/relu.c-1a2b3c4d.o"; its depfile is
@@ -203,6 +201,39 @@ bool pd__plan_links_directly(const pd__plan *p);
  * library's ("out/lib<name>.so.d") when it links directly, else its object's plus ".d";
  * malloc'd, NULL when out of memory. */
 char *pd__plan_depfile(const pd__plan *p, int32_t i);
+/* The check library of a static bundle, relative to build_dir: its objects linked as a
+ * module, which pd_jit_build loads to validate the bundle ("out/lib<name>.check.so"). */
+void pd__plan_check_library(const pd__plan *p, pd__sb *out);
+/* `path` made absolute against the current directory (it need not exist); malloc'd. */
+char *pd__plan_absolute(const char *path);
+
+/* --- jit_flags.c -------------------------------------------------------------------------- */
+
+/* Fills the plan's cflags, cxxflags, cuda_flags and ldflags (defaults, include directories,
+ * the user's flags, CUDA architectures and runtime, -lm) and sets p->native. */
+void pd__plan_flags(pd__plan *p, const pd_jit_options *opts);
+/* The extra libraries a program linking the plan's static bundle needs after it, as
+ * " -l..." words (" -lstdc++" for C++ and CUDA, the CUDA runtime, " -lm"). */
+void pd__plan_bundle_libs(const pd__plan *p, pd__sb *out);
+
+/* --- jit_ninja.c -------------------------------------------------------------------------- */
+
+/* Writes what Ninja reads into the build directory: the inline sources (once per content),
+ * a static bundle's registration source and link script, and build.ninja (from
+ * templates/build.ninja.in), each atomically. */
+pd_status pd__plan_write_files(const pd__plan *p);
+/* The text of build.ninja for the plan. */
+pd_status pd__plan_ninja_file(const pd__plan *p, pd__sb *out);
+/* Fills `tpl` into `out`: each @KEY@ (capitals, digits, '_') is replaced by what `fill`
+ * appends for it; a key that `fill` does not know (it returns false) is kept as written. */
+typedef bool (*pd__template_fn)(pd__sb *out, const void *user, const char *key, size_t n);
+void pd__template_fill(pd__sb *out, const char *tpl, pd__template_fn fill, const void *user);
+/* The embedded templates (templates/build.ninja.in, templates/bundle_*.in). */
+extern const char *const pd__tpl_ninja;
+extern const char *const pd__tpl_bundle_register;
+extern const char *const pd__tpl_bundle_link;
+extern const char *const pd__tpl_bundle_header;
+extern const char *const pd__tpl_bundle_pc;
 
 /* --- jit_manifest.c ----------------------------------------------------------------------- */
 
@@ -271,5 +302,11 @@ bool pd__builddir_clean_helps(const pd__plan *p, bool ninja_error);
 void pd__builddir_clean(const pd__plan *p);
 /* Removes the mark once a build succeeded. */
 void pd__builddir_unmark(const pd__plan *p);
+/* --- jit_load.c: shared by pd_jit_load and pd_jit_build ------------------------------------ */
+
+/* Resolves the plan and makes sure the cache holds an up-to-date result for it; *m names
+ * it (empty on failure). The caller frees the plan with pd__plan_free in any case. */
+pd_status pd__jit_ensure_built(pd__plan *p, const char *who, const pd_jit_options *opts,
+                               pd_jit_output_kind kind, pd__manifest *m);
 
 #endif /* PD_JIT_INTERNAL_H */

@@ -1,6 +1,7 @@
 /*
- * jit_load.c - pd_jit_load, pd_jit_build and pd_jit_build_dir: sources in, a loaded module
- * (or a library file) out, through a cache that is cheap when warm and safe when cold.
+ * jit_load.c - pd_jit_load and pd_jit_build_dir: sources in, a loaded module out, through a
+ * cache that is cheap when warm and safe when cold (pd_jit_build, in jit_build.c, shares it
+ * through pd__jit_ensure_built).
  *
  * Warm path: check the cache directory's ownership, read the manifest, stat the inputs; if
  * all is unchanged, load the recorded library. No subprocess, no lock.
@@ -247,15 +248,7 @@ static void check_compilers(const pd__plan *p, pd__manifest *m)
 
 static pd_status run_ninja(const pd__plan *p, int busy_fd, bool *ninja_error)
 {
-    pd__sb file = {0};
-    pd_status s = pd__plan_ninja_file(p, &file);
-    pd__sb path = {0};
-    pd__sb_addf(&path, "%s/build.ninja", p->build_dir);
-    if (s == PD_OK)
-        s = path.oom ? pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who)
-                     : pd__write_atomic(p->who, path.s, file.s, file.len, 0600);
-    pd__sb_free(&file);
-    pd__sb_free(&path);
+    pd_status s = pd__plan_write_files(p);
     if (s != PD_OK)
         return s;
 
@@ -452,33 +445,10 @@ pd_status pd_jit_load(pd_registry *reg, const pd_jit_options *opts, pd_module **
     return s;
 }
 
-pd_status pd_jit_build(const pd_jit_options *opts)
+pd_status pd__jit_ensure_built(pd__plan *p, const char *who, const pd_jit_options *opts,
+                               pd_jit_output_kind kind, pd__manifest *m)
 {
-    if (opts == NULL || opts->struct_size <= offsetof(pd_jit_options, output) ||
-        opts->output == NULL || *opts->output == '\0')
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "pd_jit_build: opts->output (where to place the result) is required");
-    if (opts->output_kind != PD_JIT_SHARED && opts->output_kind != PD_JIT_STATIC)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "pd_jit_build: opts->output_kind %d is neither PD_JIT_SHARED nor "
-                        "PD_JIT_STATIC", (int)opts->output_kind);
-    pd_status checked = pd__check_output_dir("pd_jit_build", opts->output);
-    if (checked != PD_OK)
-        return checked;
-    pd__plan p;
-    pd__manifest m;
-    pd_status s = ensure_built(&p, "pd_jit_build", opts, opts->output_kind, &m);
-    if (s == PD_OK) {
-        pd__sb path = {0};
-        pd__sb_addf(&path, "%s/%s", p.build_dir, m.library);
-        s = path.oom ? pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_jit_build: out of memory")
-                     : pd__copy_atomic("pd_jit_build", path.s, opts->output,
-                                       opts->output_kind == PD_JIT_STATIC ? 0644 : 0755);
-        pd__sb_free(&path);
-    }
-    pd__manifest_free(&m);
-    pd__plan_free(&p);
-    return s;
+    return ensure_built(p, who, opts, kind, m);
 }
 
 char *pd_jit_build_dir(const pd_jit_options *opts)

@@ -88,7 +88,7 @@ static void remove_old_libraries(const pd__plan *p, const char *keep, const char
     snprintf(suffix, sizeof suffix, ".%s", pd__plan_output_ext(p));
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         size_t n = strlen(e->d_name), ns = strlen(suffix);
-        if (n > 10 && memcmp(e->d_name + n - 10, ".tmp", 4) == 0 && e->d_name[0] != '.') {
+        if (strstr(e->d_name, ".tmp.") != NULL && e->d_name[0] != '.') {
             /* a temporary file of a writer killed before its rename (we hold the lock, so
              * no writer is at work now) */
             unlinkat(dirfd(d), e->d_name, 0);

@@ -156,14 +156,21 @@ static const char anchor;
  * wrong one must fail, not silently compile against other headers). */
 static char *find_sdk_include_dir(void)
 {
-    /* An explicit override wins; then the headers that belong to the libpdext actually
-     * running (an install is <prefix>/lib/libpdext.so beside <prefix>/include/pdext); then
-     * the source tree when running from the build tree; then the configured install dir. */
+    /* An explicit override wins; then the headers that belong to the libpdext_jit.so
+     * actually running (an install is <prefix>/lib/libpdext_jit.so beside
+     * <prefix>/include/pdext); then the source tree when running from the build tree; then
+     * the configured install dir. */
     const char *env = getenv("PDEXT_INCLUDE_DIR");
     if (env && *env)
         return has_sdk_headers(env) ? realpath(env, NULL) : NULL;
+    /* Only a shared libpdext_jit tells where an install is: in a host that links it
+     * statically, dladdr names the host's executable, and headers found beside that would
+     * give the same sources another -I (another cache key) than in a host that links it
+     * shared. Both then fall through to the same directories below. */
     Dl_info info;
-    if (dladdr(&anchor, &info) && info.dli_fname) {
+    const char *base = dladdr(&anchor, &info) && info.dli_fname ? strrchr(info.dli_fname, '/')
+                                                                  : NULL;
+    if (base && strncmp(base + 1, "libpdext", 8) == 0) {
         char *lib = realpath(info.dli_fname, NULL);
         if (lib) {
             char *slash = strrchr(lib, '/');

@@ -1,9 +1,9 @@
 /*
  * jit_util.c - the JIT's small tools: growable strings and string lists, the 64-bit content
- * hash, whole-file reads, atomic writes (temporary file + rename, so a reader sees the old
- * file or the new one, never half of one, even if we are killed), directory creation, the
- * check that an output's directory can take it, and the ownership/permission check that
- * keeps strangers from planting code in the cache.
+ * hash, whole-file reads, atomic copies (through the core's pd__write_atomic: a reader sees
+ * the old file or the new one, never half of one, even if we are killed), directory
+ * creation, and the ownership/permission check that keeps strangers from planting code in
+ * the cache.
  */
 #include "jit_internal.h"
 
@@ -257,55 +257,6 @@ bool pd__hash_file(const char *path, uint64_t *hash)
     return true;
 }
 
-static bool write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        len -= (size_t)w;
-    }
-    return true;
-}
-
-pd_status pd__write_atomic(const char *who, const char *path, const void *data, size_t len,
-                           mode_t mode)
-{
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (tmp == NULL)
-        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory writing '%s'", who, path);
-    snprintf(tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        pd_status s = pd__fail(PD_ERR_IO, "%s: cannot create a temporary file next to '%s': %s",
-                               who, path, strerror(errno));
-        free(tmp);
-        return s;
-    }
-    bool ok = fchmod(fd, mode) == 0 && write_all(fd, data, len);
-    int e = errno;
-    if (close(fd) != 0 && ok) {
-        ok = false;
-        e = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-        e = errno;
-    }
-    if (!ok) {
-        unlink(tmp);
-        free(tmp);
-        return pd__fail(PD_ERR_IO, "%s: cannot write '%s': %s", who, path, strerror(e));
-    }
-    free(tmp);
-    return PD_OK;
-}
-
 pd_status pd__copy_atomic(const char *who, const char *src, const char *dst, mode_t mode)
 {
     size_t len;
@@ -348,39 +299,6 @@ pd_status pd__mkdirs(const char *who, const char *dir, const char *why)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return pd__fail(PD_ERR_IO, "%s: '%s' is not a directory%s%s", who, dir, sep, why);
     return PD_OK;
-}
-
-pd_status pd__check_output_dir(const char *who, const char *output)
-{
-    const char *slash = strrchr(output, '/');
-    pd__sb dir = {0};
-    if (slash == NULL)
-        pd__sb_add(&dir, ".");
-    else if (slash == output)
-        pd__sb_add(&dir, "/");
-    else
-        pd__sb_addn(&dir, output, (size_t)(slash - output));
-    if (dir.oom)
-        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
-    struct stat st;
-    pd_status s = PD_OK;
-    if (stat(dir.s, &st) != 0)
-        s = errno == ENOENT
-                ? pd__fail(PD_ERR_NOT_FOUND,
-                           "%s: cannot write '%s': output directory '%s' does not exist; "
-                           "create it or choose another output path", who, output, dir.s)
-                : pd__fail(PD_ERR_IO, "%s: cannot write '%s': output directory '%s': %s",
-                           who, output, dir.s, strerror(errno));
-    else if (!S_ISDIR(st.st_mode))
-        s = pd__fail(PD_ERR_INVALID_ARGUMENT,
-                     "%s: cannot write '%s': output directory '%s' is not a directory",
-                     who, output, dir.s);
-    else if (access(dir.s, W_OK) != 0)
-        s = pd__fail(PD_ERR_IO,
-                     "%s: cannot write '%s': output directory '%s' is not writable "
-                     "(%s); choose another output path", who, output, dir.s, strerror(errno));
-    pd__sb_free(&dir);
-    return s;
 }
 
 pd_status pd__check_private_dir(const char *who, const char *dir)

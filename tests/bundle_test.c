@@ -11,6 +11,7 @@
  */
 #include "pd_test.h"
 #include "pdext_bundle.h"
+#include "pdext_jit.h"
 #include "pdext_npy.h"
 
 #include <dlfcn.h>
@@ -49,6 +50,8 @@ static int sh(char **out, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
+    /* The bundles are built in the JIT's cache: a private one, not the user's. */
+    setenv("PDEXT_CACHE_DIR", WORK "/cache", 0);
     char full[8300];
     snprintf(full, sizeof full, "( %s ) 2>&1", cmd);
     FILE *p = popen(full, "r");
@@ -84,8 +87,9 @@ static bool file_exists(const char *path)
 
 /* --- the shared bundles ------------------------------------------------------------------- */
 
+/* The command, the JIT library that does its work, and the sources. */
 static const char *const FIXTURE_INPUTS[] = {
-    PD_BUNDLE_PDEXT,       FIX "/ops_scale.c",  FIX "/ops_neg.cc",
+    PD_BUNDLE_PDEXT,       PD_BUNDLE_LIBPDEXT_JIT_A, FIX "/ops_scale.c",  FIX "/ops_neg.cc",
     FIX "/ops_triple.c",   FIX "/ops_dup.c",    SRC "/examples/relu/relu.c",
     SRC "/examples/concat/concat.c"};
 
@@ -384,6 +388,41 @@ PD_TEST(Bundle, StaticSharedAndJitModulesMixInOneProcess)
     free(out);
 }
 
+PD_TEST(BundleJit, StaticAndSharedHostsCompileAgainstTheSameSdkHeaders)
+{
+    /* A program linking libpdext_jit.a, placed where a decoy include/pdext sits beside its
+     * bin/: it must not take those headers (a shared host would not), or the two kinds of
+     * host would build the same sources with different -I, into different cache entries. */
+    const char *dir = test_dir("sdkdir");
+    char *out = NULL;
+    char src[1024];
+    snprintf(src, sizeof src, "%s/sdk.c", dir);
+    FILE *fp = fopen(src, "w");
+    PD_ASSERT(fp != NULL);
+    fputs("#include \"pdext_jit.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
+          "int main(void) { char *d = pd_jit_sdk_include_dir(); puts(d ? d : \"(none)\"); "
+          "free(d); return 0; }\n", fp);
+    fclose(fp);
+    int rc = sh(&out, "mkdir -p %s/bin %s/include/pdext && touch %s/include/pdext/extension.h && "
+                "%s %s -I" SRC "/sdk/include %s " PDEXT_LIBS " -o %s/bin/sdk && "
+                "env -u PDEXT_INCLUDE_DIR %s/bin/sdk",
+                dir, dir, dir, PD_BUNDLE_CC, PD_BUNDLE_SANITIZE_FLAGS, src, dir, dir);
+    PD_EXPECT_EQ(rc, 0);
+    char *saved = getenv("PDEXT_INCLUDE_DIR") ? strdup(getenv("PDEXT_INCLUDE_DIR")) : NULL;
+    unsetenv("PDEXT_INCLUDE_DIR");
+    char *here = pd_jit_sdk_include_dir(); /* this test links libpdext_jit.so */
+    if (saved) {
+        setenv("PDEXT_INCLUDE_DIR", saved, 1);
+        free(saved);
+    }
+    PD_ASSERT(here != NULL);
+    char want[1100];
+    snprintf(want, sizeof want, "%s\n", here);
+    PD_EXPECT_STREQ(out, want);
+    free(here);
+    free(out);
+}
+
 /* --- pd_bundle_register, in process --------------------------------------------------------- */
 
 /* The info block of the fixture module (ops_scale.c as a shared library): a real op table
@@ -539,8 +578,9 @@ PD_TEST(BundleCommand, BundleWithoutOpsIsAnError)
     char args[2048], *out = NULL;
     snprintf(args, sizeof args, "-o %s/libnone.a " FIX "/ops_none.c", dir);
     PD_EXPECT_EQ(bundle_cmd(&out, args), 1);
-    PD_EXPECT_CONTAINS(out, "pdext bundle: no ops in the bundle");
-    PD_EXPECT_CONTAINS(out, "ops_none.c");
+    PD_EXPECT_CONTAINS(out, "pdext bundle: pd_jit_build_load: module 'none' (sources: "
+                            "ops_none.c) was built but does not load, so nothing was written");
+    PD_EXPECT_CONTAINS(out, "contains no ops: was it built from sources that use PD_BUILD_OP?");
     free(out);
     char path[1024];
     snprintf(path, sizeof path, "%s/libnone.a", dir);
@@ -556,7 +596,7 @@ PD_TEST(BundleCommand, CompileErrorShowsTheCompilerDiagnostics)
     PD_EXPECT_EQ(bundle_cmd(&out, args), 1);
     PD_EXPECT_CONTAINS(out, "ops_broken.c:6"); /* the compiler's own file:line */
     PD_EXPECT_CONTAINS(out, "undeclared_name_in_bundle_fixture");
-    PD_EXPECT_CONTAINS(out, "pdext bundle: compiling " FIX "/ops_broken.c failed");
+    PD_EXPECT_CONTAINS(out, "pdext bundle: pd_jit_build_load: building module 'broken' failed");
     free(out);
     PD_EXPECT_EQ(sh(NULL, "test -z \"$(ls -A %s)\"", dir), 0);
 }
@@ -565,8 +605,8 @@ PD_TEST(BundleCommand, OutputInAMissingDirectoryIsAnError)
 {
     char *out = NULL;
     PD_EXPECT_EQ(bundle_cmd(&out, "-o /nonexistent/dir/libx.a " FIX "/ops_scale.c"), 1);
-    PD_EXPECT_CONTAINS(out, "cannot write /nonexistent/dir/libx.a: directory '/nonexistent/dir' "
-                            "does not exist");
+    PD_EXPECT_CONTAINS(out, "cannot write '/nonexistent/dir/libx.a': output directory "
+                            "'/nonexistent/dir' does not exist");
     free(out);
 }
 
@@ -575,7 +615,7 @@ PD_TEST(BundleCommand, OutputInAnUnwritableDirectoryIsAnError)
     /* /proc refuses new files even to root, unlike a chmod'ed directory. */
     char *out = NULL;
     PD_EXPECT_EQ(bundle_cmd(&out, "-o /proc/libx.a " FIX "/ops_scale.c"), 1);
-    PD_EXPECT_CONTAINS(out, "cannot write /proc/libx.a: cannot create files in '/proc'");
+    PD_EXPECT_CONTAINS(out, "cannot write '/proc/libx.a': cannot create files in '/proc'");
     free(out);
 }
 
@@ -593,7 +633,8 @@ PD_TEST(BundleCommand, NameMustBeACIdentifier)
 {
     char *out = NULL;
     PD_EXPECT_EQ(bundle_cmd(&out, "-o /tmp/libx.a --name 9lives " FIX "/ops_scale.c"), 1);
-    PD_EXPECT_CONTAINS(out, "--name '9lives' is not a C identifier");
+    PD_EXPECT_CONTAINS(out, "the name '9lives' of a static bundle is not a C identifier");
+    PD_EXPECT_CONTAINS(out, "pd_bundle_register_<name>");
     free(out);
 }
 
@@ -615,7 +656,8 @@ PD_TEST(BundleCommand, UnknownSourceTypeIsAnError)
 {
     char *out = NULL;
     PD_EXPECT_EQ(bundle_cmd(&out, "-o /tmp/libx.a " FIX "/prog_util.h"), 1);
-    PD_EXPECT_CONTAINS(out, "prog_util.h: unknown source type");
+    PD_EXPECT_CONTAINS(out, "prog_util.h' of module 'x' has an unknown extension; expected .c, "
+                            ".cc, .cpp, .cxx or .cu");
     free(out);
 }
 
@@ -626,7 +668,7 @@ PD_TEST(BundleCommand, MissingCompilerNamesTheTool)
     int rc = sh(&out, "CC=/nonexistent/cc %s bundle -o %s/libx.a " FIX "/ops_triple.c",
                 PD_BUNDLE_PDEXT, dir);
     PD_EXPECT_EQ(rc, 1);
-    PD_EXPECT_CONTAINS(out, "C compiler '/nonexistent/cc' from $CC not found");
+    PD_EXPECT_CONTAINS(out, "needs the C compiler, but '/nonexistent/cc' was not found (from CC)");
     free(out);
 }
 
@@ -662,7 +704,9 @@ PD_TEST(BundleCommand, CudaSourceBundlesAndRegisters)
     }
     const char *dir = test_dir("cuda");
     char *out = NULL;
-    int rc = sh(&out, "%s bundle -o %s/libcudaops.a " FIX "/ops_cuda.cu", PD_BUNDLE_PDEXT, dir);
+    /* One architecture: the test checks the packing, not nvcc's code generation. */
+    int rc = sh(&out, "PDEXT_CUDA_ARCH=75 %s bundle -o %s/libcudaops.a " FIX "/ops_cuda.cu",
+                PD_BUNDLE_PDEXT, dir);
     PD_EXPECT_EQ(rc, 0);
     if (rc != 0) {
         pd_test_fail(__FILE__, __LINE__, "pdext bundle:\n%s", out ? out : "");

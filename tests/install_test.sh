@@ -7,9 +7,12 @@
 #   2. examples/host/host.c builds with `cc host.c $(pkg-config --cflags --libs pdext)` against
 #      libpdext.so, and with `cc -static ... $(pkg-config --static --cflags --libs pdext)`
 #      against libpdext.a;
-#   3. a CMake project (tests/cmake_consumer) finds the package with find_package(pdext) and
-#      links pdext::pdext and pdext::pdext_static;
-#   4. the installed `pdext` command runs from the prefix and lists both modules' ops.
+#   3. a CMake project (tests/cmake_consumer) finds the package with find_package(pdext),
+#      links pdext::pdext and pdext::pdext_static, builds the example ops with
+#      pdext_add_op_library and a static bundle with pdext_add_bundle;
+#   4. the installed `pdext` command runs from the prefix and lists both modules' ops;
+#   5. the inference example, word for word from its README;
+#   6. the link line a bundle's header prints links a working program, as printed.
 # Every host program built in 2 and 3 runs on both modules and must get the right numbers and
 # error messages (host.c checks them and exits non-zero on any mismatch).
 #
@@ -41,6 +44,8 @@ fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pdext-install-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+# `pdext bundle` builds through the JIT's cache: a private one, not the user's.
+export PDEXT_CACHE_DIR=$WORK/cache
 
 # --- what was installed ---------------------------------------------------------------------
 
@@ -77,10 +82,11 @@ for op in relu concat; do
     ! needs_libpdext "$WORK/$op.so" || fail "$op.so links libpdext; op modules must not"
 done
 
-# run_host NAME: runs the host program $WORK/NAME on both modules.
+# run_host NAME [RELU CONCAT]: runs the host program $WORK/NAME on both modules (default: the
+# ones built with plain cc).
 run_host() {
-    echo "running $1"
-    "$WORK/$1" "$WORK/relu.so" "$WORK/concat.so" >"$WORK/$1.log" 2>&1 || {
+    echo "running $1 ${2:+on $2 $3}"
+    "$WORK/$1" "${2:-$WORK/relu.so}" "${3:-$WORK/concat.so}" >"$WORK/$1.log" 2>&1 || {
         cat "$WORK/$1.log"
         fail "$1 reported failures (above)"
     }
@@ -138,6 +144,29 @@ needs_libpdext "$WORK/consumer/host_shared" || fail "pdext::pdext did not link l
 ! needs_libpdext "$WORK/consumer/host_static" || fail "pdext::pdext_static linked libpdext.so"
 run_host consumer/host_shared
 run_host consumer/host_static
+for op in relu concat; do
+    ! needs_libpdext "$WORK/consumer/lib${op}_op.so" ||
+        fail "pdext_add_op_library made lib${op}_op.so link libpdext; op modules must not"
+done
+run_host consumer/host_shared "$WORK/consumer/librelu_op.so" "$WORK/consumer/libconcat_op.so"
+
+# check_infer PROGRAM: runs an inference program on examples/inference/input.npy.
+INFER_EXPECTED="output.npy: float32 [4 x 3]
+  0 0 2
+  3.25 0 0.5
+  0 0 2
+  3.25 0 0.5"
+check_infer() {
+    local got
+    got=$(cd "$WORK" && env -i PATH=/nonexistent "$1" "$ROOT/examples/inference/input.npy" output.npy) ||
+        fail "$1 failed: $got"
+    [ "$got" = "$INFER_EXPECTED" ] || fail "$1 printed:
+$got
+expected:
+$INFER_EXPECTED"
+    echo "$(basename "$1"): ok"
+}
+check_infer "$WORK/consumer/infer_bundle"
 
 # --- 4. the installed command -----------------------------------------------------------------
 
@@ -166,6 +195,21 @@ step "examples/inference: pdext bundle, find_package build, run with no compiler
     fail "examples/inference/check.sh against $PREFIX failed"
 }
 tail -n 1 "$WORK/inference.log"
+
+# --- 6. a bundle's printed link line -------------------------------------------------------------
+
+step "The link line in the bundle's header (pdext_add_bundle's inferops.h) works as printed"
+BUNDLE_DIR=$WORK/consumer/pdext_bundle_inferops
+# The two lines after "Build:" that start with "cc main.c", without the comment marks and the
+# line continuation; <this dir> and main.c filled in as a user would.
+line=$(sed -n '/^ \*     cc main.c/,/^ \*        \$(pkg-config/p' "$BUNDLE_DIR/inferops.h" |
+    sed -e 's/^ \* *//' -e 's/ *\\$//' | tr '\n' ' ')
+case $line in "cc main.c "*) ;; *) fail "no link line in $BUNDLE_DIR/inferops.h: '$line'" ;; esac
+line=${line//<this dir>/$BUNDLE_DIR}
+line=${line/main.c/$ROOT/examples/inference/infer.c}
+echo "$line -o $WORK/infer_printed"
+eval "$line -o '$WORK/infer_printed'" || fail "the printed link line failed: $line"
+check_infer "$WORK/infer_printed"
 
 echo
 echo "install_test: the SDK installed in $PREFIX builds and runs hosts and op modules: ok"

@@ -130,6 +130,10 @@ static inline void jit_setup(void)
     unsetenv("CC");
     unsetenv("CXX");
     unsetenv("PDEXT_COMPILER_LAUNCHER");
+    unsetenv("CMAKE_C_COMPILER_LAUNCHER");
+    unsetenv("CMAKE_CXX_COMPILER_LAUNCHER");
+    unsetenv("CMAKE_CUDA_COMPILER_LAUNCHER");
+    unsetenv("PDEXT_JIT_PORTABLE");
     unsetenv("NVCC");
 }
 

@@ -562,8 +562,9 @@ PD_TEST(Jit, StaticBuildWritesAnArchiveOfHiddenObjects)
     char *text = read_text(tmp_path("libbundle.a"));
     PD_EXPECT(text != NULL && strncmp(text, "!<arch>\n", 8) == 0);
     PD_EXPECT_EQ(ninja_runs(), 1);
-    /* Compiled with -fvisibility=hidden: a global function of an op source stays inside
-     * whatever links the archive; only the module entry point is exported. */
+    /* Compiled with -fvisibility=hidden and packed as a bundle: a global function of an op
+     * source stays inside whatever links the archive; the module entry point is there but
+     * local, and only the bundle's registration symbol is global. */
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "readelf -sW '%s' > '%s'", tmp_path("libbundle.a"),
              tmp_path("syms.txt"));
@@ -575,7 +576,13 @@ PD_TEST(Jit, StaticBuildWritesAnArchiveOfHiddenObjects)
             --line;
         PD_EXPECT(helper != NULL && line != NULL &&
                   strstr(line, "HIDDEN") != NULL && strstr(line, "HIDDEN") < helper);
-        PD_EXPECT_CONTAINS(text, "pdext_module_info");
+        PD_EXPECT_CONTAINS(text, "LOCAL  HIDDEN");
+        const char *info = strstr(text, " pd_bundle_info_bundle");
+        const char *start = info;
+        while (start && start > text && start[-1] != '\n')
+            --start;
+        PD_EXPECT(info != NULL && strstr(start, "GLOBAL DEFAULT") != NULL &&
+                  strstr(start, "GLOBAL DEFAULT") < info);
     }
     /* Built again: warm, and the shared kind of the same module still builds. */
     PD_ASSERT_OK(pd_jit_build(&o));

@@ -434,6 +434,67 @@ PD_TEST(Cli, MissingAttrIsReportedByTheCommandBeforeRunning)
     done();
 }
 
+PD_TEST(Cli, BuildSaysWhichOpsTheLoadedLibraryHolds)
+{
+    EXPECT_PDEXT(0, "build -o librelu.so --name relu_cli %s", RELU_C);
+    PD_EXPECT_CONTAINS(out_text, "built librelu.so: module 'relu_cli' with 2 ops: custom_relu, "
+                                 "custom_relu_grad");
+    done();
+}
+
+PD_TEST(Cli, BuildOfSourcesWithoutOpsFailsWithTheLoadersMessageAndWritesNothing)
+{
+    FILE *fp = fopen(in_dir("noops.c"), "w");
+    PD_ASSERT(fp != NULL);
+    fputs("#include \"extension.h\"\nint cli_no_ops_here(void) { return 1; }\n", fp);
+    fclose(fp);
+    EXPECT_PDEXT(1, "build -o libnoops.so noops.c");
+    PD_EXPECT_CONTAINS(err_text, "pdext build: pd_jit_build_load: module 'noops-");
+    PD_EXPECT_CONTAINS(err_text, "was built but does not load, so nothing was written");
+    PD_EXPECT_CONTAINS(err_text, "contains no ops");
+    PD_EXPECT(!pd_test_contains(out_text, "built"));
+    PD_EXPECT(access(in_dir("libnoops.so"), F_OK) != 0);
+    done();
+}
+
+PD_TEST(Cli, EmptyBuildDirIsAUsageError)
+{
+    EXPECT_PDEXT(2, "build -o librelu.so --build-dir '' %s", RELU_C);
+    PD_EXPECT_CONTAINS(err_text, "pdext build: --build-dir needs a directory, not an empty string");
+    EXPECT_PDEXT(2, "list --build-dir= %s", RELU_C);
+    PD_EXPECT_CONTAINS(err_text, "pdext list: --build-dir needs a directory");
+    done();
+}
+
+PD_TEST(Cli, NameIsTakenAsGivenUpToTheLibrarysLimit)
+{
+    char name[202];
+    memset(name, 'n', 200);
+    name[200] = '\0';
+    EXPECT_PDEXT(0, "build -o liblong.so --name %s %s", name, RELU_C);
+    PD_EXPECT_CONTAINS(out_text, name); /* not cut */
+    strcat(name, "n"); /* 201: one more than the library allows */
+    EXPECT_PDEXT(1, "build -o liblong.so --name %s %s", name, RELU_C);
+    PD_EXPECT_CONTAINS(err_text, "is not a safe file name: use 1 to 200 letters");
+    done();
+}
+
+PD_TEST(Cli, BuildStaticMakesTheSameBundleAsTheBundleCommand)
+{
+    EXPECT_PDEXT(0, "build --static -o libsame.a %s", RELU_C);
+    PD_EXPECT_CONTAINS(out_text, "libsame.a: static bundle 'same' with 2 ops");
+    PD_EXPECT_CONTAINS(out_text, "pd_bundle_register_same(reg, &module)");
+    PD_EXPECT(access(in_dir("same.h"), R_OK) == 0);
+    PD_EXPECT(access(in_dir("same.pc"), R_OK) == 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "nm -g --defined-only %s | grep -q ' T pd_bundle_info_same$'",
+             in_dir("libsame.a"));
+    PD_EXPECT_EQ(system(cmd), 0);
+    EXPECT_PDEXT(0, "build --help");
+    PD_EXPECT_CONTAINS(out_text, "exactly as\n`pdext bundle -o libNAME.a` does");
+    done();
+}
+
 PD_TEST(Cli, BuildPassesIncludeDirsAndCflagsToTheCompiler)
 {
     FILE *fp = fopen(in_dir("flagged.c"), "w");

@@ -1,6 +1,7 @@
 /*
  * pdext_bundle.h - registering a static bundle: ops compiled ahead of time by `pdext bundle`
- * into an archive (libmyops.a) that is linked into the program itself.
+ * (pd_jit_build with PD_JIT_STATIC, or pdext_add_bundle in CMake) into an archive
+ * (libmyops.a) that is linked into the program itself.
  *
  * A program does not call this directly: `pdext bundle -o libmyops.a ...` writes myops.h
  * beside the archive, which declares the one call a program makes,
@@ -21,8 +22,8 @@
  * function from the archive therefore pulls every op, and the references keep the table
  * alive under -Wl,--gc-sections (with GNU ld, gold and lld alike), under -flto (the bundle's
  * objects are ordinary machine code) and under -static. Everything of the bundle except the
- * info function is local (hidden symbols are localized), so two bundles whose kernels share
- * helper names link side by side.
+ * info function is local (objcopy keeps only that symbol global), so two bundles whose
+ * kernels share helper names link side by side.
  */
 #ifndef PDEXT_BUNDLE_H
 #define PDEXT_BUNDLE_H

@@ -1,10 +1,20 @@
 /*
- * pdext_jit.h - the JIT build helper: op sources in, a loaded module out.
+ * pdext_jit.h - the JIT build helper: op sources in, a loaded module (or a deployable
+ * library) out.
  *
  * pd_jit_load writes a build.ninja into the module's build directory (default
  * $PDEXT_CACHE_DIR/<name>, else ${XDG_CACHE_HOME:-$HOME/.cache}/pdext/<name>), lets Ninja
  * compile each source with cc / c++ / nvcc (by extension: .c; .cc .cpp .cxx; .cu) into one
- * shared library under a content-addressed name, and loads it with pd_module_load.
+ * shared library under a content-addressed name, and loads it with pd_module_load. Sources
+ * are files or text (pd_jit_source, as torch's load_inline): a text is written once into the
+ * build directory under a name holding its content hash, so the same text is a warm load
+ * and a changed text a rebuild.
+ *
+ * pd_jit_build runs the same plan ahead of time into a named file: a shared module, or a
+ * static bundle (PD_JIT_STATIC: the objects, plus a registration object, `ld -r`-linked
+ * into one relocatable object whose hidden symbols `objcopy` makes local, in an archive;
+ * NAME.h and NAME.pc are written beside it, see pdext_bundle.h). Both test-load what they
+ * built and fail with the loader's message rather than hand out a library it would refuse.
  *
  * The cache key covers the sources, every header they include (from depfiles), the flags, the
  * SDK version, the compilers' identities and, for host-specific code generation, the CPU. A
@@ -12,16 +22,33 @@
  * concurrent processes (kernel-released file locks) and against being killed at any moment
  * (results are published by atomic rename).
  *
- * Environment: CC, CXX, NVCC / CUDA_HOME choose compilers; PDEXT_COMPILER_LAUNCHER (e.g.
- * ccache) prefixes compile commands; PDEXT_CACHE_DIR moves the cache; PDEXT_CUDA_ARCH
- * overrides the CUDA architecture list: it takes "75;80;90" (or "sm_75,8.6", "native", "all"; default
- * 75;80;86;89;90 plus PTX of the last); PDEXT_INCLUDE_DIR overrides where the SDK headers are
- * found (default: next to libpdext, <prefix>/include/pdext); PDEXT_NINJA names the ninja
- * program (default: ninja in PATH); AR the archiver of PD_JIT_STATIC builds.
+ * Default flags (the flags in pd_jit_options come after them and so win):
+ *   C      -O3 -march=native -fPIC -fvisibility=hidden -std=gnu11
+ *   C++    -O3 -march=native -fPIC -fvisibility=hidden -fvisibility-inlines-hidden -std=c++20
+ *   CUDA   -O3 -std=c++20 -Xcompiler=-fPIC,-fvisibility=hidden,-O3,-march=native and
+ *          -gencode for each architecture of PDEXT_CUDA_ARCH
+ *   link   -lm (C++ and CUDA modules link with c++, hence libstdc++), CUDA: -lcudart
+ * -march=native is left out (code for the compiler's baseline ISA) for static bundles, with
+ * opts.portable, and when PDEXT_JIT_PORTABLE=1: what valgrind needs (it cannot decode
+ * AVX-512) and what a library for other machines needs. With -march=native the CPU's identity
+ * joins the cache key. Static bundles also get -fno-lto after the user's flags: `ld -r` and
+ * `objcopy` need machine code (the program that links the bundle may still use -flto).
+ * Debugging a module: pass cflags {"-O0", "-g"} (or `pdext ... --cflags "-O0 -g"`) and set
+ * PDEXT_JIT_PORTABLE=1 for valgrind; `verbose` logs every compiler command; the build
+ * directory (pd_jit_build_dir) keeps build.ninja, the objects and depfiles for inspection.
  *
- * Default flags: -O3 -march=native -fPIC -fvisibility=hidden (C: -std=gnu11, C++ and CUDA:
- * -std=c++20); the flags in pd_jit_options come after them and so win. With -march=native
- * the CPU's identity joins the cache key.
+ * Environment: CC, CXX, NVCC / CUDA_HOME choose compilers; AR, LD, OBJCOPY the binutils of
+ * static bundles; PDEXT_COMPILER_LAUNCHER (e.g. ccache or distcc) is put in front of every
+ * compile, else CMAKE_C_COMPILER_LAUNCHER / CMAKE_CXX_COMPILER_LAUNCHER /
+ * CMAKE_CUDA_COMPILER_LAUNCHER per language (CMake's convention); a launcher does not change
+ * the cache key, and one that is not an executable program fails the build naming it;
+ * PDEXT_CACHE_DIR moves the cache; PDEXT_CUDA_ARCH overrides the CUDA architecture list: it
+ * takes "75;80;90" (or "sm_75,8.6", "native", "all"; default 75;80;86;89;90 plus PTX of the
+ * last); PDEXT_INCLUDE_DIR overrides where the SDK headers are found (default: beside the
+ * libpdext_jit.so in use, <prefix>/include/pdext, else the configured install or source
+ * tree; the same for hosts that link libpdext statically, so both share cache entries);
+ * PDEXT_NINJA names the ninja program (default: ninja in PATH); PDEXT_JIT_PORTABLE=1 (see
+ * above).
  *
  * Compilers: a C++ or CUDA module built by a C++ compiler of another family or major version
  * than the one that built libpdext gets a warning through the log callback (as Paddle's GCC
@@ -52,9 +79,18 @@ PD_EXTERN_C_BEGIN
 
 /* What a build produces. */
 typedef enum pd_jit_output_kind {
-    PD_JIT_SHARED = 0, /* a shared library (a loadable module) */
-    PD_JIT_STATIC = 1  /* a static archive (a bundle, see `pdext bundle`) */
+    PD_JIT_SHARED = 0, /* a shared library: a loadable module */
+    PD_JIT_STATIC = 1  /* a static bundle libNAME.a with NAME.h and NAME.pc beside it (the
+                        * name must then be a C identifier: it names
+                        * pd_bundle_register_NAME); what `pdext bundle` makes */
 } pd_jit_output_kind;
+
+/* A source given as text rather than as a file. */
+typedef struct pd_jit_source {
+    const char *name; /* a file name without '/', whose extension picks the compiler
+                       * ("relu.c", "twice.cc", "k.cu"); it appears in compiler messages */
+    const char *text; /* the source, NUL-terminated */
+} pd_jit_source;
 
 /* Receives the build's progress lines (Ninja's "[3/5] ..." and, when verbose, the commands
  * and compiler output). The library itself never prints. */
@@ -78,7 +114,8 @@ typedef struct pd_jit_options {
     int32_t n_ldflags;
     const char *const *include_dirs;    /* extra -I directories */
     int32_t n_include_dirs;
-    const char *build_dir;              /* NULL: the default cache directory (see above) */
+    const char *build_dir;              /* NULL: the default cache directory (see above);
+                                         * "" is refused */
     bool verbose;                       /* log commands and compiler output, not just progress */
     pd_jit_log_fn log;                  /* NULL: no progress reporting */
     void *log_user;
@@ -89,6 +126,11 @@ typedef struct pd_jit_options {
                                          * pid: > 0 seconds; 0: PDEXT_LOCK_TIMEOUT, else 600;
                                          * < 0: no limit. After 1 s of waiting the log gets
                                          * "pdext: waiting for pid N building <name> ..." */
+    const pd_jit_source *inline_sources; /* sources given as text, compiled after `sources`;
+                                          * a module may have either kind or both */
+    int32_t n_inline_sources;
+    bool portable;                      /* no -march=native: code for the baseline ISA (always
+                                         * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
 } pd_jit_options;
 
 /* Builds (if the cache has no up-to-date library) and loads the module into `reg`; *out gets
@@ -97,9 +139,17 @@ typedef struct pd_jit_options {
  * those of an earlier module of the same name in `reg`. */
 pd_status pd_jit_load(pd_registry *reg, const pd_jit_options *opts, pd_module **out);
 
-/* Builds only, ahead of time, into opts->output (required): a shared library or, with
- * PD_JIT_STATIC, a static archive. */
+/* Builds ahead of time into opts->output (required): a shared library or, with
+ * PD_JIT_STATIC, a static bundle (and NAME.h, NAME.pc in the same directory). What was built
+ * is loaded into a registry of its own first (a bundle: its objects linked as a module), so
+ * a result the runtime would refuse (no ops, a bad declaration) fails here with the loader's
+ * message and nothing is written. */
 pd_status pd_jit_build(const pd_jit_options *opts);
+
+/* pd_jit_build, loading what it built into `reg` instead of a registry of its own; *out gets
+ * that module (for a static bundle: its objects linked as a module kept in the build
+ * directory), so the caller can list the ops it holds. */
+pd_status pd_jit_build_load(pd_registry *reg, const pd_jit_options *opts, pd_module **out);
 
 /* The build directory pd_jit_load would use for opts (malloc'd; free it with free()). NULL
  * with a message if it cannot be determined (unsafe name, no HOME). */

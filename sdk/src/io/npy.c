@@ -1,6 +1,6 @@
 /*
  * npy.c - NumPy's .npy format: parsing and writing the header (a Python dict literal), reading
- * and writing whole files, and the atomic-write helper that npz.c shares.
+ * and writing whole files (through atomic_file.c).
  *
  * The header parser is deliberately strict: it accepts exactly the dict numpy writes (keys
  * 'descr', 'fortran_order' and 'shape' in any order, quoted with ' or ", an optional trailing
@@ -388,69 +388,6 @@ pd_status pd__npy_parse(const char *who, const char *origin, const void *data, s
     return PD_OK;
 }
 
-pd_status pd__atomic_open(const char *who, const char *path, pd__atomic_file *f)
-{
-    memset(f, 0, sizeof f[0]);
-    size_t n = strlen(path) + 48;
-    f->tmp = malloc(n);
-    if (f->tmp == NULL)
-        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
-    /* O_EXCL on a name nobody else uses, rather than mkstemp, so that the file gets the
-     * usual 0666 & ~umask mode instead of mkstemp's 0600. */
-    for (unsigned attempt = 0; attempt < 100; ++attempt) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        snprintf(f->tmp, n, "%s.tmp.%ld.%lx", path, (long)getpid(),
-                 (unsigned long)(ts.tv_nsec ^ (attempt * 2654435761u)));
-        int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno == EEXIST)
-            continue;
-        if (fd < 0)
-            break;
-        f->fp = fdopen(fd, "wb");
-        if (f->fp == NULL) {
-            close(fd);
-            unlink(f->tmp);
-            break;
-        }
-        f->path = path;
-        return PD_OK;
-    }
-    pd_status st = npy_io_error(who, "create a file next to", path);
-    free(f->tmp);
-    f->tmp = NULL;
-    return st;
-}
-
-pd_status pd__atomic_commit(const char *who, pd__atomic_file *f)
-{
-    bool ok = fflush(f->fp) == 0 && fsync(fileno(f->fp)) == 0;
-    int e = errno;
-    ok = (fclose(f->fp) == 0) && ok;
-    f->fp = NULL;
-    if (ok && rename(f->tmp, f->path) == 0) {
-        free(f->tmp);
-        f->tmp = NULL;
-        return PD_OK;
-    }
-    if (!ok)
-        errno = e;
-    pd_status st = npy_io_error(who, "write", f->path);
-    pd__atomic_abort(f);
-    return st;
-}
-
-void pd__atomic_abort(pd__atomic_file *f)
-{
-    if (f->fp)
-        fclose(f->fp);
-    if (f->tmp)
-        unlink(f->tmp);
-    free(f->tmp);
-    f->fp = NULL;
-    f->tmp = NULL;
-}
-
 /* --- Public functions ---------------------------------------------------------------------- */
 
 const char *pd_npy_descr(pd_data_type dtype)
@@ -537,7 +474,7 @@ pd_status pd_npy_save(const char *path, const pd_tensor *t)
     if (n == 0)
         return pd__fail(PD_ERR_INTERNAL, "%s: header does not fit", who);
     pd__atomic_file f;
-    if ((st = pd__atomic_open(who, path, &f)) != PD_OK)
+    if ((st = pd__atomic_open(who, path, 0666, &f)) != PD_OK)
         return st;
     size_t bytes = pd_nbytes(t);
     if (fwrite(header, 1, n, f.fp) != n || (bytes && fwrite(t->data, 1, bytes, f.fp) != bytes)) {

@@ -555,7 +555,7 @@ pd_status pd_npz_save(const char *path, const char *const *names, const pd_tenso
     }
     pd__atomic_file f = {0};
     if (st == PD_OK)
-        st = pd__atomic_open(who, path, &f);
+        st = pd__atomic_open(who, path, 0666, &f);
     if (st == PD_OK) {
         uint64_t pos = 0;
         for (int32_t i = 0; i < n && st == PD_OK; ++i)
