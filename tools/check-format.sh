@@ -47,17 +47,19 @@ if ((fix)); then
     exit 0
 fi
 
-# --dry-run --Werror prints "<file>:<line>:<col>: error: code should be clang-formatted" for
-# each place that differs; the files named are what the reader needs.
-report=$(printf '%s\0' "${files[@]}" |
-    xargs -0 -P"$jobs" -n8 "$clang_format" --style=file --dry-run --Werror 2>&1 || true)
-bad=$(printf '%s\n' "$report" | sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' |
-    sed "s|^$root/||" | sort | uniq -c)
-if [[ -z $bad && -n $report ]]; then
-    # Something else went wrong (an unreadable file, a .clang-format clang-format rejects).
-    printf '%s\n' "$report" >&2
+# One clang-format per file; each prints "<places that differ> <file>" in one short write, so
+# parallel runs cannot interleave their lines. --dry-run prints one "code should be
+# clang-formatted" warning per place; any other message (an unreadable file, a .clang-format
+# clang-format rejects) is an error of its own.
+report=$(printf '%s\0' "${files[@]}" | CLANG_FORMAT=$clang_format xargs -0 -P"$jobs" -I{} sh -c '
+    out=$("$CLANG_FORMAT" --style=file --dry-run "$1" 2>&1) || { printf "ERROR %s: %s\n" "$1" "$out"; exit 0; }
+    n=$(printf "%s\n" "$out" | grep -c "code should be clang-formatted")
+    if [ "$n" -gt 0 ]; then printf "%7d %s\n" "$n" "$1"; fi' sh {})
+if printf '%s\n' "$report" | grep -q '^ERROR '; then
+    printf '%s\n' "$report" | grep -A3 '^ERROR ' >&2
     exit 2
 fi
+bad=$(printf '%s\n' "$report" | sed '/^$/d' | sort -k2)
 if [[ -n $bad ]]; then
     echo "check-format: these files do not follow .clang-format (places that differ, file):"
     printf '%s\n' "$bad"
