@@ -2,8 +2,11 @@
 # setup.sh - the one set-up script of pdext: dependencies, build, install, tests, demo, bench.
 #
 #   ./setup.sh          install missing packages, configure, build and install (default)
-#   ./setup.sh test     the same, then the whole test suite, the installed-SDK check
-#                       (tests/install_test.sh), and the suite again under ASan + UBSan
+#   ./setup.sh test     the same, then the style and lint checks (tools/check-format.sh:
+#                       clang-format against .clang-format; tools/check-tidy.sh: clang-tidy
+#                       with .clang-tidy on sdk/src, jit and cli, warnings are errors), the
+#                       whole test suite, the installed-SDK check (tests/install_test.sh), and
+#                       the suite again under ASan + UBSan
 #   ./setup.sh demo     the same as the default, then `pdext demo` from the installed prefix
 #   ./setup.sh bench    a release build (-O2, no sanitizers), then bench/run.sh
 #
@@ -78,8 +81,13 @@ usage() {
 # Commands we need and the Debian package that provides each.
 declare -A TOOL_PACKAGE=(
     [gcc]=build-essential [g++]=build-essential [make]=build-essential
-    [cmake]=cmake [ninja]=ninja-build [pkg-config]=pkg-config [git]=git
+    [cmake]=cmake [ninja]=ninja-build [pkg-config]=pkg-config
 )
+# Only the test mode checks style and lints, with these.
+if [ "$MODE" = test ]; then
+    TOOL_PACKAGE[clang-format]=clang-format
+    TOOL_PACKAGE[clang-tidy]=clang-tidy
+fi
 # Libraries (headers) we need, checked through dpkg, with a file that proves each is there
 # when dpkg-query itself is missing.
 declare -A LIB_FILE=(
@@ -158,7 +166,9 @@ then run ./setup.sh again."
 configure_build() {
     local dir=$1
     shift
-    cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_INSTALL_PREFIX="$PREFIX" "$@"
+    # compile_commands.json is what clang-tidy (tools/check-tidy.sh) and editors read.
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_INSTALL_PREFIX="$PREFIX" \
+        -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@"
 }
 
 build() {
@@ -189,6 +199,20 @@ install_plain() {
     if [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null 2>&1; then
         ldconfig || true
     fi
+    end_phase
+}
+
+# --- style and lint -----------------------------------------------------------------------------
+
+check_format() {
+    begin_phase format "Checking the house style: tools/check-format.sh (.clang-format)"
+    JOBS="$JOBS" bash "$ROOT/tools/check-format.sh"
+    end_phase
+}
+
+check_tidy() {
+    begin_phase clang-tidy "Linting product code: tools/check-tidy.sh (.clang-tidy, $BUILD_DIR)"
+    JOBS="$JOBS" bash "$ROOT/tools/check-tidy.sh" "$BUILD_DIR"
     end_phase
 }
 
@@ -264,7 +288,9 @@ install)
     ;;
 test)
     install_deps
+    check_format
     build_plain
+    check_tidy
     install_plain
     test_plain
     test_installed

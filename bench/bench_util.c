@@ -104,10 +104,7 @@ bench_stats bench_stats_of(double *v, int n)
     return s;
 }
 
-double bench_spread(bench_stats s)
-{
-    return s.median != 0 ? (s.p90 - s.p10) / fabs(s.median) : 0;
-}
+double bench_spread(bench_stats s) { return s.median != 0 ? (s.p90 - s.p10) / fabs(s.median) : 0; }
 
 void bench_emit(const bench_row *r)
 {
@@ -135,7 +132,9 @@ void bench_emit(const bench_row *r)
     fflush(stdout);
     if (!r->have_pdext)
         return;
-    fprintf(stderr, "  %s: pdext %.4g (p10 %.4g p90 %.4g, n=%d), baseline %.4g (p10 %.4g p90 %.4g, n=%d) %s\n",
+    fprintf(stderr,
+            "  %s: pdext %.4g (p10 %.4g p90 %.4g, n=%d), baseline %.4g (p10 %.4g p90 %.4g, n=%d) "
+            "%s\n",
             r->name, r->pdext.median, r->pdext.p10, r->pdext.p90, r->pdext.n, r->baseline.median,
             r->baseline.p10, r->baseline.p90, r->baseline.n, r->unit);
 }
@@ -207,10 +206,7 @@ char *bench_make_dir(const char *prefix)
     return path;
 }
 
-void bench_remove_tree(const char *path)
-{
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
+void bench_remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 double bench_spawn(char *const argv[], char *capture, size_t cap)
 {
@@ -297,6 +293,96 @@ pd_status bench_jit_load(pd_registry *reg, const char *name, const char *const *
     if (st != PD_OK)
         bench_report_error(name, st);
     return st;
+}
+
+/* One sysfs cache attribute of CPU 0 ("3", "Unified", "32768K"), or "" when unreadable. */
+static void read_cache_attr(int index, const char *attr, char *buf, size_t size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, attr);
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (!fgets(buf, (int)size, f))
+        buf[0] = '\0';
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+size_t bench_llc_bytes(const char **from)
+{
+    static char where[32];
+    size_t best = 0;
+    long best_level = 0;
+    for (int i = 0; i < 16; ++i) {
+        char level[16], type[32], size[32];
+        read_cache_attr(i, "level", level, sizeof level);
+        read_cache_attr(i, "type", type, sizeof type);
+        read_cache_attr(i, "size", size, sizeof size);
+        if (!level[0] || !size[0] || strcmp(type, "Instruction") == 0)
+            continue;
+        char *end = NULL;
+        unsigned long long v = strtoull(size, &end, 10);
+        if (end && (*end == 'K' || *end == 'k'))
+            v <<= 10;
+        else if (end && (*end == 'M' || *end == 'm'))
+            v <<= 20;
+        long lv = strtol(level, NULL, 10);
+        if (v > 0 && (lv > best_level || (lv == best_level && v > best))) {
+            best = (size_t)v;
+            best_level = lv;
+        }
+    }
+    if (best) {
+        snprintf(where, sizeof where, "sysfs L%ld", best_level);
+    } else {
+        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        if (l3 > 0) {
+            best = (size_t)l3;
+            snprintf(where, sizeof where, "sysconf L3");
+        } else if (l2 > 0) {
+            best = (size_t)l2;
+            snprintf(where, sizeof where, "sysconf L2");
+        } else {
+            /* Larger than most desktop L3s: 4x of it still leaves the caches behind. */
+            best = (size_t)32 << 20;
+            snprintf(where, sizeof where, "assumed");
+        }
+    }
+    if (from)
+        *from = where;
+    return best;
+}
+
+size_t bench_stream_bytes(void)
+{
+    if (bench_smoke)
+        return (size_t)64 << 10;
+    const size_t mib = (size_t)1 << 20;
+    size_t bytes = 4 * bench_llc_bytes(NULL);
+    if (bytes < 64 * mib)
+        bytes = 64 * mib;
+    return (bytes + mib - 1) / mib * mib;
+}
+
+char *bench_write_source(const char *file_name, const char *text)
+{
+    size_t n = strlen(bench_cache) + strlen(file_name) + 2;
+    char *path = malloc(n);
+    if (!path)
+        return NULL;
+    snprintf(path, n, "%s/%s", bench_cache, file_name);
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(text, f) != EOF;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok) {
+        fprintf(stderr, "bench: cannot write %s: %s\n", path, strerror(errno));
+        free(path);
+        return NULL;
+    }
+    return path;
 }
 
 void bench_fill_random_signs(float *x, int64_t n)

@@ -131,8 +131,15 @@ static int measure(cuda *c, pd_registry *reg)
         q[k] = moved / tb;
     }
     if (k == samples) {
-        bench_row r = {NAME, "GB/s", bench_stats_of(p, k), bench_stats_of(q, k), true, true,
-                       TARGET, BENCH_RATIO_AT_LEAST, 0.85,
+        bench_row r = {NAME,
+                       "GB/s",
+                       bench_stats_of(p, k),
+                       bench_stats_of(q, k),
+                       true,
+                       true,
+                       TARGET,
+                       BENCH_RATIO_AT_LEAST,
+                       0.85,
                        "custom_relu on 64 MiB float32 on GPU 0 vs device-to-device cudaMemcpy"};
         bench_emit(&r);
         rc = 0;

@@ -143,10 +143,11 @@ static bool learn_jit_flags(flag_list *f)
     }
     f->text[0] = '\0';
     for (int i = 0; i < f->n; ++i)
-        snprintf(f->text + strlen(f->text), sizeof f->text - strlen(f->text), "%s%s",
-                 i ? " " : "", f->v[i]);
+        snprintf(f->text + strlen(f->text), sizeof f->text - strlen(f->text), "%s%s", i ? " " : "",
+                 f->v[i]);
     if (ok && f->n == 0)
-        fprintf(stderr, "bench: no compile command in the JIT's verbose log:\n%s\n", log ? log : "");
+        fprintf(stderr, "bench: no compile command in the JIT's verbose log:\n%s\n",
+                log ? log : "");
     free(log);
     pd_registry_destroy(reg);
     if (dir)
@@ -229,7 +230,8 @@ static int run(int reps)
     int plain_out = plain.n + 6, jit_out = jit.n + 6, jit_o2_out = jit_o2.n + 6;
     /* Wall ms and CPU ms of: pdext, plain -O2, same flags, pdext with user -O2, and the
      * compiler with the flags of the latter. */
-    double *wall = calloc(5 * (size_t)reps, sizeof *wall), *cpu = calloc(5 * (size_t)reps, sizeof *cpu);
+    double *wall = calloc(5 * (size_t)reps, sizeof *wall),
+           *cpu = calloc(5 * (size_t)reps, sizeof *cpu);
     int n = 0;
     for (; wall && cpu && n < reps; ++n) {
         double *w = wall + n, *c = cpu + n;
@@ -251,11 +253,14 @@ static int run(int reps)
                cs = cpu_median(cpu + 2 * reps, n), co = cpu_median(cpu + 3 * reps, n),
                cso = same ? cb : cpu_median(cpu + 4 * reps, n);
         if (same)
-            snprintf(note1, sizeof note1, "pd_jit_load from an empty cache (new process) vs "
+            snprintf(note1, sizeof note1,
+                     "pd_jit_load from an empty cache (new process) vs "
                      "`cc -O2 -shared -fPIC`; the JIT's flags: %s; CPU time of the process "
-                     "trees: %.0f vs %.0f ms (ratio %.2f)", jit.text, cp, cb, cp / cb);
+                     "trees: %.0f vs %.0f ms (ratio %.2f)",
+                     jit.text, cp, cb, cp / cb);
         else
-            snprintf(note1, sizeof note1, "pd_jit_load from an empty cache (new process) vs "
+            snprintf(note1, sizeof note1,
+                     "pd_jit_load from an empty cache (new process) vs "
                      "`cc -O2 -shared -fPIC`. It misses because the JIT's default flags (%s) "
                      "make the optimizer do more: they are what vectorizes kernels (a relu loop "
                      "at -O2 runs at 0.14x memcpy bandwidth, at -O3 -march=native ~1x). CPU "
@@ -267,20 +272,23 @@ static int run(int reps)
                      jit.text, cp, cb, cp / cb, cs, cb, cs / cb, cp, cs, cp / cs, co / cb);
         emit("jit_cold_build", ps, bs, note1);
         if (!same) {
-            snprintf(note2, sizeof note2, "the same pd_jit_load vs `cc %s -shared -fPIC` "
+            snprintf(note2, sizeof note2,
+                     "the same pd_jit_load vs `cc %s -shared -fPIC` "
                      "(the JIT's own compile and link flags; its -pipe and depfile options are "
                      "plumbing and not given to the baseline); CPU time of the process trees: "
-                     "%.0f vs %.0f ms (ratio %.2f)", jit.text, cp, cs, cp / cs);
+                     "%.0f vs %.0f ms (ratio %.2f)",
+                     jit.text, cp, cs, cp / cs);
             emit("jit_cold_build_same_flags", ps, bench_stats_of(wall + 2 * reps, n), note2);
         }
-        snprintf(note3, sizeof note3, "pd_jit_load with cflags {\"-O2\"} (user flags come after "
+        snprintf(note3, sizeof note3,
+                 "pd_jit_load with cflags {\"-O2\"} (user flags come after "
                  "the defaults and win: the compiler runs at -O2, still with the other "
                  "defaults such as -march=native) vs the issue's `cc -O2 -shared -fPIC`: the "
                  "tool's overhead against the issue's exact baseline. CPU time of the process "
                  "trees: pdext %.0f vs %.0f ms (ratio %.2f) = the compiler alone with the "
                  "same flags (`cc %s -O2`) %.0f vs %.0f ms (ratio %.2f) x the tool's own "
-                 "overhead %.0f vs %.0f ms (ratio %.2f)", co, cb, co / cb, jit.text, cso, cb,
-                 cso / cb, co, cso, co / cso);
+                 "overhead %.0f vs %.0f ms (ratio %.2f)",
+                 co, cb, co / cb, jit.text, cso, cb, cso / cb, co, cso, co / cso);
         emit("jit_cold_build_user_O2", bench_stats_of(wall + 3 * reps, n), bs, note3);
         rc = 0;
     }

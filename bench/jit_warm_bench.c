@@ -10,6 +10,12 @@
  * jit_warm_process: the wall time of a whole `pdext list relu.c concat.c` process (spawn to
  * reaped exit), against a trivial process (/bin/true). Target: <= 20 ms absolute.
  *
+ * jit_warm_load_integrity: the same new-process warm load with the cache's integrity check of
+ * the library (on by default) against the same with it turned off (PDEXT_JIT_VERIFY=0 in the
+ * child's environment), alternating. Target ratio <= 1.10. Measured only when pdext_jit.h
+ * documents that switch (PDEXT_BENCH_HAVE_JIT_VERIFY, probed by bench/CMakeLists.txt);
+ * otherwise the row says it was skipped and why.
+ *
  * The cache is warmed once first; pdext and baseline runs alternate.
  */
 #include "bench_util.h"
@@ -92,8 +98,15 @@ static void warm_load_figure(int reps)
             break;
     }
     if (n == reps) {
-        bench_row r = {"jit_warm_load", "us", bench_stats_of(p, n), bench_stats_of(b, n), true, true,
-                       target, BENCH_VALUE_AT_MOST, 1000,
+        bench_row r = {"jit_warm_load",
+                       "us",
+                       bench_stats_of(p, n),
+                       bench_stats_of(b, n),
+                       true,
+                       true,
+                       target,
+                       BENCH_VALUE_AT_MOST,
+                       1000,
                        "new process: pd_jit_load of relu.c+concat.c from the cache vs "
                        "dlopen+dlsym+dlclose of the same library"};
         bench_emit(&r);
@@ -102,6 +115,48 @@ static void warm_load_figure(int reps)
     }
     free(p);
     free(b);
+}
+
+static void integrity_figure(int reps)
+{
+    static const char *name = "jit_warm_load_integrity", *target = "ratio <= 1.10";
+#ifdef PDEXT_BENCH_HAVE_JIT_VERIFY
+    char *load_argv[] = {(char *)bench_self(), "--child-warm-load", NULL};
+    double *p = calloc(reps, sizeof *p), *b = calloc(reps, sizeof *b);
+    int n = 0;
+    bool ok = p && b && run_child(load_argv, NULL, 0) >= 0; /* builds, if not yet built */
+    for (; ok && n < reps; ++n) {
+        p[n] = run_child(load_argv, NULL, 0) / 1e3;
+        setenv("PDEXT_JIT_VERIFY", "0", 1);
+        b[n] = run_child(load_argv, NULL, 0) / 1e3;
+        unsetenv("PDEXT_JIT_VERIFY");
+        if (p[n] < 0 || b[n] < 0)
+            ok = false;
+    }
+    if (ok) {
+        bench_row r = {name,
+                       "us",
+                       bench_stats_of(p, n),
+                       bench_stats_of(b, n),
+                       true,
+                       true,
+                       target,
+                       BENCH_RATIO_AT_MOST,
+                       1.10,
+                       "new process: warm pd_jit_load of relu.c+concat.c with the cache's "
+                       "integrity check vs with PDEXT_JIT_VERIFY=0"};
+        bench_emit(&r);
+    } else {
+        bench_emit_missing(name, "us", target, true, "a child run failed (see stderr)");
+    }
+    free(p);
+    free(b);
+#else
+    (void)reps;
+    bench_emit_missing(name, "us", target, false,
+                       "skipped: no switch to turn the cache's integrity check off "
+                       "(pdext_jit.h does not document PDEXT_JIT_VERIFY)");
+#endif
 }
 
 static void process_figure(int reps)
@@ -113,7 +168,8 @@ static void process_figure(int reps)
     double *p = calloc(reps, sizeof *p), *b = calloc(reps, sizeof *b);
     int n = 0;
     /* Warm-up: the first run builds the module into the cache. */
-    bool ok = p && b && bench_spawn(list_argv, NULL, 0) >= 0 && bench_spawn(list_argv, NULL, 0) >= 0;
+    bool ok = p && b && bench_spawn(list_argv, NULL, 0) >= 0 &&
+              bench_spawn(list_argv, NULL, 0) >= 0;
     for (; ok && n < reps; ++n) {
         p[n] = bench_spawn(list_argv, NULL, 0) / 1e6;
         b[n] = bench_spawn(true_argv, NULL, 0) / 1e6;
@@ -121,8 +177,15 @@ static void process_figure(int reps)
             break;
     }
     if (n == reps) {
-        bench_row r = {"jit_warm_process", "ms", bench_stats_of(p, n), bench_stats_of(b, n), true,
-                       true, target, BENCH_VALUE_AT_MOST, 20,
+        bench_row r = {"jit_warm_process",
+                       "ms",
+                       bench_stats_of(p, n),
+                       bench_stats_of(b, n),
+                       true,
+                       true,
+                       target,
+                       BENCH_VALUE_AT_MOST,
+                       20,
                        "whole `pdext list relu.c concat.c` process (warm cache) vs /bin/true"};
         bench_emit(&r);
     } else {
@@ -147,6 +210,7 @@ int main(int argc, char **argv)
         return child_dlopen(argv[2]);
     int reps = bench_smoke ? 1 : 41;
     warm_load_figure(reps);
+    integrity_figure(reps);
     process_figure(reps);
     return bench_finish();
 }

@@ -89,8 +89,9 @@ static int run(int64_t n, int reps)
                  "peak RSS of a process running relu on %lld float32 vs 2*N*4 bytes; its base "
                  "before the tensors: %.1f MiB; limit %.1f MiB",
                  (long long)n, bs.median, 1.1 * data_mib + 8);
-        bench_row r = {"peak_memory", "MiB", ps, ds, true, true, "<= 1.1x + 8 MiB",
-                       BENCH_VALUE_AT_MOST, 1.1 * data_mib + 8, note};
+        bench_row r =
+            {"peak_memory",      "MiB", ps, ds, true, true, "<= 1.1x + 8 MiB", BENCH_VALUE_AT_MOST,
+             1.1 * data_mib + 8, note};
         bench_emit(&r);
         rc = 0;
     }

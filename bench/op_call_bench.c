@@ -78,7 +78,8 @@ static void emit(const char *name, bench_stats p, bench_stats b, double alloc, d
     static char note[2][256];
     static int which;
     char *n = note[which++ & 1];
-    snprintf(n, sizeof note[0], "added %.0f ns/call (%s); direct C call + malloc/free %.1f ns; "
+    snprintf(n, sizeof note[0],
+             "added %.0f ns/call (%s); direct C call + malloc/free %.1f ns; "
              "pd_tensor_empty + release of the output alone %.1f ns; thread CPU time",
              p.median - b.median, how, b.median, alloc);
     static char target[2][32];

@@ -27,7 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-${PDEXT_BENCH_BUILD_DIR:-$root/build-bench}}
 results=${PDEXT_BENCH_RESULTS:-$root/bench/results.json}
-programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads gpu"}
+programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads parallel strided gpu"}
 jobs=${PDEXT_BENCH_JOBS:-2}
 
 smoke=()
@@ -103,10 +103,10 @@ $1 == "ROW" {
     target[n] = $7; met[n] = $8; noisy[n] = $9; note[n] = $10
 }
 END {
-    fmt = "%-27s %-8s %11s %11s %8s  %-17s %-4s %s\n"
+    fmt = "%-33s %-8s %11s %11s %8s  %-17s %-4s %s\n"
     printf fmt, "figure", "unit", "pdext", "baseline", "ratio", "target", "met", "noisy"
     line = sprintf(fmt, "", "", "", "", "", "", "", ""); gsub(/./, "-", line)
-    print substr(line, 1, 98)
+    print substr(line, 1, 104)
     for (i = 1; i <= n; i++)
         printf fmt, name[i], unit[i], num(pd[i]), num(base[i]), num(ratio[i]), target[i],
                yes(met[i]), noisy[i] == "noisy" ? "noisy" : ""

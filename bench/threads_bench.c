@@ -140,10 +140,13 @@ static int run(const pd_op *op, worker *w)
         bench_stats s1 = bench_stats_of(p1, n), s2 = bench_stats_of(p2, n);
         bench_stats d1 = bench_stats_of(c1, n), d2 = bench_stats_of(c2, n);
         static char note[200];
-        snprintf(note, sizeof note, "custom_relu on %d float32 by handle, calls/s 2 threads vs 1; "
-                 "plain C kernel+malloc/free scales %.2fx here now", SMALL, d2.median / d1.median);
-        bench_row r = {"threads", "calls/s", s2, s1, true, true, "ratio >= 1.7",
-                       BENCH_RATIO_AT_LEAST, 1.7, note};
+        snprintf(note, sizeof note,
+                 "custom_relu on %d float32 by handle, calls/s 2 threads vs 1; "
+                 "plain C kernel+malloc/free scales %.2fx here now",
+                 SMALL, d2.median / d1.median);
+        bench_row r =
+            {"threads", "calls/s", s2, s1, true, true, "ratio >= 1.7", BENCH_RATIO_AT_LEAST,
+             1.7,       note};
         bench_emit(&r);
         rc = 0;
     }
@@ -171,7 +174,8 @@ int main(int argc, char **argv)
         rc = op ? run(op, w) : 1;
     }
     if (rc)
-        bench_emit_missing("threads", "calls/s", "ratio >= 1.7", true, "could not run (see stderr)");
+        bench_emit_missing("threads", "calls/s", "ratio >= 1.7", true,
+                           "could not run (see stderr)");
     pd_tensor_release(&w[0].x);
     pd_tensor_release(&w[1].x);
     pd_registry_destroy(reg);

@@ -106,7 +106,7 @@ pd__snapshot *pd__snapshot_build(pd_registry *reg, const pd_module *skip, const 
         for (int32_t i = 0; i < extra->n_ops; ++i)
             snapshot_insert(snap, &extra->ops[i], &pool);
     if (n > 1)
-        qsort(snap->sorted, n, sizeof *snap->sorted, compare_ops_by_name);
+        qsort(snap->sorted, n, sizeof(const pd_op *), compare_ops_by_name);
     return snap;
 }
 
