@@ -432,12 +432,12 @@ pd_status pd__plan_check_tools(pd__plan *p)
         struct { const pd__tool *t; const char *env; const char *what; } bin[] = {
             {&p->ar, "AR", "archiver"}, {&p->ld, "LD", "linker ld"},
             {&p->objcopy, "OBJCOPY", "objcopy tool"}};
-        for (size_t i = 0; i < sizeof bin / sizeof bin[0]; ++i)
+        for (size_t i = 0; i < sizeof bin / sizeof bin[0]; ++i) {
+            const char *set = getenv(bin[i].env);
             if (bin[i].t->path == NULL)
                 return missing_tool(p, bin[i].what, bin[i].t,
-                                    getenv(bin[i].env) && *getenv(bin[i].env) ? bin[i].env
-                                                                              : "PATH",
-                                    "binutils");
+                                    set && *set ? bin[i].env : "PATH", "binutils");
+        }
     }
     for (int l = 0; l < 3; ++l) {
         if (p->launcher[l] == NULL || !p->uses[l])
