@@ -237,3 +237,37 @@ PD_TEST(ParallelFor, CxxErrorsInChunksReachTheCallerWithFileAndLine)
     }
     pd_registry_destroy(reg);
 }
+
+/* examples/relu runs on the pool from 2^18 elements on: its results stay those of the plain
+ * loop, for the forward and the grad op, in both dtypes. */
+PD_TEST(ParallelFor, ReluAboveTheThresholdGivesTheSameNumbers)
+{
+    setenv("PDEXT_NUM_THREADS", "4", 1);
+    pd_registry *reg = rt_registry1("rt_example_relu");
+    PD_ASSERT(reg != NULL);
+    const pd_data_type dtypes[2] = {PD_FLOAT32, PD_FLOAT64};
+    const int64_t shape[2] = {3, (1 << 18) + 5};
+    for (int d = 0; d < 2; ++d) {
+        pd_tensor x = rt_random(dtypes[d], 2, shape);
+        pd_tensor g = rt_random(dtypes[d], 2, shape);
+        pd_tensor out = PD_TENSOR_UNDEFINED, gx = PD_TENSOR_UNDEFINED;
+        pd_arg in = pd_arg_of(&x), o = pd_arg_of(&out);
+        PD_ASSERT_OK(pd_run(reg, "custom_relu", &in, 1, NULL, 0, &o, 1));
+        pd_arg grad_in[3] = {pd_arg_of(&x), pd_arg_of(&out), pd_arg_of(&g)};
+        pd_arg go = pd_arg_of(&gx);
+        PD_ASSERT_OK(pd_run(reg, "custom_relu_grad", grad_in, 3, NULL, 0, &go, 1));
+        int64_t wrong = 0, wrong_grad = 0;
+        for (int64_t i = 0, n = pd_numel(&x); i < n; ++i) {
+            double xi = rt_at(&x, i), want = xi > 0 ? xi : 0;
+            wrong += rt_at(&out, i) != want;
+            wrong_grad += rt_at(&gx, i) != (want > 0 ? rt_at(&g, i) : 0);
+        }
+        PD_EXPECT_EQ(wrong, 0);
+        PD_EXPECT_EQ(wrong_grad, 0);
+        pd_tensor_release(&x);
+        pd_tensor_release(&g);
+        pd_tensor_release(&out);
+        pd_tensor_release(&gx);
+    }
+    pd_registry_destroy(reg);
+}
