@@ -11,6 +11,8 @@
 #include "runner_helpers.h"
 
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Info output of par_cover (tests/ops/parallel_ops.c). */
 enum { INFO_THREADS = 0, INFO_CHUNKS = 1, INFO_ALL_ON_CALLER = 2, INFO_NESTED_ELSEWHERE = 3 };
@@ -269,5 +271,30 @@ PD_TEST(ParallelFor, ReluAboveTheThresholdGivesTheSameNumbers)
         pd_tensor_release(&out);
         pd_tensor_release(&gx);
     }
+    pd_registry_destroy(reg);
+}
+
+/* A child forked after the pool started has no workers: its loops run inline instead of
+ * waiting for threads that stayed in the parent. */
+PD_TEST(ParallelFor, ForkedChildRunsLoopsInline)
+{
+    setenv("PDEXT_NUM_THREADS", "4", 1);
+    pd_registry *reg = rt_registry1("rt_parallel_c");
+    PD_ASSERT(reg != NULL);
+    cover_result r = run_cover(reg, 1000, 1, 4, 0);
+    PD_EXPECT_EQ(r.info[INFO_THREADS], 4); /* the pool runs in the parent */
+    pid_t child = fork();
+    PD_ASSERT(child >= 0);
+    if (child == 0) {
+        r = run_cover(reg, 1000, 1, 1, 0);
+        _exit(r.status == PD_OK && r.once == 1000 && r.info[INFO_THREADS] == 1 &&
+                      r.info[INFO_ALL_ON_CALLER] == 1
+                  ? 0
+                  : 1);
+    }
+    int status = 0;
+    PD_ASSERT_EQ(waitpid(child, &status, 0), child);
+    PD_EXPECT(WIFEXITED(status));
+    PD_EXPECT_EQ(WEXITSTATUS(status), 0);
     pd_registry_destroy(reg);
 }

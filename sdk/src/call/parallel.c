@@ -7,7 +7,8 @@
  * many minus one workers, which live as long as the process and sleep on a condition
  * variable between loops. One loop holds the pool at a time; a loop that finds it held, a
  * nested loop (started inside a chunk) and a loop too small to split run inline on the
- * calling thread, so no loop ever waits for another and nesting cannot deadlock.
+ * calling thread, so no loop ever waits for another and nesting cannot deadlock. So does
+ * every loop of a child process forked after the pool started: the workers are not there.
  *
  * A loop. Its range is cut into chunks of at least `grain` indices, as many as there are
  * threads (fewer for a short range); the caller and every worker claim chunks with one
@@ -74,6 +75,7 @@ static struct {
     loop *posted;         /* the loop of the current generation */
     int busy;             /* workers not yet out of the posted loop */
     int n_workers;        /* workers started */
+    pid_t pid;            /* the process that started them: a forked child has none */
 } pool = {
     .once = PTHREAD_ONCE_INIT,
     .held = ATOMIC_FLAG_INIT,
@@ -192,12 +194,15 @@ static void pool_start(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pool.n_workers = started;
     pool.n_threads = started + 1;
+    pool.pid = getpid();
 }
 
 /* Runs `l` on the pool's workers and this thread; false (nothing run) if another loop holds
- * the pool. */
+ * the pool, or in a child forked after the pool started (its workers stayed in the parent). */
 static bool run_on_pool(loop *l)
 {
+    if (pool.pid != getpid())
+        return false;
     if (atomic_flag_test_and_set_explicit(&pool.held, memory_order_acquire))
         return false;
     pthread_mutex_lock(&pool.lock);
