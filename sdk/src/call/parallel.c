@@ -23,7 +23,9 @@
  * kernel had thrown it there, with its status, message and [file:line]. No jump crosses a
  * thread, and an inline loop takes the same path.
  */
-/* sched_getaffinity and CPU_COUNT need _GNU_SOURCE, which the build defines. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
 
 #include "api/api_impl.h"
 #include "call/parallel.h"
