@@ -58,3 +58,36 @@ if(PDEXT_NVCC AND PDEXT_NVCC_USABLE)
 elseif(PDEXT_CHECK_CUDA_HEADERS)
   message(STATUS "pdext: nvcc not found (or not usable); the CUDA header check is skipped")
 endif()
+
+# PD_BUILD_OP's input limit is a compile-time error in every language (pd_op.h, "At most
+# PD_MAX_INPUTS declared inputs"): tests/compile_fail/too_many_inputs.c with 17 inputs must
+# fail naming the limit; with 16 it must compile warning-free. Plain flags first (no -Werror:
+# the error must not depend on it), then the strict ones.
+set(PD_TOO_MANY ${CMAKE_CURRENT_LIST_DIR}/compile_fail/too_many_inputs.c)
+set(PD_TOO_MANY_OUT ${CMAKE_CURRENT_BINARY_DIR}/too_many_inputs.o)
+function(pd_add_compile_test name compiler flags expect)
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} -DCOMPILER=${compiler} "-DFLAGS=${flags}"
+                   -DSOURCE=${PD_TOO_MANY} -DOUTPUT=${PD_TOO_MANY_OUT}.${name}
+                   "-DEXPECT_ERROR=${expect}" -P ${CMAKE_CURRENT_LIST_DIR}/compile_fail/expect_compile.cmake)
+endfunction()
+set(PD_C_FLAGS "-std=c11 -x c -I${PDEXT_INCLUDE_DIR}")
+set(PD_CXX_FLAGS "-std=c++20 -x c++ -I${PDEXT_INCLUDE_DIR}")
+set(PD_STRICT "-Wall -Wextra -Werror -pedantic")
+pd_add_compile_test(Headers.SeventeenInputsAreACompileErrorInC ${CMAKE_C_COMPILER}
+                    "${PD_C_FLAGS} -DPD_TEST_17_INPUTS" "PD_BUILD_OP_declares_more_than_16_inputs")
+pd_add_compile_test(Headers.SeventeenInputsAreACompileErrorInCxx ${CMAKE_CXX_COMPILER}
+                    "${PD_CXX_FLAGS} -DPD_TEST_17_INPUTS"
+                    "PD_BUILD_OP declares more than 16 inputs (PD_MAX_INPUTS)")
+pd_add_compile_test(Headers.SixteenInputsCompileInC ${CMAKE_C_COMPILER}
+                    "${PD_C_FLAGS} ${PD_STRICT}" "")
+pd_add_compile_test(Headers.SixteenInputsCompileInCxx ${CMAKE_CXX_COMPILER}
+                    "${PD_CXX_FLAGS} ${PD_STRICT}" "")
+if(PDEXT_NVCC AND PDEXT_NVCC_USABLE)
+  pd_add_compile_test(Headers.SeventeenInputsAreACompileErrorInCuda ${PDEXT_NVCC}
+                      "-std=c++20 -x cu -I${PDEXT_INCLUDE_DIR} -DPD_TEST_17_INPUTS"
+                      "PD_BUILD_OP declares more than 16 inputs (PD_MAX_INPUTS)")
+  pd_add_compile_test(Headers.SixteenInputsCompileInCuda ${PDEXT_NVCC}
+                      "-std=c++20 -x cu -I${PDEXT_INCLUDE_DIR} -Xcompiler -Wall,-Wextra,-Werror"
+                      "")
+endif()

@@ -4,7 +4,8 @@
  * as part of the default build, never run: a header regression breaks `ninja`.
  *
  * It uses what op authors and hosts use most: PD_BUILD_OP / PD_BUILD_GRAD_OP, PD_CHECK with and
- * without a message, PD_THROW() with and without one, a dispatch macro, and the host API.
+ * without a message, PD_THROW() with and without one, dispatch macros, PD_ACC_TYPE and the
+ * generic conversions, pd_parallel_for, PD_API_HAS, and the host API.
  */
 #include "extension.h"
 #include "pdext.h"
@@ -31,6 +32,45 @@ static void scale_kernel(pd_kernel_ctx *ctx)
     });
     pd_set_output(ctx, 0, out);
 }
+
+/* PD_ACC_TYPE is float for the halves and the type itself otherwise. */
+_Static_assert(_Generic((PD_ACC_TYPE(pd_float16) *)0, float *: 1, default: 0), "half acc");
+_Static_assert(_Generic((PD_ACC_TYPE(pd_bfloat16) *)0, float *: 1, default: 0), "bf16 acc");
+_Static_assert(_Generic((PD_ACC_TYPE(double) *)0, double *: 1, default: 0), "double acc");
+_Static_assert(_Generic((PD_ACC_TYPE(int8_t) *)0, int8_t *: 1, default: 0), "int8 acc");
+
+typedef struct mean_args {
+    const pd_tensor *x;
+    float *partial;
+} mean_args;
+
+/* A pd_parallel_for body whose dispatch body computes in PD_ACC_TYPE. */
+static void mean_chunk(void *arg, int64_t begin, int64_t end)
+{
+    const mean_args *a = (const mean_args *)arg;
+    PD_DISPATCH_FLOATING_AND_HALF_TYPES(pd_dtype(a->x), "headers_mean", {
+        const data_t *in = (const data_t *)pd_data(a->x);
+        PD_ACC_TYPE(data_t) acc = 0;
+        for (int64_t i = begin; i < end; ++i)
+            acc += pd_to_acc(in[i]);
+        a->partial[begin] = pd_to_float(pd_from_acc(data_t, acc));
+        PD_CHECK(pd_to_float(pd_from_float(data_t, 1.0f)) == 1.0f);
+    });
+}
+
+static void mean_kernel(pd_kernel_ctx *ctx)
+{
+    mean_args a = {pd_input(ctx, 0), NULL};
+    a.partial = (float *)pd_scratch(ctx, sizeof(float) * (size_t)pd_numel(a.x));
+    pd_parallel_for(ctx, pd_numel(a.x), 1024, mean_chunk, &a);
+    PD_CHECK(PD_API_HAS(pd__api, parallel_for));
+    PD_CHECK(pd_api_ext_find(pd__api, 1) == NULL);
+}
+
+PD_BUILD_OP(headers_c_mean,
+    .inputs = {"X"},
+    .outputs = {"Out"},
+    .kernel = mean_kernel);
 
 static void scale_grad_kernel(pd_kernel_ctx *ctx)
 {

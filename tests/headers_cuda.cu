@@ -4,8 +4,9 @@
  * -Xcompiler -Wall,-Wextra,-Werror. Built by tests/headers.cmake when nvcc is found, never run.
  *
  * Host code uses PD_BUILD_OP, PD_CHECK with and without a message, PD_THROW() and a dispatch
- * macro, as a .cu op's launcher does; device code uses the float16 / bfloat16 helpers that
- * pd_dtype.h marks __host__ __device__.
+ * macro, as a .cu op's launcher does; device code uses the float16 / bfloat16 helpers and the
+ * generic conversions (PD_ACC_TYPE, pd_to_acc, pd_to_float, ...) that pd_dtype.h marks
+ * __host__ __device__.
  */
 #include "extension.h"
 #include "pdext.h"
@@ -19,6 +20,20 @@ __global__ void headers_cuda_to_half(const float *in, pd_float16 *h, pd_bfloat16
         b[i] = pd_bfloat16_from_float(pd_float16_to_float(h[i]) + pd_bfloat16_to_float(b[i]));
     }
 }
+
+/* The generic conversions in device code: one templated kernel for every dispatch type. */
+template <typename T> __global__ void headers_cuda_sum(const T *in, T *out, int64_t n)
+{
+    PD_ACC_TYPE(T) acc = 0;
+    for (int64_t i = 0; i < n; ++i)
+        acc += pd_to_acc(in[i]);
+    out[0] = pd_from_acc(T, acc);
+    out[1] = pd_from_float(T, pd_to_float(in[0]) * 2.0f);
+}
+template __global__ void headers_cuda_sum<pd_float16>(const pd_float16 *, pd_float16 *, int64_t);
+template __global__ void headers_cuda_sum<pd_bfloat16>(const pd_bfloat16 *, pd_bfloat16 *, int64_t);
+template __global__ void headers_cuda_sum<float>(const float *, float *, int64_t);
+template __global__ void headers_cuda_sum<int32_t>(const int32_t *, int32_t *, int64_t);
 
 template <typename T> __global__ void headers_cuda_scale(const T *in, T *out, int64_t n, double f)
 {

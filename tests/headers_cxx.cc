@@ -4,7 +4,8 @@
  * tests/headers.cmake as part of the default build, never run: a header regression breaks `ninja`.
  *
  * It uses what op authors and hosts use most: PD_BUILD_OP / PD_BUILD_GRAD_OP, PD_CHECK with and
- * without a message, PD_THROW() with and without one, a dispatch macro, and the host API.
+ * without a message, PD_THROW() with and without one, dispatch macros, PD_ACC_TYPE and the
+ * generic conversions, pd_parallel_for, PD_API_HAS, and the host API.
  */
 #include "extension.h"
 #include "pdext.h"
@@ -12,6 +13,7 @@
 
 #include <complex>
 #include <cstdlib>
+#include <type_traits>
 
 /* The complex structs share std::complex's layout, so C++ hosts may pass those buffers. */
 static_assert(sizeof(pd_complex64) == sizeof(std::complex<float>), "complex64 layout");
@@ -36,6 +38,43 @@ static void scale_kernel(pd_kernel_ctx *ctx)
     });
     pd_set_output(ctx, 0, out);
 }
+
+/* PD_ACC_TYPE is float for the halves and the type itself otherwise. */
+static_assert(std::is_same<PD_ACC_TYPE(pd_float16), float>::value, "half acc");
+static_assert(std::is_same<PD_ACC_TYPE(pd_bfloat16), float>::value, "bf16 acc");
+static_assert(std::is_same<PD_ACC_TYPE(double), double>::value, "double acc");
+static_assert(std::is_same<PD_ACC_TYPE(int8_t), int8_t>::value, "int8 acc");
+
+static void mean_chunk(void *arg, int64_t begin, int64_t end)
+{
+    const pd_tensor *x = static_cast<const pd_tensor *>(arg);
+    PD_CHECK(begin <= end && pd_numel(x) >= end);
+}
+
+/* pd_parallel_for with a function pointer and with a lambda whose dispatch body computes in
+ * PD_ACC_TYPE. */
+static void mean_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    float *partial = static_cast<float *>(pd_scratch(ctx, sizeof(float) * (size_t)pd_numel(x)));
+    pd_parallel_for(ctx, pd_numel(x), 1024, mean_chunk, const_cast<pd_tensor *>(x));
+    pd_parallel_for(ctx, pd_numel(x), 1024, [&](int64_t begin, int64_t end) {
+        PD_DISPATCH_FLOATING_AND_HALF_TYPES(pd_dtype(x), "headers_mean", {
+            const data_t *in = static_cast<const data_t *>(pd_data(x));
+            PD_ACC_TYPE(data_t) acc = 0;
+            for (int64_t i = begin; i < end; ++i)
+                acc += pd_to_acc(in[i]);
+            partial[begin] = pd_to_float(pd_from_acc(data_t, acc));
+            PD_CHECK(pd_to_float(pd_from_float(data_t, 1.0)) == 1.0f);
+        });
+    });
+    PD_CHECK(PD_API_HAS(pd__api, parallel_for));
+}
+
+PD_BUILD_OP(headers_cxx_mean,
+    .inputs = {"X"},
+    .outputs = {"Out"},
+    .kernel = mean_kernel);
 
 static void scale_grad_kernel(pd_kernel_ctx *ctx)
 {

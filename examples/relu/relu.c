@@ -5,24 +5,67 @@
  * Build it by hand (see README.md):  cc -O3 -shared -fPIC -I<prefix>/include/pdext relu.c -o librelu.so
  *
  * The loops are written branch-free (a conditional select per element) so that -O3
- * vectorizes them. Neither op needs an infer_shape / infer_dtype: the forward op has one input
- * and one output, so Out takes X's shape and dtype; the grad op's output X@GRAD takes the
- * shape and dtype of its input X.
+ * vectorizes them. From PARALLEL_MIN elements on they run on the runtime's thread pool
+ * (pd_parallel_for), in chunks of at least PARALLEL_GRAIN elements; every element is computed
+ * the same way either way, so the results are identical. Below that, waking threads costs
+ * more than the loop. Neither op needs an infer_shape / infer_dtype: the forward op has one
+ * input and one output, so Out takes X's shape and dtype; the grad op's output X@GRAD takes
+ * the shape and dtype of its input X.
  */
 #include "extension.h"
+
+#define PARALLEL_MIN (1 << 18)   /* elements: 1 MiB of float32 */
+#define PARALLEL_GRAIN (1 << 16) /* elements per chunk, at least */
+
+/* What one chunk needs: the buffers and their dtype (checked before the loop). */
+typedef struct relu_args {
+    pd_data_type dtype;
+    const void *x;    /* forward: X; backward: Out */
+    const void *grad; /* backward: Out@GRAD */
+    void *out;        /* forward: Out; backward: X@GRAD */
+} relu_args;
+
+static void relu_forward_range(void *arg, int64_t begin, int64_t end)
+{
+    const relu_args *a = (const relu_args *)arg;
+    PD_DISPATCH_FLOATING_TYPES(a->dtype, "relu_forward", {
+        const data_t *restrict in = (const data_t *)a->x;
+        data_t *restrict o = (data_t *)a->out;
+        for (int64_t i = begin; i < end; ++i)
+            o[i] = in[i] > 0 ? in[i] : (data_t)0;
+    });
+}
+
+static void relu_backward_range(void *arg, int64_t begin, int64_t end)
+{
+    const relu_args *a = (const relu_args *)arg;
+    PD_DISPATCH_FLOATING_TYPES(a->dtype, "relu_backward", {
+        const data_t *restrict o = (const data_t *)a->x;
+        const data_t *restrict g = (const data_t *)a->grad;
+        data_t *restrict gx = (data_t *)a->out;
+        for (int64_t i = begin; i < end; ++i) {
+            data_t gi = g[i]; /* loaded unconditionally: the select below vectorizes */
+            gx[i] = o[i] > 0 ? gi : (data_t)0;
+        }
+    });
+}
+
+/* fn over [0, n): on the pool from PARALLEL_MIN elements on, else right here. */
+static void relu_run(pd_kernel_ctx *ctx, int64_t n, pd_parallel_fn fn, relu_args *a)
+{
+    if (n >= PARALLEL_MIN)
+        pd_parallel_for(ctx, n, PARALLEL_GRAIN, fn, a);
+    else
+        fn(a, 0, n);
+}
 
 static void relu_forward(pd_kernel_ctx *ctx)
 {
     const pd_tensor *x = pd_input(ctx, 0);
     PD_CHECK(pd_is_cpu(x), "x must be a CPU Tensor.");
     pd_tensor *out = pd_output(ctx, 0); /* allocated with X's shape and dtype */
-    int64_t n = pd_numel(x);
-    PD_DISPATCH_FLOATING_TYPES(pd_dtype(x), "relu_forward", {
-        const data_t *restrict in = (const data_t *)pd_data(x);
-        data_t *restrict o = (data_t *)pd_data(out);
-        for (int64_t i = 0; i < n; ++i)
-            o[i] = in[i] > 0 ? in[i] : (data_t)0;
-    });
+    relu_args a = {pd_dtype(x), pd_data(x), NULL, pd_data(out)};
+    relu_run(ctx, pd_numel(x), relu_forward_range, &a);
 }
 
 static void relu_backward(pd_kernel_ctx *ctx)
@@ -38,16 +81,8 @@ static void relu_backward(pd_kernel_ctx *ctx)
              pd_dtype_name(pd_dtype(x)), pd_dtype_name(pd_dtype(out)),
              pd_dtype_name(pd_dtype(grad_out)));
     pd_tensor *grad_x = pd_output(ctx, 0); /* allocated with X's shape and dtype */
-    int64_t n = pd_numel(out);
-    PD_DISPATCH_FLOATING_TYPES(pd_dtype(out), "relu_backward", {
-        const data_t *restrict o = (const data_t *)pd_data(out);
-        const data_t *restrict g = (const data_t *)pd_data(grad_out);
-        data_t *restrict gx = (data_t *)pd_data(grad_x);
-        for (int64_t i = 0; i < n; ++i) {
-            data_t gi = g[i]; /* loaded unconditionally: the select below vectorizes */
-            gx[i] = o[i] > 0 ? gi : (data_t)0;
-        }
-    });
+    relu_args a = {pd_dtype(out), pd_data(out), pd_data(grad_out), pd_data(grad_x)};
+    relu_run(ctx, pd_numel(out), relu_backward_range, &a);
 }
 
 PD_BUILD_OP(custom_relu,

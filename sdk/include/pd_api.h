@@ -13,93 +13,77 @@
  * Memory: tensors and scratch made through a context belong to the call; the runner releases
  * them when the call ends, whether it succeeds or fails.
  *
+ * The table's functions are declared once, in pd_api_list.h; struct pd_api is generated
+ * from that list, and so are the runtime's C and C++ tables.
+ *
  * Versioning: append-only (see pd_base.h). A module may use every member present in the
- * minor version it was built against.
+ * minor version it was built against; PD_API_HAS tests for a newer one. Other parts of the
+ * runtime add blocks of functions through the extension chain (pd_api.ext, pd_api_ext).
  */
 #ifndef PD_API_H
 #define PD_API_H
 
+#include "pd_api_list.h"
 #include "pd_base.h"
 #include "pd_op.h"
 #include "pd_tensor.h"
 
 PD_EXTERN_C_BEGIN
 
+/* A chunk of a pd_parallel_for loop: fn(arg, begin, end) handles indices [begin, end). */
+typedef void (*pd_parallel_fn)(void *arg, int64_t begin, int64_t end);
+
+/* Kinds of extension blocks (pd_api_ext.type). Values are part of the ABI. */
+typedef enum pd_api_ext_type {
+    PD_API_EXT_NONE = 0 /* never used by a block; pd_api_ext_find(api, 0) finds nothing */
+} pd_api_ext_type;
+
+/* The head of a block of table functions that another part of the runtime adds (a device's
+ * streams, ...), chained from pd_api.ext as XLA FFI chains its extensions: a new block is a
+ * new type number, never a change to pd_api, and a runtime without it has no such block in
+ * its chain. A block's own functions follow its head; the block is append-only, and its
+ * struct_size says how much of it the runtime has. */
+typedef struct pd_api_ext {
+    uint32_t struct_size;          /* sizeof the whole block in the runtime */
+    uint32_t type;                 /* pd_api_ext_type */
+    const struct pd_api_ext *next; /* the next block; NULL ends the chain */
+} pd_api_ext;
+
+/* Members of pd_api generated from the list (pd_api_list.h). */
+#define PD__API_MEMBER(ret, member, params, args, failed, c_fn, cxx_fn) ret(*member) params;
+#define PD__API_MEMBER_VOID(member, params, args, c_fn, cxx_fn) void(*member) params;
+#define PD__API_MEMBER_SAME(ret, member, params, attrs, fn) ret(*member) params attrs;
+
 typedef struct pd_api {
-    uint32_t struct_size; /* sizeof(pd_api) in the runtime */
+    uint32_t struct_size; /* sizeof(pd_api) in the runtime: members past it are absent */
     uint32_t abi_major;   /* PD_ABI_MAJOR of the runtime */
     uint32_t abi_minor;   /* PD_ABI_MINOR of the runtime */
-
-    /* Ends the current op call with a formatted message; [file:line] is appended. Outside an
-     * op call (a bug in the caller) it prints the message and aborts: there is no frame to
-     * return to. Leading white space of the formatted message is dropped; an empty message
-     * becomes "An error occurred.". */
-    void (*throw_error)(const char *file, int line, const char *fmt, va_list ap) PD_NORETURN_ATTR;
-
-    /* The op's registered name ("custom_relu_grad" for a grad op). */
-    const char *(*op_name)(pd_kernel_ctx *ctx);
-
-    /* Inputs. `index` is the declared position. input_count: tensors bound to it (1 for a
-     * plain input, any number for a vector, 0 for an absent optional). input: the item-th
-     * tensor, or NULL when item >= input_count (an absent optional input). */
-    int32_t (*input_count)(pd_kernel_ctx *ctx, int32_t index);
-    const pd_tensor *(*input)(pd_kernel_ctx *ctx, int32_t index, int32_t item);
-    /* Declared position of an input or output by name (with or without its @VECTOR /
-     * @OPTIONAL suffix); throws if there is none. */
-    int32_t (*input_index)(pd_kernel_ctx *ctx, const char *name);
-    int32_t (*output_index)(pd_kernel_ctx *ctx, const char *name);
-
-    /* Attributes, in declared order, with the declared types. Throws on a bad index. */
-    const pd_attr *(*attr)(pd_kernel_ctx *ctx, int32_t index);
-    int32_t (*attr_index)(pd_kernel_ctx *ctx, const char *name);
-
-    /* Outputs. output_count: items of a declared output (1 unless a vector output's count was
-     * set). output: the item-th output tensor: the one set with set_output, the bound input
-     * for an inplace output, or else a new tensor of the inferred shape and dtype on the
-     * place of the first input. set_output makes `t` that output (the call keeps its own
-     * reference, so `t` may be a context tensor or an input). */
-    int32_t (*output_count)(pd_kernel_ctx *ctx, int32_t index);
-    pd_tensor *(*output)(pd_kernel_ctx *ctx, int32_t index, int32_t item);
-    void (*set_output)(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t);
-
-    /* Infer functions: the number of items of a vector output, and each item's shape and
-     * dtype. */
-    void (*set_output_count)(pd_kernel_ctx *ctx, int32_t index, int32_t count);
-    void (*set_output_shape)(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim,
-                             const int64_t *shape);
-    void (*set_output_dtype)(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype);
-
-    /* Tensors owned by the call. full: every element is `value` (complex: value + 0i). */
-    pd_tensor *(*empty)(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim,
-                        const int64_t *shape);
-    pd_tensor *(*full)(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim,
-                       const int64_t *shape, double value);
-    pd_tensor *(*copy_to)(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place);
-    pd_tensor *(*cast)(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype);
-    /* Rows [begin, end) along axis 0, sharing storage. */
-    pd_tensor *(*slice)(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin, int64_t end);
-    /* Same storage, new shape; one dimension may be -1 (inferred). */
-    pd_tensor *(*reshape)(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
-                          const int64_t *shape);
-    pd_tensor *(*contiguous)(pd_kernel_ctx *ctx, const pd_tensor *src);
-    /* `bytes` of 64-byte aligned scratch memory, freed when the call ends. */
-    void *(*scratch)(pd_kernel_ctx *ctx, size_t bytes);
-
-    /* --- ABI 1.1: C++ op code (see "Errors" below) -------------------------------------- */
-
+    uint32_t reserved;    /* 0 */
+    /* Extension blocks (pd_api_ext); NULL when the runtime has none. */
+    const pd_api_ext *ext;
     /* The same table for C++ op code, whose frames must not be jumped over: its context
-     * functions return on failure (NULL, -1 or nothing) with the error pending instead of
-     * ending the call. The call still fails when the op code returns, even if the code
-     * caught the exception the C++ wrappers below made of the error. */
+     * functions return on failure (NULL, -1 or nothing, as the list says) with the error
+     * pending instead of ending the call. The call still fails when the op code returns,
+     * even if the code caught the exception the C++ wrappers below made of the error. */
     const struct pd_api *cxx;
-    /* Hands over the pending error of the call (once): its message (valid until the call
-     * ends or fails again) and status; NULL if none is pending. */
-    const char *(*pending_error)(pd_kernel_ctx *ctx, pd_status *status);
-    /* Records the error that ends the call, and returns: for the C++ invoke hook
-     * (extension.h). `file` may be NULL (no [file:line]). */
-    void (*report_error)(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
-                         const char *fmt, ...) PD_PRINTF(5, 6);
+    /* The functions, in list order: see pd_api_list.h for what each does. */
+    PD_API_LIST(PD__API_MEMBER, PD__API_MEMBER_VOID, PD__API_MEMBER_SAME)
 } pd_api;
+
+/* True when `api` (a runtime's table) has `member`: for modules that use a member newer
+ * than the oldest runtime they support. */
+#define PD_API_HAS(api, member) \
+    ((api)->struct_size >= offsetof(pd_api, member) + sizeof((api)->member))
+
+/* The extension block of `type` in api's chain; NULL when the runtime has none. */
+static inline const pd_api_ext *pd_api_ext_find(const pd_api *api, uint32_t type)
+{
+    const pd_api_ext *e = PD_API_HAS(api, ext) ? api->ext : NULL;
+    for (; e != NULL; e = e->next)
+        if (e->type == type && type != PD_API_EXT_NONE)
+            return e;
+    return NULL;
+}
 
 /* The runtime's table as seen by this module: one hidden slot per module (defined weak by
  * extension.h, so every translation unit of a library shares it), set by the loader. */
@@ -145,6 +129,7 @@ PD_EXTERN_C_END
 #include <cstring>
 #include <exception>
 #include <string>
+#include <type_traits>
 
 /* This part uses no std template that its own code would instantiate (only members of
  * std::string, which libstdc++ instantiates itself): C++ op code that includes it defines no
@@ -218,9 +203,11 @@ static inline PD_NORETURN_ATTR PD_PRINTF(3, 4) void pd__throw(const char *file, 
 static inline void pd__cxx_check(pd_kernel_ctx *ctx)
 {
     pd_status status = PD_ERR_OP_FAILED;
-    const char *message = pd__api->pending_error(ctx, &status);
+    const char *file = nullptr;
+    int line = 0;
+    const char *message = pd__api->pending_error(ctx, &status, &file, &line);
     if (message != nullptr)
-        throw pd::op_error(message, nullptr, 0, status);
+        throw pd::op_error(message, file, line, status);
 }
 template <class T> static inline T *pd__cxx_result(pd_kernel_ctx *ctx, T *result)
 {
@@ -344,6 +331,89 @@ static inline pd_tensor *pd_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, in
 static inline pd_tensor *pd_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src) { return PD__CALL(ctx, contiguous(ctx, src)); }
 static inline void *pd_scratch(pd_kernel_ctx *ctx, size_t bytes) { return PD__CALL(ctx, scratch(ctx, bytes)); }
 
+/* --- Parallel loops ----------------------------------------------------------------------
+ *
+ * pd_parallel_for(ctx, n, grain, fn, arg) calls fn(arg, begin, end) on chunks that together
+ * cover [0, n) exactly once, each at least `grain` indices long (but the last), and returns
+ * when every chunk is done. The chunks run on the runtime's thread pool: PDEXT_NUM_THREADS
+ * threads, the calling one included (default: the CPUs this process may run on), started on
+ * first use. It runs fn(arg, 0, n) on the calling thread alone when the pool has one thread,
+ * when n <= grain, when called from inside a chunk (nested loops run inline), or while
+ * another loop holds the pool. n == 0 calls nothing.
+ *
+ * Inside fn: PD_CHECK / PD_THROW (and, in C++, any exception) stop the loop; chunks already
+ * running finish, no new one starts, and then the op call ends with that error and its
+ * [file:line], on the calling thread, as if the kernel had thrown it. fn may run other ops,
+ * but must not call the context functions (pd_input, pd_output, pd_empty, pd_scratch, ...):
+ * fetch tensors and pointers before the loop and hand them over through `arg`.
+ * Bad input (n < 0, grain < 0, fn NULL, a PDEXT_NUM_THREADS that is not a number from 1 to
+ * 1024) ends the op call with a message naming it. */
+#ifndef PD__CXX_EXCEPTIONS
+static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain, pd_parallel_fn fn, void *arg) { PD__CALL_VOID(ctx, parallel_for(ctx, n, grain, fn, arg)); }
+#endif
+
 PD_EXTERN_C_END
+
+#ifdef PD__CXX_EXCEPTIONS
+/* C++: an exception must not leave fn through the runtime's C frames, so each chunk runs
+ * under a catch that reports the error to the loop (which stops it) and returns. */
+struct pd__parallel_cxx {
+    pd_kernel_ctx *ctx;
+    pd_parallel_fn fn;
+    void *arg;
+};
+static inline void pd__parallel_cxx_report(pd_kernel_ctx *ctx) noexcept
+{
+    try {
+        throw;
+    } catch (const pd::op_error &e) {
+        pd__api->report_error(ctx, e.status(), e.file(), e.line(), "%s", e.what());
+    } catch (const std::exception &e) {
+        pd__api->report_error(ctx, PD_ERR_OP_FAILED, nullptr, 0, "C++ exception: %s",
+                              e.what() ? e.what() : "");
+    } catch (...) {
+        pd__api->report_error(ctx, PD_ERR_OP_FAILED, nullptr, 0, "unknown C++ exception");
+    }
+}
+static inline void pd__parallel_cxx_chunk(void *arg, int64_t begin, int64_t end) noexcept
+{
+    const pd__parallel_cxx *c = static_cast<const pd__parallel_cxx *>(arg);
+    try {
+        c->fn(c->arg, begin, end);
+    } catch (...) {
+        pd__parallel_cxx_report(c->ctx);
+    }
+}
+static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain,
+                                   pd_parallel_fn fn, void *arg)
+{
+    pd__parallel_cxx c = {ctx, fn, arg};
+    PD__CALL_VOID(ctx, parallel_for(ctx, n, grain, fn ? pd__parallel_cxx_chunk : nullptr, &c));
+}
+
+/* pd_parallel_for(ctx, n, grain, body) with any callable body(int64_t begin, int64_t end),
+ * e.g. a lambda that captures what the chunks need. */
+template <class Body> struct pd__parallel_body {
+    pd_kernel_ctx *ctx;
+    Body *body;
+};
+template <class Body>
+static inline void pd__parallel_body_chunk(void *arg, int64_t begin, int64_t end) noexcept
+{
+    const pd__parallel_body<Body> *b = static_cast<const pd__parallel_body<Body> *>(arg);
+    try {
+        (*b->body)(begin, end);
+    } catch (...) {
+        pd__parallel_cxx_report(b->ctx);
+    }
+}
+template <class Body>
+static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain, Body &&body)
+{
+    using body_t = typename std::remove_reference<Body>::type;
+    pd__parallel_body<body_t> b = {ctx, &body};
+    PD__CALL_VOID(ctx, parallel_for(ctx, n, grain, pd__parallel_body_chunk<body_t>, &b));
+}
+#endif /* PD__CXX_EXCEPTIONS */
 
 #endif /* PD_API_H */

@@ -1,6 +1,7 @@
 /*
- * pd_dtype.h - element data types: the enum, sizes, canonical names, and the C structs that
- * hold float16, bfloat16 and complex elements in C, C++ and CUDA alike.
+ * pd_dtype.h - element data types: the enum, sizes, canonical names, the C structs that
+ * hold float16, bfloat16 and complex elements in C, C++ and CUDA alike, and conversions that
+ * let one PD_DISPATCH_* body compute in every type (PD_ACC_TYPE, pd_to_acc, pd_to_float).
  *
  * Every function here is inline and needs no runtime, so kernels, hosts and device code can
  * use them freely.
@@ -182,6 +183,101 @@ static inline PD_HOST_DEVICE float pd_bfloat16_to_float(pd_bfloat16 b)
     return pd__bits_f32((uint32_t)b.bits << 16);
 }
 
+/* --- Generic conversions for PD_DISPATCH_* bodies ------------------------------------------
+ *
+ * In a dispatch body `data_t` may be a struct (pd_float16, pd_bfloat16, pd_complex64, ...),
+ * so `in[i] + 1` does not compile for every type. Compute in the accumulation type instead:
+ *
+ *     PD_DISPATCH_FLOATING_AND_HALF_TYPES(pd_dtype(x), "sum", {
+ *         const data_t *in = (const data_t *)pd_data(x);
+ *         PD_ACC_TYPE(data_t) acc = 0;
+ *         for (int64_t i = 0; i < n; ++i)
+ *             acc += pd_to_acc(in[i]);
+ *         *(data_t *)pd_data(out) = pd_from_acc(data_t, acc);
+ *     });
+ *
+ *   PD_ACC_TYPE(T)        the type to compute in: float for pd_float16 and pd_bfloat16, T
+ *                         itself for every other type (double for double, int32_t for int32_t,
+ *                         pd_complex64 for pd_complex64).
+ *   pd_to_acc(v)          v as PD_ACC_TYPE of its type; exact.
+ *   pd_from_acc(T, a)     a as T: rounded to nearest even for the halves, a C conversion
+ *                         otherwise.
+ *   pd_to_float(v)        v as float, for every real type (halves and small integers exact,
+ *                         double and wide integers rounded); a compile error for complex.
+ *   pd_from_float(T, f)   f (float or double) as T, as pd_from_acc; a compile error for
+ *                         complex T.
+ * C picks the function with _Generic, C++ and CUDA (host and device code) with overloads;
+ * either way the choice is made at compile time and costs nothing. */
+#ifndef __cplusplus
+/* The identity of each C type (used where a type converts to itself or by C's rules). */
+static inline bool pd__keep_bool(bool v) { return v; }
+static inline int8_t pd__keep_i8(int8_t v) { return v; }
+static inline uint8_t pd__keep_u8(uint8_t v) { return v; }
+static inline int16_t pd__keep_i16(int16_t v) { return v; }
+static inline uint16_t pd__keep_u16(uint16_t v) { return v; }
+static inline int32_t pd__keep_i32(int32_t v) { return v; }
+static inline uint32_t pd__keep_u32(uint32_t v) { return v; }
+static inline int64_t pd__keep_i64(int64_t v) { return v; }
+static inline uint64_t pd__keep_u64(uint64_t v) { return v; }
+static inline float pd__keep_f32(float v) { return v; }
+static inline double pd__keep_f64(double v) { return v; }
+static inline pd_complex64 pd__keep_c64(pd_complex64 v) { return v; }
+static inline pd_complex128 pd__keep_c128(pd_complex128 v) { return v; }
+
+#define PD_ACC_TYPE(T) \
+    __typeof__(_Generic((T *)0, pd_float16 *: 0.0f, pd_bfloat16 *: 0.0f, default: *(T *)0))
+#define pd_to_acc(v)                                                                          \
+    _Generic((v), pd_float16: pd_float16_to_float, pd_bfloat16: pd_bfloat16_to_float,         \
+             bool: pd__keep_bool, int8_t: pd__keep_i8, uint8_t: pd__keep_u8,                  \
+             int16_t: pd__keep_i16, uint16_t: pd__keep_u16, int32_t: pd__keep_i32,            \
+             uint32_t: pd__keep_u32, int64_t: pd__keep_i64, uint64_t: pd__keep_u64,           \
+             float: pd__keep_f32, double: pd__keep_f64, pd_complex64: pd__keep_c64,           \
+             pd_complex128: pd__keep_c128)(v)
+#define pd_from_acc(T, a)                                                                     \
+    _Generic((T *)0, pd_float16 *: pd_float16_from_float, pd_bfloat16 *: pd_bfloat16_from_float, \
+             bool *: pd__keep_bool, int8_t *: pd__keep_i8, uint8_t *: pd__keep_u8,            \
+             int16_t *: pd__keep_i16, uint16_t *: pd__keep_u16, int32_t *: pd__keep_i32,      \
+             uint32_t *: pd__keep_u32, int64_t *: pd__keep_i64, uint64_t *: pd__keep_u64,     \
+             float *: pd__keep_f32, double *: pd__keep_f64, pd_complex64 *: pd__keep_c64,     \
+             pd_complex128 *: pd__keep_c128)(a)
+#define pd_to_float(v)                                                                        \
+    _Generic((v), pd_float16: pd_float16_to_float, pd_bfloat16: pd_bfloat16_to_float,         \
+             default: pd__keep_f32)(v)
+#define pd_from_float(T, f) pd_from_acc(T, f)
+#endif /* !__cplusplus */
+
 PD_EXTERN_C_END
+
+#ifdef __cplusplus
+/* C++ and CUDA: the same helpers as overloads and templates (internal linkage, so a module
+ * that uses them defines no symbol of its own for them). */
+template <class T> struct pd__acc {
+    typedef T type;
+};
+template <> struct pd__acc<pd_float16> {
+    typedef float type;
+};
+template <> struct pd__acc<pd_bfloat16> {
+    typedef float type;
+};
+#define PD_ACC_TYPE(T) typename pd__acc<T>::type
+
+template <class T> static inline PD_HOST_DEVICE T pd_to_acc(T v) { return v; }
+static inline PD_HOST_DEVICE float pd_to_acc(pd_float16 v) { return pd_float16_to_float(v); }
+static inline PD_HOST_DEVICE float pd_to_acc(pd_bfloat16 v) { return pd_bfloat16_to_float(v); }
+
+template <class T> static inline PD_HOST_DEVICE float pd_to_float(T v) { return static_cast<float>(v); }
+static inline PD_HOST_DEVICE float pd_to_float(pd_float16 v) { return pd_float16_to_float(v); }
+static inline PD_HOST_DEVICE float pd_to_float(pd_bfloat16 v) { return pd_bfloat16_to_float(v); }
+
+/* pd_from_acc / pd_from_float: the target type is a tag argument, so that overloading picks
+ * the halves' rounding (the more specialized template) for any argument type. */
+template <class T> struct pd__to {};
+template <class T, class A> static inline PD_HOST_DEVICE T pd__convert(pd__to<T>, A a) { return static_cast<T>(a); }
+template <class A> static inline PD_HOST_DEVICE pd_float16 pd__convert(pd__to<pd_float16>, A a) { return pd_float16_from_float(static_cast<float>(a)); }
+template <class A> static inline PD_HOST_DEVICE pd_bfloat16 pd__convert(pd__to<pd_bfloat16>, A a) { return pd_bfloat16_from_float(static_cast<float>(a)); }
+#define pd_from_acc(T, a) pd__convert(pd__to<T>(), (a))
+#define pd_from_float(T, f) pd__convert(pd__to<T>(), (f))
+#endif /* __cplusplus */
 
 #endif /* PD_DTYPE_H */

@@ -155,7 +155,70 @@ static inline const char *pd_attr_type_name(pd_attr_type t)
 
 #define PD__OP_SECTION __attribute__((section("pd_ops"), used, aligned(sizeof(void *))))
 
+/* At most PD_MAX_INPUTS declared inputs, checked at compile time. C cannot read an
+ * initializer back as a constant expression, so PD__BUILD also initializes, inside a sizeof
+ * (nothing is emitted), a probe laid out like pd_op_def whose `inputs` have one slot more. An
+ * input past PD_MAX_INPUTS lands in that slot, which makes it an error:
+ *   C++ and CUDA: static_assert "PD_BUILD_OP declares more than 16 inputs (PD_MAX_INPUTS)";
+ *   C: the slot is a pointer to struct PD_BUILD_OP_declares_more_than_16_inputs, and
+ *      initializing it from a string is made an error (-Wincompatible-pointer-types) that
+ *      names that struct.
+ * (Without the probe, C only warns "excess elements in array initializer" and drops it.) */
+#ifdef __cplusplus
+typedef const char *pd__input_overflow;
+#else
+typedef struct PD_BUILD_OP_declares_more_than_16_inputs *pd__input_overflow;
+#endif
+#define PD__TOO_MANY_INPUTS "PD_BUILD_OP declares more than 16 inputs (PD_MAX_INPUTS)"
+
+/* pd_op_def, member for member, but for the overflow slot of `inputs`. */
+typedef struct pd__op_probe {
+    uint32_t struct_size;
+    int32_t kind;
+    const char *name;
+    const char *file;
+    int32_t line;
+    struct {
+        const char *declared[PD_MAX_INPUTS];
+        pd__input_overflow overflow;
+    } inputs PD__ZERO;
+    const char *outputs[PD_MAX_OUTPUTS] PD__ZERO;
+    const char *attrs[PD_MAX_ATTRS] PD__ZERO;
+    const char *inplace[PD_MAX_INPLACE][2] PD__ZERO;
+    pd_kernel_fn kernel PD__ZERO;
+    pd_kernel_fn infer_shape PD__ZERO;
+    pd_kernel_fn infer_dtype PD__ZERO;
+} pd__op_probe;
+
+#ifdef __cplusplus
+#define PD__STATIC_ASSERT static_assert
+static constexpr bool pd__inputs_fit(const pd__op_probe &p) { return p.inputs.overflow == nullptr; }
+#define PD__INPUTS_FIT(...) pd__inputs_fit(pd__op_probe{__VA_ARGS__})
+#define PD__PROBE_DIAGNOSTICS
+#else
+#define PD__STATIC_ASSERT _Static_assert
+#define PD__INPUTS_FIT(...) (sizeof((pd__op_probe){__VA_ARGS__}) != 0)
+#define PD__PROBE_DIAGNOSTICS _Pragma("GCC diagnostic error \"-Wincompatible-pointer-types\"")
+#endif
+PD__STATIC_ASSERT(PD_MAX_INPUTS == 16, "rename PD_BUILD_OP_declares_more_than_16_inputs");
+PD__STATIC_ASSERT(sizeof(pd__op_probe) == sizeof(pd_op_def) + sizeof(pd__input_overflow) &&
+                      offsetof(pd__op_probe, infer_dtype) ==
+                          offsetof(pd_op_def, infer_dtype) + sizeof(pd__input_overflow),
+                  "pd__op_probe must have the members of pd_op_def, in their order");
+
+/* The probe's initializer elides the braces of `inputs` and leaves the overflow slot out. */
+#define PD__CHECK_INPUT_COUNT(kind_, op_name, ...)                                               \
+    _Pragma("GCC diagnostic push")                                                               \
+    _Pragma("GCC diagnostic ignored \"-Wmissing-braces\"")                                       \
+    _Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")                           \
+    PD__PROBE_DIAGNOSTICS                                                                        \
+    PD__STATIC_ASSERT(PD__INPUTS_FIT(.struct_size = 0, .kind = kind_, .name = #op_name,          \
+                                     .file = __FILE__, .line = __LINE__, __VA_ARGS__),           \
+                      PD__TOO_MANY_INPUTS);                                                      \
+    _Pragma("GCC diagnostic pop")
+
 #define PD__BUILD(kind_, suffix, op_name, ...)                                                   \
+    PD__CHECK_INPUT_COUNT(kind_, op_name, __VA_ARGS__)                                           \
     static const pd_op_def PD__CAT(pd__def_, PD__CAT(op_name, suffix)) = {                      \
         .struct_size = sizeof(pd_op_def),                                                        \
         .kind = kind_,                                                                           \

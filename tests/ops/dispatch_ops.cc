@@ -9,3 +9,11 @@ PD_BUILD_OP(dispatch_cc,
     .kernel = dispatch_kernel,
     .infer_shape = dispatch_infer_shape,
     .infer_dtype = dispatch_infer_dtype);
+
+PD_BUILD_OP(sum_cc,
+    .inputs = {"X"},
+    .outputs = {"Sum", "AccTag"},
+    .attrs = {"macro: int"},
+    .kernel = sum_kernel,
+    .infer_shape = sum_infer_shape,
+    .infer_dtype = sum_infer_dtype);

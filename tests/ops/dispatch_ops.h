@@ -5,6 +5,8 @@
  * data_t really is (found from the C type itself, not from the runtime dtype) times 100 plus
  * sizeof(data_t), so a macro binding the wrong type is caught too.
  *
+ * A second op, sum_<LANG>, sums its input in PD_ACC_TYPE (see below).
+ *
  * The includer defines LANG ("c" / "cc"); dispatch names are "<LANG>_<list>", e.g.
  * "c_floating_types".
  */
@@ -60,6 +62,45 @@ static void dispatch_kernel(pd_kernel_ctx *ctx)
     default: PD_THROW("no dispatch macro %d", pd_attr_int(ctx, 0));
     }
     *(int64_t *)pd_data(pd_output(ctx, 0)) = tag;
+}
+
+/* sum_<LANG>(X) -> (Sum, AccTag), attr `macro`: 0 for PD_DISPATCH_FLOATING_AND_HALF_TYPES, 1
+ * for PD_DISPATCH_INTEGRAL_TYPES. Sum (X's dtype, shape [1]) adds X's elements in
+ * PD_ACC_TYPE(data_t) with pd_to_acc / pd_from_acc; AccTag (int64) is the type tag of the
+ * accumulation type times 100 plus its size, as RECORD_TAG does for data_t. */
+#define SUM_BODY                                                                            \
+    {                                                                                       \
+        const data_t *in = (const data_t *)pd_data(x);                                      \
+        PD_ACC_TYPE(data_t) acc = 0;                                                        \
+        for (int64_t i = 0; i < n; ++i)                                                     \
+            acc += pd_to_acc(in[i]);                                                        \
+        *(data_t *)pd_data(sum) = pd_from_acc(data_t, acc);                                 \
+        acc_tag = (int64_t)TYPE_TAG(PD_ACC_TYPE(data_t)) * 100 +                            \
+                  (int64_t)sizeof(PD_ACC_TYPE(data_t));                                     \
+    }
+
+static void sum_infer_shape(pd_kernel_ctx *ctx)
+{
+    const int64_t one[1] = {1};
+    pd_set_output_shape(ctx, 0, 1, one);
+    pd_set_output_shape(ctx, 1, 1, one);
+}
+static void sum_infer_dtype(pd_kernel_ctx *ctx)
+{
+    pd_set_output_dtype(ctx, 0, pd_dtype(pd_input(ctx, 0)));
+    pd_set_output_dtype(ctx, 1, PD_INT64);
+}
+
+static void sum_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    pd_tensor *sum = pd_output(ctx, 0);
+    int64_t n = pd_numel(x), acc_tag = -1;
+    if (pd_attr_int(ctx, 0) == 0)
+        PD_DISPATCH_FLOATING_AND_HALF_TYPES(pd_dtype(x), LANG "_sum", SUM_BODY);
+    else
+        PD_DISPATCH_INTEGRAL_TYPES(pd_dtype(x), LANG "_sum", SUM_BODY);
+    *(int64_t *)pd_data(pd_output(ctx, 1)) = acc_tag;
 }
 
 #endif /* DISPATCH_OPS_H */

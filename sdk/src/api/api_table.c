@@ -1,41 +1,25 @@
 /*
- * api_table.c - the one `const pd_api` table the runtime hands to every module it loads.
+ * api_table.c - the one `const pd_api` table the runtime hands to every module it loads,
+ * generated from the table's list (pd_api_list.h): each member holds the C implementation
+ * its list line names.
  *
- * Members are listed in the order pd_api declares them; the table only ever grows at the end
- * (pd_base.h: a minor ABI bump appends). It is a constant: modules of any number of registries
- * and threads share it, and it holds no state of its own.
+ * It is a constant: modules of any number of registries and threads share it, and it holds
+ * no state of its own. The runtime has no extension blocks yet, so `ext` is NULL.
  */
-#include "call/kernel_ctx.h"
+#include "api/api_impl.h"
+
+#define C_ENTRY(ret, member, params, args, failed, c_fn, cxx_fn) .member = c_fn,
+#define C_ENTRY_VOID(member, params, args, c_fn, cxx_fn) .member = c_fn,
+#define SHARED_ENTRY(ret, member, params, attrs, fn) .member = fn,
 
 static const pd_api runtime_api = {
     .struct_size = sizeof(pd_api),
     .abi_major = PD_ABI_MAJOR,
     .abi_minor = PD_ABI_MINOR,
-    .throw_error = pd__api_throw_error,
-    .op_name = pd__ctx_op_name,
-    .input_count = pd__ctx_input_count,
-    .input = pd__ctx_input,
-    .input_index = pd__ctx_input_index,
-    .output_index = pd__ctx_output_index,
-    .attr = pd__ctx_attr,
-    .attr_index = pd__ctx_attr_index,
-    .output_count = pd__ctx_output_count,
-    .output = pd__ctx_output,
-    .set_output = pd__ctx_set_output,
-    .set_output_count = pd__ctx_set_output_count,
-    .set_output_shape = pd__ctx_set_output_shape,
-    .set_output_dtype = pd__ctx_set_output_dtype,
-    .empty = pd__ctx_empty,
-    .full = pd__ctx_full,
-    .copy_to = pd__ctx_copy_to,
-    .cast = pd__ctx_cast,
-    .slice = pd__ctx_slice,
-    .reshape = pd__ctx_reshape,
-    .contiguous = pd__ctx_contiguous,
-    .scratch = pd__ctx_scratch,
+    .reserved = 0,
+    .ext = NULL,
     .cxx = &pd__cxx_api,
-    .pending_error = pd__ctx_pending_error,
-    .report_error = pd__ctx_report_error,
+    PD_API_LIST(C_ENTRY, C_ENTRY_VOID, SHARED_ENTRY)
 };
 
 const pd_api *pd__runtime_api(void) { return &runtime_api; }

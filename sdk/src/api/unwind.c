@@ -13,11 +13,16 @@
  * module's invoke hook catches what a kernel throws and reports it with report_error; the
  * runner then ends the call from its own frame.
  *
+ * Inside a chunk of pd_parallel_for (call/parallel.c) a throw belongs to the loop: it is
+ * recorded there and ends only the chunk; the loop raises it on its calling thread once every
+ * chunk stopped, through pd__ctx_throw_at. No jump ever crosses threads.
+ *
  * A throw with no running call on the thread has no frame to return to. That is a bug in the
  * caller (op code called outside a kernel, or from a thread the kernel started), so the
  * message is printed to stderr and the process aborts: the only place libpdext does either.
  */
-#include "call/kernel_ctx.h"
+#include "api/api_impl.h"
+#include "call/parallel.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -110,13 +115,28 @@ static PD_NORETURN_ATTR void die_outside_call(const char *file, int line, const 
     abort();
 }
 
-void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap)
+/* Where every throw goes: to the chunk of a parallel loop this thread runs, unless a guard of
+ * the C++ table was armed inside it (then the guard is the innermost frame); else to the
+ * running call. */
+static PD_NORETURN_ATTR void raise_error(pd_status status, const char *file, int line,
+                                         char *msg)
 {
-    char *msg = format_message(fmt ? fmt : "", ap);
+    if (pd__cxx_guard == NULL && pd__parallel_record(status, file, line, msg))
+        pd__parallel_leave_chunk();
     pd_kernel_ctx *ctx = pd__current_call;
     if (ctx == NULL)
         die_outside_call(file, line, msg);
-    unwind(ctx, PD_ERR_OP_FAILED, file, line, msg);
+    unwind(ctx, status, file, line, msg);
+}
+
+void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap)
+{
+    raise_error(PD_ERR_OP_FAILED, file, line, format_message(fmt ? fmt : "", ap));
+}
+
+void pd__ctx_throw_at(pd_status status, const char *file, int line, char *message)
+{
+    raise_error(status, file, line, message);
 }
 
 void pd__ctx_throw(pd_status status, const char *fmt, ...)
@@ -125,11 +145,9 @@ void pd__ctx_throw(pd_status status, const char *fmt, ...)
     va_start(ap, fmt);
     char *msg = format_message(fmt, ap);
     va_end(ap);
-    pd_kernel_ctx *ctx = pd__current_call;
-    if (ctx == NULL)
-        die_outside_call(NULL, 0, msg);
-    unwind(ctx, status, NULL, 0, msg);
+    raise_error(status, NULL, 0, msg);
 }
+
 
 void pd__ctx_report_error(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
                           const char *fmt, ...)
@@ -141,18 +159,25 @@ void pd__ctx_report_error(pd_kernel_ctx *ctx, pd_status status, const char *file
     /* A module's pd::op_error may carry any status; the call must end failed. */
     if (status <= PD_OK || status > PD_ERR_INTERNAL)
         status = PD_ERR_OP_FAILED;
+    if (pd__parallel_record(status, file, line, msg))
+        return; /* a C++ chunk of a parallel loop failed: the loop raises it */
     record(ctx, status, file, line, msg);
     ctx->err_set = true;
     ctx->err_handed = true;
 }
 
-const char *pd__ctx_pending_error(pd_kernel_ctx *ctx, pd_status *status)
+const char *pd__ctx_pending_error(pd_kernel_ctx *ctx, pd_status *status, const char **file,
+                                  int *line)
 {
     if (!ctx->err_set || ctx->err_handed)
         return NULL;
     ctx->err_handed = true;
     if (status)
         *status = ctx->err_status;
+    if (file)
+        *file = ctx->err_file;
+    if (line)
+        *line = ctx->err_line;
     return author_text(ctx->err_message); /* freed with the next error or the call */
 }
 

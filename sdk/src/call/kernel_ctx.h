@@ -129,7 +129,8 @@ PD_NORETURN_ATTR void pd__ctx_throw(pd_status status, const char *fmt, ...) PD_P
  * hands a pending one over (pd_api.pending_error). */
 void pd__ctx_report_error(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
                           const char *fmt, ...) PD_PRINTF(5, 6);
-const char *pd__ctx_pending_error(pd_kernel_ctx *ctx, pd_status *status);
+const char *pd__ctx_pending_error(pd_kernel_ctx *ctx, pd_status *status, const char **file,
+                                  int *line);
 /* The message of a caught throw, as the host sees it: "<op>: <message> [file:line]"; records
  * it as this thread's last error, frees it and returns the status. */
 pd_status pd__ctx_report(pd_kernel_ctx *ctx);
