@@ -81,6 +81,7 @@ typedef struct pd_api {
     /* Same storage, new shape; one dimension may be -1 (inferred). */
     pd_tensor *(*reshape)(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
                           const int64_t *shape);
+    /* src itself when it is dense (pd_is_contiguous), else a dense copy owned by the call. */
     pd_tensor *(*contiguous)(pd_kernel_ctx *ctx, const pd_tensor *src);
     /* `bytes` of 64-byte aligned scratch memory, freed when the call ends. */
     void *(*scratch)(pd_kernel_ctx *ctx, size_t bytes);
@@ -99,6 +100,22 @@ typedef struct pd_api {
      * (extension.h). `file` may be NULL (no [file:line]). */
     void (*report_error)(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
                          const char *fmt, ...) PD_PRINTF(5, 6);
+
+    /* --- ABI 2.0: places and strided views ---------------------------------------------- */
+
+    /* pd_place_custom (pd_place.h): never fails; an unknown name gives an undefined place. */
+    pd_place (*place_custom)(const char *type_name, int32_t device_id);
+    /* The registered name of custom device type number `type`; "undefined" for a number that
+     * is no registered custom type. */
+    const char *(*device_type_name)(int32_t type);
+    /* Views sharing src's storage (pdext.h has the rules: pd_tensor_slice_step,
+     * pd_tensor_permute, pd_tensor_expand); they throw on bad arguments. */
+    pd_tensor *(*slice_step)(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis,
+                             int64_t begin, int64_t end, int64_t step);
+    pd_tensor *(*permute)(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                          const int32_t *dims);
+    pd_tensor *(*expand)(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                         const int64_t *shape);
 } pd_api;
 
 /* The runtime's table as seen by this module: one hidden slot per module (defined weak by
@@ -343,6 +360,44 @@ static inline pd_tensor *pd_slice(pd_kernel_ctx *ctx, const pd_tensor *src, int6
 static inline pd_tensor *pd_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, reshape(ctx, src, ndim, shape)); }
 static inline pd_tensor *pd_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src) { return PD__CALL(ctx, contiguous(ctx, src)); }
 static inline void *pd_scratch(pd_kernel_ctx *ctx, size_t bytes) { return PD__CALL(ctx, scratch(ctx, bytes)); }
+
+/* --- Strided views (pd_tensor.h) ----------------------------------------------------------- */
+
+/* Elements begin, begin + step, ... before end along `axis` (negative counts from the end);
+ * a negative step walks backwards (begin > end), as numpy's a[begin:end:step]. */
+static inline pd_tensor *pd_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis, int64_t begin, int64_t end, int64_t step) { return PD__CALL(ctx, slice_step(ctx, src, axis, begin, end, step)); }
+/* Axes reordered: the result's axis d is src's axis dims[d] (ndim == src's ndim). */
+static inline pd_tensor *pd_permute(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int32_t *dims) { return PD__CALL(ctx, permute(ctx, src, ndim, dims)); }
+/* Axes a and b swapped. */
+static inline pd_tensor *pd_transpose(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t a, int32_t b)
+{
+    int32_t dims[PD_MAX_DIMS];
+    a = a < 0 ? a + src->ndim : a;
+    b = b < 0 ? b + src->ndim : b;
+    for (int32_t d = 0; d < PD_MAX_DIMS; ++d)
+        dims[d] = d == a ? b : d == b ? a : d;
+    return PD__CALL(ctx, permute(ctx, src, src->ndim, dims));
+}
+/* Broadcast to `shape` without copying (expanded axes get stride 0), numpy's rules. */
+static inline pd_tensor *pd_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, expand(ctx, src, ndim, shape)); }
+
+/* --- Custom device places (pd_place.h) ----------------------------------------------------- */
+
+static inline pd_place pd__place_custom_op(const char *type_name, int32_t device_id)
+{
+    return pd__api->place_custom(type_name, device_id);
+}
+static inline const char *pd__place_type_name_op(const pd_place *p)
+{
+    const char *name = pd__place_builtin_name(p->type);
+    return name ? name : pd__api->device_type_name(p->type);
+}
+/* Op code reaches the device type registry through the table. A host (pdext.h) calls
+ * libpdext's functions of the same names instead: pdext.h replaces these two spellings. */
+#ifndef PDEXT_H
+#define pd_place_custom pd__place_custom_op
+#define pd_place_type_name pd__place_type_name_op
+#endif
 
 PD_EXTERN_C_END
 

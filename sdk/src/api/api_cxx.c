@@ -72,6 +72,14 @@ GUARDED(pd_tensor *, reshape, NULL,
         (ctx_t *ctx, const pd_tensor *t, int32_t ndim, const int64_t *s), (ctx, t, ndim, s))
 GUARDED(pd_tensor *, contiguous, NULL, (ctx_t *ctx, const pd_tensor *t), (ctx, t))
 GUARDED(void *, scratch, NULL, (ctx_t *ctx, size_t bytes), (ctx, bytes))
+/* ABI 2.0: strided views. */
+GUARDED(pd_tensor *, slice_step, NULL,
+        (ctx_t *ctx, const pd_tensor *t, int32_t axis, int64_t b, int64_t e, int64_t step),
+        (ctx, t, axis, b, e, step))
+GUARDED(pd_tensor *, permute, NULL, (ctx_t *ctx, const pd_tensor *t, int32_t ndim, const int32_t *d),
+        (ctx, t, ndim, d))
+GUARDED(pd_tensor *, expand, NULL, (ctx_t *ctx, const pd_tensor *t, int32_t ndim, const int64_t *s),
+        (ctx, t, ndim, s))
 
 const pd_api pd__cxx_api = {
     .struct_size = sizeof(pd_api),
@@ -102,4 +110,10 @@ const pd_api pd__cxx_api = {
     .cxx = &pd__cxx_api,
     .pending_error = pd__ctx_pending_error,
     .report_error = pd__ctx_report_error,
+    /* ABI 2.0: places and strided views (place functions never fail: no guard needed). */
+    .place_custom = pd_place_custom,
+    .device_type_name = pd__device_type_label,
+    .slice_step = cxx_slice_step,
+    .permute = cxx_permute,
+    .expand = cxx_expand,
 };

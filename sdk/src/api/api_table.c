@@ -36,6 +36,12 @@ static const pd_api runtime_api = {
     .cxx = &pd__cxx_api,
     .pending_error = pd__ctx_pending_error,
     .report_error = pd__ctx_report_error,
+    /* ABI 2.0: places and strided views. */
+    .place_custom = pd_place_custom,
+    .device_type_name = pd__device_type_label,
+    .slice_step = pd__ctx_slice_step,
+    .permute = pd__ctx_permute,
+    .expand = pd__ctx_expand,
 };
 
 const pd_api *pd__runtime_api(void) { return &runtime_api; }

@@ -510,6 +510,8 @@ static __attribute__((noinline)) bool run_protected(pd_kernel_ctx *ctx, const in
         pd__ctx_leave(ctx);
         return false;
     }
+    /* Storage bounds and strided inputs (call/strided_inputs.c); throws into the frame. */
+    pd__ctx_prepare_inputs(ctx);
     const pd_op *op = ctx->op;
     bool plain = op->simple && !op->infer_shape && !op->infer_dtype && !op->invoke;
     bool ok = plain ? run_steps_plain(ctx, source) : run_steps(ctx, source);
