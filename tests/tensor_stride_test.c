@@ -6,6 +6,10 @@
  */
 #include "tensor_util.h"
 
+#include "pdext_npy.h"
+
+#include <stdio.h>
+
 /* A [2, 3, 4] int32 tensor whose element [a, b, c] is 100a + 10b + c. */
 static pd_tensor abc(void)
 {
@@ -412,5 +416,17 @@ PD_TEST(Stride, HostFunctionsRefuseATensorReachingPastItsStorage)
     EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_copy_to(&out, &bad, CPU), PD_ERR_INVALID_ARGUMENT,
                            "pd_tensor_copy_to: src reaches bytes [0, 72)");
     PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
+    pd_tensor_release(&t);
+}
+
+PD_TEST(Stride, SavingAStridedViewAsNpySaysToMakeItContiguous)
+{
+    pd_tensor t = abc(), v;
+    PD_ASSERT_OK(pd_tensor_transpose(&v, &t, 0, 2));
+    char path[512];
+    snprintf(path, sizeof path, "%s", pd_test_path("stride_test_view.npy"));
+    PD_EXPECT_ERROR(pd_npy_save(path, &v), PD_ERR_INVALID_ARGUMENT,
+                    "pd_npy_save: the tensor is a strided view; make it contiguous first");
+    pd_tensor_release(&v);
     pd_tensor_release(&t);
 }
