@@ -235,3 +235,57 @@ PD_TEST(Place, CpuPlaceWithADeviceIdIsAnInvalidArgument)
                     PD_ERR_INVALID_ARGUMENT, "place cpu has device id 3");
     PD_EXPECT(!pd_defined(&t));
 }
+
+/* --- Concurrency ------------------------------------------------------------------------------ */
+
+#include <pthread.h>
+#include <stdio.h>
+
+enum { RACE_THREADS = 4, RACE_NAMES = 6 };
+
+typedef struct race_arg {
+    int index;
+    int32_t common;                  /* the number this thread got for the shared name */
+    int32_t own[RACE_NAMES];         /* numbers of its own names */
+    bool lookups_ok;
+} race_arg;
+
+static void *race_register(void *p)
+{
+    race_arg *a = p;
+    a->lookups_ok = pd_device_type_register("pt_race_common", &a->common) == PD_OK;
+    for (int i = 0; i < RACE_NAMES; ++i) {
+        char name[32];
+        snprintf(name, sizeof name, "pt_race_%d_%d", a->index, i);
+        a->lookups_ok = a->lookups_ok && pd_device_type_register(name, &a->own[i]) == PD_OK;
+        pd_place p = pd_place_custom(name, 0); /* lock-free lookup racing other registrations */
+        a->lookups_ok = a->lookups_ok && p.type == a->own[i];
+        a->lookups_ok = a->lookups_ok && pd_place_custom("pt_race_common", 1).type == a->common;
+    }
+    return NULL;
+}
+
+PD_TEST(PlaceCustom, ConcurrentRegistrationsAndLookupsAgree)
+{
+    pthread_t threads[RACE_THREADS];
+    race_arg args[RACE_THREADS];
+    for (int t = 0; t < RACE_THREADS; ++t) {
+        memset(&args[t], 0, sizeof args[t]);
+        args[t].index = t;
+        PD_ASSERT_EQ(pthread_create(&threads[t], NULL, race_register, &args[t]), 0);
+    }
+    for (int t = 0; t < RACE_THREADS; ++t)
+        pthread_join(threads[t], NULL);
+    for (int t = 0; t < RACE_THREADS; ++t) {
+        PD_EXPECT(args[t].lookups_ok);
+        PD_EXPECT_EQ(args[t].common, args[0].common);
+        for (int i = 0; i < RACE_NAMES; ++i) {
+            char name[32];
+            snprintf(name, sizeof name, "pt_race_%d_%d", t, i);
+            PD_EXPECT_STREQ(pd_device_type_name(args[t].own[i]), name);
+            for (int u = 0; u < t; ++u) /* every name got a number of its own */
+                for (int j = 0; j < RACE_NAMES; ++j)
+                    PD_EXPECT_NE(args[t].own[i], args[u].own[j]);
+        }
+    }
+}
