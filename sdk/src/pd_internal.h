@@ -59,8 +59,18 @@ PD__SIBLING_API pd_status pd__shape_check(const char *who, pd_data_type dtype, i
 
 /* --- layout.c: strides, byte ranges, strided copies ---------------------------------------- */
 
-/* The row-major strides of `shape` into strides[0..PD_MAX_DIMS) (0 past ndim). */
-void pd__dense_strides(int32_t ndim, const int64_t *shape, int64_t *strides);
+/* The row-major strides of `shape` into strides[0..PD_MAX_DIMS) (0 past ndim). Inline: the
+ * runner fills them for every output it makes. A zero dim counts as 1, so that the strides
+ * before it stay those of the other dims. */
+static inline void pd__dense_strides(int32_t ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t d = PD_MAX_DIMS - 1; d >= 0; --d) {
+        strides[d] = d < ndim ? s : 0;
+        if (d < ndim && shape[d] > 0)
+            s *= shape[d];
+    }
+}
 /* t's strides as its layout means them (dense ones for PD_LAYOUT_DENSE), 0 past ndim. */
 void pd__tensor_strides(const pd_tensor *t, int64_t *strides);
 /* `strides` address `shape` row-major without gaps (axes of size 1 and empty shapes aside). */

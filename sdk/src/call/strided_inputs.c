@@ -7,10 +7,10 @@
  * Also the registration-time half: which inputs of an op may stay strided
  * (pd_op_def.flags / strided_inputs).
  *
- * Cost: the common case (dense inputs, a dense op) is one layout test and one bounds test
- * per input tensor; everything else happens on paths of their own.
+ * Cost: the common case (dense inputs, a dense op) is the inline test of strided_inputs.h,
+ * a few compares per input; this file runs only when that test says there is work.
  */
-#include "call/kernel_ctx.h"
+#include "call/strided_inputs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,19 +49,6 @@ static const char *input_text(const pd_kernel_ctx *ctx, int32_t i, int32_t k, ch
     return buf;
 }
 
-/* A dense tensor with storage lies inside it: the bytes from data on fit. Shapes are >= 0
- * (the binder checked them). */
-static inline bool dense_in_bounds(const pd_tensor *t)
-{
-    uint64_t n = pd_dtype_size(t->dtype);
-    for (int32_t d = 0; d < t->ndim; ++d)
-        if (__builtin_mul_overflow(n, (uint64_t)t->shape[d], &n))
-            return false;
-    uint64_t at = (uint64_t)((uintptr_t)t->data - (uintptr_t)t->storage->ptr);
-    uint64_t bytes = t->storage->bytes;
-    return n == 0 || (at <= bytes && n <= bytes - at);
-}
-
 /* The strides array holds the dense strides (a struct the runtime made), not zeros. */
 static bool dense_strides_filled(const pd_tensor *t)
 {
@@ -79,7 +66,7 @@ static __attribute__((noinline, noreturn)) void refuse_bounds(pd_kernel_ctx *ctx
 {
     char what[PD__NAME_MAX + 48];
     pd_status st = pd__tensor_check_bounds(NULL, input_text(ctx, i, k, what, sizeof what), t);
-    if (st == PD_OK) /* dense_in_bounds refused an overflowing shape that the span accepts */
+    if (st == PD_OK) /* pd__dense_input_fits refused an overflowing size */
         pd__fail(PD_ERR_INVALID_ARGUMENT, "%s has a shape whose byte size overflows", what);
     pd__ctx_throw(PD_ERR_INVALID_ARGUMENT, "%s", pd_last_error());
 }
@@ -135,8 +122,8 @@ void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx)
         for (int32_t k = 0; k < in->count; ++k) {
             const pd_tensor *t = &in->tensors[k];
             bool dense = t->layout == PD_LAYOUT_DENSE;
-            if (t->storage != NULL &&
-                (dense ? !dense_in_bounds(t) : pd__tensor_check_bounds(NULL, "", t) != PD_OK))
+            if (dense ? !pd__dense_input_fits(t)
+                      : t->storage != NULL && pd__tensor_check_bounds(NULL, "", t) != PD_OK)
                 refuse_bounds(ctx, i, k, t);
             replace = replace || (dense ? strided_ok && !dense_strides_filled(t) : !strided_ok);
         }

@@ -13,17 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void pd__dense_strides(int32_t ndim, const int64_t *shape, int64_t *strides)
-{
-    int64_t s = 1;
-    for (int32_t d = PD_MAX_DIMS - 1; d >= ndim; --d)
-        strides[d] = 0;
-    for (int32_t d = ndim - 1; d >= 0; --d) {
-        strides[d] = s;
-        s *= shape[d] > 0 ? shape[d] : 1; /* a zero dim would make every stride before it 0 */
-    }
-}
-
 void pd__tensor_strides(const pd_tensor *t, int64_t *strides)
 {
     if (t->layout == PD_LAYOUT_DENSE) {
