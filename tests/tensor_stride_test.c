@@ -238,6 +238,10 @@ PD_TEST(Stride, ExpandRejectsAnAxisThatIsNotOne)
                            "can only be expanded from size 1");
     EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_expand(&out, &t, 2, target), PD_ERR_INVALID_ARGUMENT,
                            "pd_tensor_expand: ndim is 2; expected src's 3 up to 8");
+    const int64_t lead[4] = {-1, 2, 3, 4};
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_expand(&out, &t, 4, lead), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_expand: shape[0] is -1; a new leading axis needs a size >= 0");
+    PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
     pd_tensor_release(&t);
 }
 

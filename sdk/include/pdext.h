@@ -232,7 +232,9 @@ typedef struct pd_arg {
  * tensor (vector inputs one or more). Attrs are matched by name to the declared ones; a
  * missing, unknown or wrongly typed attr is an error naming it. Infer functions run first,
  * then the kernel; outputs are checked against the inferred shapes and dtypes. On success each
- * output slot's tensors are new references the caller releases; on failure nothing is written
+ * output slot's tensors are new references the caller releases (an output the op made as a
+ * view may be strided: pd_is_contiguous tells, pd_tensor_contiguous makes it dense); an input
+ * whose shape, strides or data reach outside its storage is refused, naming it; on failure nothing is written
  * and everything the call made is freed. Safe to call from many threads at once. */
 pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
                     int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
