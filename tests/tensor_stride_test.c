@@ -51,6 +51,14 @@ static int32_t at3(const pd_tensor *t, int64_t i, int64_t j, int64_t k)
         pd_tensor_release(&dense_);                                                          \
     } while (0)
 
+static void release4(pd_tensor *a, pd_tensor *b, pd_tensor *c, pd_tensor *d)
+{
+    pd_tensor_release(a);
+    pd_tensor_release(b);
+    pd_tensor_release(c);
+    pd_tensor_release(d);
+}
+
 /* --- Layout of new tensors ------------------------------------------------------------------ */
 
 PD_TEST(Stride, NewTensorsAreDenseWithRowMajorStridesAndNoOffset)
@@ -433,4 +441,28 @@ PD_TEST(Stride, SavingAStridedViewAsNpySaysToMakeItContiguous)
                     "pd_npy_save: the tensor is a strided view; make it contiguous first");
     pd_tensor_release(&v);
     pd_tensor_release(&t);
+}
+
+PD_TEST(Stride, TransposedCopiesOfEveryElementSizeGoThroughTiles)
+{
+    /* [37, 21] (not a multiple of the 16-element tiles) transposed, for elements of 1, 2, 4, 8
+     * and 16 bytes; element [i, j] of the transpose is (21j + i) % 100. */
+    const int64_t shape[2] = {37, 21};
+    pd_tensor src;
+    PD_ASSERT_OK(pd_tensor_empty(&src, PD_FLOAT64, CPU, 2, shape));
+    for (int64_t k = 0; k < 37 * 21; ++k)
+        ((double *)src.data)[k] = (double)(k % 100);
+    const pd_data_type types[5] = {PD_INT8, PD_INT16, PD_FLOAT32, PD_INT64, PD_COMPLEX128};
+    for (int t = 0; t < 5; ++t) {
+        pd_tensor typed, view, dense, back;
+        PD_ASSERT_OK(pd_tensor_cast(&typed, &src, types[t]));
+        PD_ASSERT_OK(pd_tensor_transpose(&view, &typed, 0, 1));
+        PD_ASSERT_OK(pd_tensor_contiguous(&dense, &view));
+        PD_ASSERT_OK(pd_tensor_cast(&back, &dense, PD_FLOAT64));
+        for (int64_t i = 0; i < 21; ++i)
+            for (int64_t j = 0; j < 37; ++j)
+                PD_EXPECT_EQ(((double *)back.data)[i * 37 + j], (double)((21 * j + i) % 100));
+        release4(&typed, &view, &dense, &back);
+    }
+    pd_tensor_release(&src);
 }

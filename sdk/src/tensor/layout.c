@@ -11,6 +11,7 @@
 #include "pd_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void pd__tensor_strides(const pd_tensor *t, int64_t *strides)
@@ -147,6 +148,45 @@ static void gather(unsigned char *dst, const unsigned char *src, int64_t n, int6
     }
 }
 
+/* Side of the square tiles a transpose-like copy goes through: 16 rows of 16 elements keep
+ * both the rows read and the rows written in L1. */
+#define TILE 16
+
+/* rows x cols elements, element [i, j] at src + (i * rs + j * cs) elements, to dst densely,
+ * tile by tile. */
+static void copy_tiled(unsigned char *dst, const unsigned char *src, int64_t rows, int64_t cols,
+                       int64_t rs, int64_t cs, size_t size)
+{
+    for (int64_t i0 = 0; i0 < rows; i0 += TILE) {
+        int64_t ie = i0 + TILE < rows ? i0 + TILE : rows;
+        for (int64_t j0 = 0; j0 < cols; j0 += TILE) {
+            int64_t je = j0 + TILE < cols ? j0 + TILE : cols;
+            switch (size) {
+#define TILE_AS(T)                                                                     \
+    {                                                                                  \
+        T *d = (T *)(void *)dst;                                                       \
+        const T *s = (const T *)(const void *)src;                                     \
+        for (int64_t i = i0; i < ie; ++i)                                              \
+            for (int64_t j = j0; j < je; ++j)                                          \
+                memcpy(&d[i * cols + j], &s[i * rs + j * cs], sizeof(T));              \
+        break;                                                                         \
+    }
+            case 1: TILE_AS(uint8_t)
+            case 2: TILE_AS(uint16_t)
+            case 4: TILE_AS(uint32_t)
+            case 8: TILE_AS(uint64_t)
+#undef TILE_AS
+            default:
+                for (int64_t i = i0; i < ie; ++i)
+                    for (int64_t j = j0; j < je; ++j)
+                        memcpy(dst + (size_t)(i * cols + j) * size,
+                               src + (size_t)(i * rs + j * cs) * size, size);
+                break;
+            }
+        }
+    }
+}
+
 void pd__copy_to_dense(void *dst, pd_data_type dst_type, const pd_tensor *src)
 {
     int64_t numel = pd_numel(src);
@@ -178,13 +218,21 @@ void pd__copy_to_dense(void *dst, pd_data_type dst_type, const pd_tensor *src)
     }
     size_t in_size = pd_dtype_size(src->dtype), out_size = pd_dtype_size(dst_type);
     int64_t inner = shape[n - 1], inner_stride = strides[n - 1];
+    /* A transpose-like view (same dtype, the next axis closer in memory than the last) is
+     * copied two axes at a time in tiles; anything else one row at a time. */
+    bool tiled = dst_type == src->dtype && n >= 2 && inner_stride != 1 &&
+                 llabs(strides[n - 2]) < llabs(inner_stride);
+    int32_t outer = n - (tiled ? 2 : 1); /* axes the odometer walks */
+    int64_t block = tiled ? shape[n - 2] * inner : inner;
     int64_t index[PD_MAX_DIMS] = {0};
     const unsigned char *row = src->data;
     unsigned char *out = dst;
     unsigned char buf[GATHER_BYTES] __attribute__((aligned(16)));
     int64_t chunk = (int64_t)(GATHER_BYTES / in_size);
     for (;;) {
-        if (inner_stride == 1) {
+        if (tiled) {
+            copy_tiled(out, row, shape[n - 2], inner, strides[n - 2], inner_stride, in_size);
+        } else if (inner_stride == 1) {
             pd__cast_elements(out, dst_type, row, src->dtype, (size_t)inner);
         } else if (dst_type == src->dtype) {
             gather(out, row, inner, inner_stride, in_size);
@@ -197,9 +245,9 @@ void pd__copy_to_dense(void *dst, pd_data_type dst_type, const pd_tensor *src)
                                   (size_t)k);
             }
         }
-        out += (size_t)inner * out_size;
-        /* The next row: an odometer over the outer axes. */
-        int32_t d = n - 2;
+        out += (size_t)block * out_size;
+        /* The next block: an odometer over the outer axes. */
+        int32_t d = outer - 1;
         for (; d >= 0; --d) {
             row += strides[d] * (int64_t)in_size;
             if (++index[d] < shape[d])
