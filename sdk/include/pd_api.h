@@ -371,12 +371,15 @@ static inline pd_tensor *pd_permute(pd_kernel_ctx *ctx, const pd_tensor *src, in
 /* Axes a and b swapped. */
 static inline pd_tensor *pd_transpose(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t a, int32_t b)
 {
-    int32_t dims[PD_MAX_DIMS];
-    a = a < 0 ? a + src->ndim : a;
-    b = b < 0 ? b + src->ndim : b;
+    int32_t dims[PD_MAX_DIMS], ndim = src ? src->ndim : 0; /* permute refuses a NULL src */
+    int32_t x = a < 0 ? a + ndim : a, y = b < 0 ? b + ndim : b;
     for (int32_t d = 0; d < PD_MAX_DIMS; ++d)
-        dims[d] = d == a ? b : d == b ? a : d;
-    return PD__CALL(ctx, permute(ctx, src, src->ndim, dims));
+        dims[d] = d == x ? y : d == y ? x : d;
+    if (y < 0 || y >= ndim) /* an axis out of range: permute refuses it by its value */
+        dims[0] = b;
+    if (x < 0 || x >= ndim)
+        dims[0] = a;
+    return PD__CALL(ctx, permute(ctx, src, ndim, dims));
 }
 /* Broadcast to `shape` without copying (expanded axes get stride 0), numpy's rules. */
 static inline pd_tensor *pd_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, expand(ctx, src, ndim, shape)); }
