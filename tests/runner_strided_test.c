@@ -265,3 +265,21 @@ PD_TEST(RunnerStrided, ModuleBuiltAgainstAbi1IsRefusedWithBothVersionsAndTheFix)
     PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
     pd_registry_destroy(reg);
 }
+
+PD_TEST(RunnerStrided, OpCodeTransposeWithAnAxisOutOfRangeFailsNamingIt)
+{
+    pd_registry *reg = strided_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor x = iota23(), out = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(&x), o = pd_arg_of(&out);
+    pd_attr good[2] = {pd_attr_of_int("a", -1), pd_attr_of_int("b", 0)};
+    PD_ASSERT_OK(pd_run(reg, "st_transpose_axes", &in, 1, good, 2, &o, 1));
+    expect_transposed_values(&out);
+    pd_tensor_release(&out);
+    pd_attr bad[2] = {pd_attr_of_int("a", 0), pd_attr_of_int("b", 5)};
+    PD_EXPECT_ERROR(pd_run(reg, "st_transpose_axes", &in, 1, bad, 2, &o, 1), PD_ERR_OP_FAILED,
+                    "st_transpose_axes: pd_tensor_permute: dims entry 5 is out of range for a "
+                    "tensor of ndim 2");
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}

@@ -178,3 +178,18 @@ PD_BUILD_OP(st_custom_place,
     .kernel = custom_place_kernel,
     .infer_shape = place_infer_shape,
     .infer_dtype = place_infer_dtype);
+
+/* Out = pd_contiguous(pd_transpose(X, a, b)) with the axes as attrs: bad axes must fail. */
+static void transpose_axes_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    pd_tensor *t = pd_transpose(ctx, x, pd_attr_int(ctx, 0), pd_attr_int(ctx, 1));
+    pd_set_output(ctx, 0, pd_contiguous(ctx, t));
+}
+
+PD_BUILD_OP(st_transpose_axes,
+    .inputs = {"X"},
+    .outputs = {"Out"},
+    .attrs = {"a: int", "b: int"},
+    .kernel = transpose_axes_kernel,
+    .infer_shape = transpose_infer_shape);
