@@ -94,6 +94,25 @@ PD_BUILD_GRAD_OP(headers_cxx_scale,
     .attrs = {"factor: double"},
     .kernel = scale_grad_kernel);
 
+/* ABI 2.0: an op that accepts strided inputs (the new fields last, as C++20 requires), views
+ * and custom places in op code. */
+static void strided_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    PD_CHECK(pd_stride(x, -1) != 0 || !pd_is_contiguous(x));
+    pd_tensor *t = pd_transpose(ctx, x, 0, 1);
+    pd_set_output(ctx, 0, pd_contiguous(ctx, t));
+    pd_place p = pd_place_custom("npu", 0);
+    PD_CHECK(!pd_place_is_custom(p) || pd_place_type_name(&p) != nullptr);
+}
+
+PD_BUILD_OP(headers_cxx_strided,
+    .inputs = {"X"},
+    .outputs = {"Out"},
+    .kernel = strided_kernel,
+    .flags = PD_OP_STRIDED_INPUTS,
+    .strided_inputs = PD_INPUT_BIT(0));
+
 /* Host side: a function with external linkage, so that nothing here is unused. */
 pd_status headers_cxx_host();
 pd_status headers_cxx_host()

@@ -350,6 +350,8 @@ PD_TEST(Tensor, CopyToCopiesZeroElementAndScalarTensors)
 PD_TEST(Tensor, CopyToAGpuIsUnavailable)
 {
     pd_tensor src, out;
+    int32_t npu = 0; /* custom device types are registered names */
+    PD_ASSERT_OK(pd_device_type_register("npu", &npu));
     PD_ASSERT_OK(pd_tensor_zeros(&src, PD_FLOAT32, CPU, 2, shape23));
     EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_copy_to(&out, &src, pd_place_gpu(0)), PD_ERR_UNAVAILABLE,
                            "pd_tensor_copy_to: place gpu:0 needs CUDA");

@@ -331,6 +331,47 @@ static inline pd_tensor *pd_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, in
 static inline pd_tensor *pd_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src) { return PD__CALL(ctx, contiguous(ctx, src)); }
 static inline void *pd_scratch(pd_kernel_ctx *ctx, size_t bytes) { return PD__CALL(ctx, scratch(ctx, bytes)); }
 
+/* --- Strided views (pd_tensor.h) ----------------------------------------------------------- */
+
+/* Elements begin, begin + step, ... before end along `axis` (negative counts from the end);
+ * a negative step walks backwards (begin > end), as numpy's a[begin:end:step]. */
+static inline pd_tensor *pd_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis, int64_t begin, int64_t end, int64_t step) { return PD__CALL(ctx, slice_step(ctx, src, axis, begin, end, step)); }
+/* Axes reordered: the result's axis d is src's axis dims[d] (ndim == src's ndim). */
+static inline pd_tensor *pd_permute(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int32_t *dims) { return PD__CALL(ctx, permute(ctx, src, ndim, dims)); }
+/* Axes a and b swapped. */
+static inline pd_tensor *pd_transpose(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t a, int32_t b)
+{
+    int32_t dims[PD_MAX_DIMS], ndim = src ? src->ndim : 0; /* permute refuses a NULL src */
+    int32_t x = a < 0 ? a + ndim : a, y = b < 0 ? b + ndim : b;
+    for (int32_t d = 0; d < PD_MAX_DIMS; ++d)
+        dims[d] = d == x ? y : d == y ? x : d;
+    if (y < 0 || y >= ndim) /* an axis out of range: permute refuses it by its value */
+        dims[0] = b;
+    if (x < 0 || x >= ndim)
+        dims[0] = a;
+    return PD__CALL(ctx, permute(ctx, src, ndim, dims));
+}
+/* Broadcast to `shape` without copying (expanded axes get stride 0), numpy's rules. */
+static inline pd_tensor *pd_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, expand(ctx, src, ndim, shape)); }
+
+/* --- Custom device places (pd_place.h) ----------------------------------------------------- */
+
+static inline pd_place pd__place_custom_op(const char *type_name, int32_t device_id)
+{
+    return pd__api->place_custom(type_name, device_id);
+}
+static inline const char *pd__place_type_name_op(const pd_place *p)
+{
+    const char *name = pd__place_builtin_name(p->type);
+    return name ? name : pd__api->device_type_name(p->type);
+}
+/* Op code reaches the device type registry through the table. A host (pdext.h) calls
+ * libpdext's functions of the same names instead: pdext.h replaces these two spellings. */
+#ifndef PDEXT_H
+#define pd_place_custom pd__place_custom_op
+#define pd_place_type_name pd__place_type_name_op
+#endif
+
 /* --- Parallel loops ----------------------------------------------------------------------
  *
  * pd_parallel_for(ctx, n, grain, fn, arg) calls fn(arg, begin, end) on chunks that together

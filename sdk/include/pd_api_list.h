@@ -126,7 +126,24 @@
      * once every running chunk has returned, the call ends with that error. */                \
     CTX_VOID(parallel_for,                                                                     \
              (pd_kernel_ctx *ctx, int64_t n, int64_t grain, pd_parallel_fn fn, void *arg),     \
-             (ctx, n, grain, fn, arg), pd__ctx_parallel_for, pd__cxx_parallel_for)
+             (ctx, n, grain, fn, arg), pd__ctx_parallel_for, pd__cxx_parallel_for)          \
+    /* pd_place_custom (pd_place.h): never fails; an unknown name gives an undefined place. */ \
+    SAME(pd_place, place_custom, (const char *type_name, int32_t device_id), , pd_place_custom) \
+    /* The registered name of custom device type number `type`; "undefined" for a number that \
+     * is no registered custom type. */                                                        \
+    SAME(const char *, device_type_name, (int32_t type), , pd__device_type_label)              \
+    /* Views sharing src's storage (pdext.h has the rules: pd_tensor_slice_step,               \
+     * pd_tensor_permute, pd_tensor_expand); they throw on bad arguments. */                   \
+    CTX(pd_tensor *, slice_step,                                                               \
+        (pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis, int64_t begin, int64_t end,   \
+         int64_t step),                                                                        \
+        (ctx, src, axis, begin, end, step), NULL, pd__ctx_slice_step, pd__cxx_slice_step)      \
+    CTX(pd_tensor *, permute, (pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,         \
+                               const int32_t *dims),                                           \
+        (ctx, src, ndim, dims), NULL, pd__ctx_permute, pd__cxx_permute)                        \
+    CTX(pd_tensor *, expand, (pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,          \
+                              const int64_t *shape),                                           \
+        (ctx, src, ndim, shape), NULL, pd__ctx_expand, pd__cxx_expand)
 /* clang-format on */
 
 #endif /* PD_API_LIST_H */

@@ -22,12 +22,15 @@
 #endif
 
 #define PD_VERSION_MAJOR 0
-#define PD_VERSION_MINOR 1
+#define PD_VERSION_MINOR 2
 #define PD_VERSION_PATCH 0
-#define PD_VERSION_STRING "0.1.0"
+#define PD_VERSION_STRING "0.2.0"
 
-#define PD_ABI_MAJOR 1
-#define PD_ABI_MINOR 1 /* 1: pd_api.cxx, pending_error, report_error; pd_module_info.invoke */
+/* ABI 2.0: strided tensors (pd_tensor.strides, offset, layout) and the 8-byte place (type +
+ * device id; custom device types are registered numbers). Modules built against ABI 1.x must
+ * be rebuilt; their sources compile unchanged (CHANGELOG.md lists the few exceptions). */
+#define PD_ABI_MAJOR 2
+#define PD_ABI_MINOR 0
 
 #ifdef __cplusplus
 #define PD_EXTERN_C_BEGIN extern "C" {
@@ -47,6 +50,13 @@
 #define PD_NORETURN_ATTR __attribute__((noreturn))
 #define PD_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #define PD_UNUSED __attribute__((unused))
+
+/* A compile-time check at file scope, in C11, C++ and CUDA C++ alike. */
+#ifdef __cplusplus
+#define PD_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define PD_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
 
 #define PD__STR2(x) #x
 #define PD__STR(x) PD__STR2(x)

@@ -15,7 +15,7 @@
  *
  * Fields are given with designated initializers. In C they may come in any order; C++20
  * requires declaration order: inputs, outputs, attrs, inplace, kernel, infer_shape,
- * infer_dtype.
+ * infer_dtype, flags, strided_inputs.
  */
 #ifndef PD_OP_H
 #define PD_OP_H
@@ -84,7 +84,20 @@ typedef struct pd_op_def {
     pd_kernel_fn kernel PD__ZERO;      /* required: computes the outputs */
     pd_kernel_fn infer_shape PD__ZERO; /* optional: sets output shapes (pd_set_output_shape) */
     pd_kernel_fn infer_dtype PD__ZERO; /* optional: sets output dtypes (pd_set_output_dtype) */
+    /* PD_OP_* bits. 0 (the default): every input the kernel sees is dense (pd_tensor.h), the
+     * runner making strided ones contiguous first. */
+    uint32_t flags PD__ZERO;
+    /* Inputs that may reach the kernel strided, one bit per declared input position:
+     * PD_INPUT_BIT(0) | PD_INPUT_BIT(2). PD_OP_STRIDED_INPUTS in flags means all of them. The
+     * kernel then reads those inputs through their strides (pd_stride, pd_tensor.strides,
+     * filled in every tensor it gets), or calls pd_contiguous itself. */
+    uint32_t strided_inputs PD__ZERO;
 } pd_op_def;
+
+/* pd_op_def.flags: every input of the op may be strided (see strided_inputs). */
+#define PD_OP_STRIDED_INPUTS 0x1u
+/* pd_op_def.strided_inputs: the bit of input `index` (0 .. PD_MAX_INPUTS-1). */
+#define PD_INPUT_BIT(index) (1u << (index))
 
 /* Attribute types. Values are part of the ABI. */
 typedef enum pd_attr_type {
@@ -188,6 +201,8 @@ typedef struct pd__op_probe {
     pd_kernel_fn kernel PD__ZERO;
     pd_kernel_fn infer_shape PD__ZERO;
     pd_kernel_fn infer_dtype PD__ZERO;
+    uint32_t flags PD__ZERO;
+    uint32_t strided_inputs PD__ZERO;
 } pd__op_probe;
 
 #ifdef __cplusplus

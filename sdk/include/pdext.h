@@ -72,20 +72,49 @@ pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, 
                                 int32_t ndim, const int64_t *shape, pd_deleter_fn deleter,
                                 void *user);
 
-/* A copy of src's elements on `place` (CPU -> CPU for now). */
+/* A dense copy of src's elements (src may be strided) on `place` (CPU -> CPU for now). */
 pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place);
-/* A new tensor of `dtype` with src's values converted like C conversions (floating -> integral
- * truncates toward zero; real -> complex sets im = 0; complex -> real keeps re; -> bool is
- * != 0). Casting to the same dtype copies. */
+/* A new dense tensor of `dtype` with src's values (src may be strided) converted like C
+ * conversions (floating -> integral truncates toward zero; real -> complex sets im = 0;
+ * complex -> real keeps re; -> bool is != 0). Casting to the same dtype copies. */
 pd_status pd_tensor_cast(pd_tensor *out, const pd_tensor *src, pd_data_type dtype);
-/* View of rows [begin, end) along axis 0, sharing src's storage. Requires ndim >= 1 and
- * 0 <= begin <= end <= shape[0]. */
+
+/* --- Views: new tensors sharing src's storage (no element is copied) ----------------------
+ * A view is dense when its elements happen to be (pd_is_contiguous), strided otherwise. Each
+ * function takes its own reference to the storage; release the view like any tensor. */
+
+/* Rows [begin, end) along axis 0. Requires ndim >= 1 and 0 <= begin <= end <= shape[0]. */
 pd_status pd_tensor_slice(pd_tensor *out, const pd_tensor *src, int64_t begin, int64_t end);
-/* View with a new shape of the same numel, sharing storage; one dimension may be -1. */
+/* Elements begin, begin + step, ... along `axis` (negative counts from the end), as numpy's
+ * a[begin:end:step]: step > 0 takes begin <= i < end with 0 <= begin <= end <= shape[axis];
+ * step < 0 walks backwards, taking begin >= i > end with -1 <= end <= begin < shape[axis]
+ * (end -1: down to element 0), and gives negative strides. step 0 is an error. */
+pd_status pd_tensor_slice_step(pd_tensor *out, const pd_tensor *src, int32_t axis, int64_t begin,
+                               int64_t end, int64_t step);
+/* Axes reordered: axis d of the result is axis dims[d] of src; dims is a permutation of
+ * 0 .. ndim-1 (negative entries count from the end) and ndim must be src's. */
+pd_status pd_tensor_permute(pd_tensor *out, const pd_tensor *src, int32_t ndim,
+                            const int32_t *dims);
+/* Axes a and b swapped (negative counts from the end). */
+pd_status pd_tensor_transpose(pd_tensor *out, const pd_tensor *src, int32_t a, int32_t b);
+/* src broadcast to `shape` by numpy's rules (src's axes align with the last ones of shape;
+ * each is either equal or 1, and a 1 may grow); grown and new axes get stride 0, so every
+ * element of an expanded axis is the same memory. -1 keeps src's size. */
+pd_status pd_tensor_expand(pd_tensor *out, const pd_tensor *src, int32_t ndim,
+                           const int64_t *shape);
+/* Any view of src's storage: element [i...] at storage base + offset + sum(i[d] *
+ * strides[d]) elements. Every element the view can reach must lie inside the storage, else
+ * the call fails naming the axis and the bytes. For host code that knows the layout it asks
+ * for (e.g. from DLPack); strides may be 0 or negative. */
+pd_status pd_tensor_as_strided(pd_tensor *out, const pd_tensor *src, int32_t ndim,
+                               const int64_t *shape, const int64_t *strides, int64_t offset);
+/* View with a new shape of the same numel; one dimension may be -1. A strided src can be
+ * reshaped only where its strides allow it (merged axes must be laid out as one); otherwise
+ * the call fails and says to make it contiguous first (pd_tensor_contiguous). */
 pd_status pd_tensor_reshape(pd_tensor *out, const pd_tensor *src, int32_t ndim,
                             const int64_t *shape);
-/* A dense row-major tensor with src's values: pdext tensors are always dense, so this is a
- * new reference to the same storage. */
+/* A dense tensor with src's values: a new reference to src's storage when src is already
+ * dense, else a dense copy. */
 pd_status pd_tensor_contiguous(pd_tensor *out, const pd_tensor *src);
 
 /* *dst becomes another owner of src's storage (dst must not hold a reference). */
@@ -98,6 +127,22 @@ int64_t pd_tensor_use_count(const pd_tensor *t);
  * by the next allocation of a similar size (at most 4 blocks and PDEXT_STORAGE_CACHE_MB MiB,
  * default 256; 0 disables the cache). Call it to give that memory back early. */
 void pd_storage_cache_clear(void);
+
+/* --- Device types and places ----------------------------------------------------------------
+ * pd_place_custom and pd_place_type_name are documented in pd_place.h; op code calls the same
+ * spellings through the function table (pd_api.h), hosts the functions below. */
+#undef pd_place_custom
+#undef pd_place_type_name
+pd_place pd_place_custom(const char *type_name, int32_t device_id);
+const char *pd_place_type_name(const pd_place *p);
+
+/* Registers custom device type `name` and writes its number (>= PD_PLACE_CUSTOM_FIRST) to
+ * *type; a name registered before gives its number again. Names are 1 to
+ * PD_PLACE_CUSTOM_NAME_MAX characters of [A-Za-z0-9_] and not a built-in type's name; at
+ * most 64 custom types exist per process. Thread-safe; lookups never wait for it. */
+pd_status pd_device_type_register(const char *name, int32_t *type);
+/* The registered name of custom device type number `type`, or NULL. */
+const char *pd_device_type_name(int32_t type);
 
 /* --- Registry and modules ----------------------------------------------------------------- */
 
@@ -187,7 +232,9 @@ typedef struct pd_arg {
  * tensor (vector inputs one or more). Attrs are matched by name to the declared ones; a
  * missing, unknown or wrongly typed attr is an error naming it. Infer functions run first,
  * then the kernel; outputs are checked against the inferred shapes and dtypes. On success each
- * output slot's tensors are new references the caller releases; on failure nothing is written
+ * output slot's tensors are new references the caller releases (an output the op made as a
+ * view may be strided: pd_is_contiguous tells, pd_tensor_contiguous makes it dense); an input
+ * whose shape, strides or data reach outside its storage is refused, naming it; on failure nothing is written
  * and everything the call made is freed. Safe to call from many threads at once. */
 pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
                     int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);

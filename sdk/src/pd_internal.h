@@ -57,6 +57,69 @@ void pd__storage_release(pd_storage *s);
 PD__SIBLING_API pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim,
                           const int64_t *shape, size_t *bytes);
 
+/* --- layout.c: strides, byte ranges, strided copies ---------------------------------------- */
+
+/* The row-major strides of `shape` into strides[0..PD_MAX_DIMS) (0 past ndim). Inline: the
+ * runner fills them for every output it makes. A zero dim counts as 1, so that the strides
+ * before it stay those of the other dims. */
+static inline void pd__dense_strides(int32_t ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t d = PD_MAX_DIMS - 1; d >= 0; --d) {
+        strides[d] = d < ndim ? s : 0;
+        if (d < ndim && shape[d] > 0)
+            s *= shape[d];
+    }
+}
+/* t's strides as its layout means them (dense ones for PD_LAYOUT_DENSE), 0 past ndim. */
+void pd__tensor_strides(const pd_tensor *t, int64_t *strides);
+/* `strides` address `shape` row-major without gaps (axes of size 1 and empty shapes aside). */
+bool pd__strides_are_dense(int32_t ndim, const int64_t *shape, const int64_t *strides);
+/* Sets t's layout and strides from `strides` for t's shape: dense (with the dense strides)
+ * when they describe a dense tensor, strided otherwise. */
+void pd__tensor_set_layout(pd_tensor *t, const int64_t *strides);
+/* Bytes from t->data to the lowest element t reaches (*lo <= 0) and to one past the end of
+ * the highest (*hi); both 0 for a tensor without elements. False if they overflow. */
+bool pd__tensor_span(const pd_tensor *t, int64_t *lo, int64_t *hi);
+/* PD_OK unless t has storage and reaches bytes outside it; the message names who (NULL: no
+ * "who: " prefix) and arg. */
+pd_status pd__tensor_check_bounds(const char *who, const char *arg, const pd_tensor *t);
+/* "[2, 3]" into buf, for messages. */
+const char *pd__dims_text(int32_t ndim, const int64_t *dims, char *buf, size_t size);
+/* Writes src's elements (any layout, host memory) densely in C order to dst as dst_type. */
+void pd__copy_to_dense(void *dst, pd_data_type dst_type, const pd_tensor *src);
+
+/* --- tensor.c: checks the host tensor functions share (views in view.c) ------------------- */
+
+/* out is not NULL. */
+pd_status pd__tensor_check_out(const char *who, const void *out);
+/* `t` is a defined, initialized tensor with a valid dtype and rank, inside its storage. */
+pd_status pd__tensor_check_source(const char *who, const char *arg, const pd_tensor *t);
+/* A view of src over its storage (a new reference) with the given shape, strides (elements)
+ * and data address; layout and offset follow from them. */
+pd_tensor pd__tensor_view(const pd_tensor *src, void *data, int32_t ndim, const int64_t *shape,
+                          const int64_t *strides);
+
+/* --- device/place_types.c: custom device type names ---------------------------------------- */
+
+/* The registered name of custom type `type`, or the name an undefined place made from an
+ * unregistered name remembers (device_id < 0); NULL otherwise. */
+const char *pd__place_custom_name(pd_place place);
+/* pd_device_type_name, or "undefined" for a number that is no registered custom type: the
+ * function table's device_type_name. */
+const char *pd__device_type_label(int32_t type);
+
+/* --- call/strided_inputs.c: what the runner does with strided and hand-made inputs --------- */
+
+/* Validates pd_op_def.flags / strided_inputs of a parsed op and stores the mask of inputs
+ * that may reach its kernel strided in op->strided_inputs. */
+pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op);
+/* Before infer and kernel: refuses an input that reaches outside its storage, makes strided
+ * inputs of the op's dense inputs contiguous (call-owned copies) and gives strided-accepting
+ * inputs filled strides. Throws (the runner's frame must be armed) with a message naming the
+ * input. */
+void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx);
+
 /* --- A registered op (built by opdef.c / registry.c, read by the runner) ------------------- */
 
 #define PD__NAME_MAX 128 /* longest input/output/attr name, registered op name */
@@ -93,6 +156,7 @@ struct pd_op {
      * call does no string work for them. */
     int32_t default_source[PD_MAX_OUTPUTS]; /* per output: the input the default inference
                                              * mirrors (see opdef.c), or -1 */
+    uint32_t strided_inputs; /* bit i: input i may reach the kernel strided (strided_inputs.c) */
     bool simple; /* plain inputs and outputs only (no @VECTOR, no @OPTIONAL), no inplace, no
                   * attrs: calls of it may take the runner's lean binding */
 };

@@ -42,7 +42,7 @@ static pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, int32_t i
 /* The place outputs are made on: the first bound input's, CPU for an op without inputs. */
 static const pd_place *first_input_place(const pd_kernel_ctx *ctx)
 {
-    static const pd_place cpu = {PD_PLACE_CPU, 0, {0}};
+    static const pd_place cpu = {PD_PLACE_CPU, 0};
     for (int32_t i = 0; i < ctx->n_inputs; ++i)
         if (ctx->in[i].count > 0)
             return &ctx->in[i].tensors[0].place;
@@ -111,6 +111,11 @@ static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
     default: break;
     }
     t->place = *place;
+    /* A new output is dense: its strides (tensor/layout.c) follow from the shape just set. */
+    t->layout = PD_LAYOUT_DENSE;
+    t->reserved = 0;
+    t->offset = 0;
+    pd__dense_strides(t->ndim, t->shape, t->strides);
 }
 
 const char *pd__decl_names(const pd__arg_decl *decls, int32_t n, char *buf, size_t size)

@@ -82,6 +82,10 @@ void pd__ctx_make_tensor(const char *who, pd_tensor *out, pd_data_type dtype, pd
     for (int32_t d = 0; d < PD_MAX_DIMS; ++d)
         out->shape[d] = d < ndim ? shape[d] : 0;
     out->place = place;
+    out->layout = PD_LAYOUT_DENSE;
+    out->reserved = 0;
+    out->offset = 0;
+    pd__dense_strides(ndim, out->shape, out->strides);
 }
 
 pd__out_item *pd__ctx_alloc_items(pd_kernel_ctx *ctx, int32_t n)
@@ -149,8 +153,34 @@ pd_tensor *pd__ctx_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndi
 pd_tensor *pd__ctx_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src)
 {
     checked_source("pd_contiguous", src);
+    if (pd_is_contiguous(src)) /* src itself, as documented: no reference, no copy */
+        return (pd_tensor *)src;
     pd_tensor *t = new_tensor_slot(ctx);
     return checked(pd_tensor_contiguous(t, src), t);
+}
+
+pd_tensor *pd__ctx_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis,
+                              int64_t begin, int64_t end, int64_t step)
+{
+    checked_source("pd_slice_step", src);
+    pd_tensor *t = new_tensor_slot(ctx);
+    return checked(pd_tensor_slice_step(t, src, axis, begin, end, step), t);
+}
+
+pd_tensor *pd__ctx_permute(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                           const int32_t *dims)
+{
+    checked_source("pd_permute", src);
+    pd_tensor *t = new_tensor_slot(ctx);
+    return checked(pd_tensor_permute(t, src, ndim, dims), t);
+}
+
+pd_tensor *pd__ctx_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                          const int64_t *shape)
+{
+    checked_source("pd_expand", src);
+    pd_tensor *t = new_tensor_slot(ctx);
+    return checked(pd_tensor_expand(t, src, ndim, shape), t);
 }
 
 void *pd__ctx_scratch(pd_kernel_ctx *ctx, size_t bytes)

@@ -17,6 +17,7 @@
  * calling thread's own, so any number of threads may run ops at once.
  */
 #include "call/kernel_ctx.h"
+#include "call/strided_inputs.h"
 #include "ops/pd_registry_internal.h"
 
 #include <stdio.h>
@@ -461,6 +462,8 @@ static inline bool call_op_code(pd_kernel_ctx *ctx, pd_kernel_fn fn)
  * jump's sake, which here would cost more than the call. */
 static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
 {
+    if (!pd__ctx_inputs_ready(ctx)) /* storage bounds, strided inputs (strided_inputs.h) */
+        pd__ctx_prepare_inputs(ctx);
     const pd_op *op = ctx->op;
     if (!op->simple) /* a simple op's inputs are all bound: setup has nothing to do */
         setup_outputs(ctx, source);
@@ -484,6 +487,8 @@ static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_
  * and every input bound, so the default inference is one copy per output. */
 static __attribute__((noinline)) bool run_steps_plain(pd_kernel_ctx *ctx, const int32_t *source)
 {
+    if (!pd__ctx_inputs_ready(ctx)) /* storage bounds, strided inputs (strided_inputs.h) */
+        pd__ctx_prepare_inputs(ctx);
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         if (source[o] < 0)
             continue;

@@ -337,7 +337,12 @@ pd_status pd__npy_check_savable(const char *who, const pd_tensor *t)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: the tensor is on %s, not in host memory; copy it to the CPU "
                         "first (pd_tensor_copy_to)", who, pd_place_type_name(&t->place));
-    return PD_OK;
+    /* The writers copy pd_nbytes from data: only a dense tensor inside its storage is that. */
+    if (!pd_is_contiguous(t))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: the tensor is a strided view; make it contiguous first "
+                        "(pd_tensor_contiguous)", who);
+    return pd__tensor_check_bounds(who, "the tensor", t);
 }
 
 size_t pd__npy_header_format(const pd_tensor *t, char *buf, size_t cap)

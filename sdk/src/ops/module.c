@@ -46,9 +46,10 @@ static pd_status check_abi(const char *who, const char *origin, const pd_module_
         return pd__fail(PD_ERR_ABI_MISMATCH,
                         "%s: %s was built against pdext ABI %u.%u, but this runtime (pdext %s) "
                         "provides ABI %d.%d and cannot load another major version: rebuild the "
-                        "module against this SDK",
+                        "module against this SDK: rebuild against pdext %d (sources written "
+                        "for pdext 0.1 compile unchanged)",
                         who, origin, (unsigned)info->abi_major, (unsigned)info->abi_minor,
-                        PD_VERSION_STRING, PD_ABI_MAJOR, PD_ABI_MINOR);
+                        PD_VERSION_STRING, PD_ABI_MAJOR, PD_ABI_MINOR, PD_ABI_MAJOR);
     if (info->abi_minor > PD_ABI_MINOR)
         return pd__fail(PD_ERR_ABI_MISMATCH,
                         "%s: %s was built against pdext ABI %u.%u (SDK %s), but this runtime "

@@ -371,6 +371,9 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     op->kernel = def.kernel;
     op->infer_shape = def.infer_shape;
     op->infer_dtype = def.infer_dtype;
+    s = pd__op_parse_strided(&def, op); /* which inputs may stay strided (strided_inputs.c) */
+    if (s != PD_OK)
+        return s;
     derive_call_facts(op);
     return PD_OK;
 }

@@ -9,7 +9,9 @@
  * deleter, called exactly once when the last reference goes.
  *
  * This build is CPU only: GPU, GPU-pinned and custom places are refused with
- * PD_ERR_UNAVAILABLE and a message saying what to do instead.
+ * PD_ERR_UNAVAILABLE and a message saying what to do instead; an undefined place made from a
+ * custom device type name nobody registered is refused naming the name and how to register
+ * it (device/place_types.c).
  */
 #include "pd_internal.h"
 
@@ -23,6 +25,7 @@
 
 void pd__place_format(pd_place place, char *buf, size_t size)
 {
+    const char *custom = pd__place_custom_name(place);
     switch (place.type) {
     case PD_PLACE_CPU:
         snprintf(buf, size, "cpu");
@@ -33,13 +36,13 @@ void pd__place_format(pd_place place, char *buf, size_t size)
     case PD_PLACE_GPU_PINNED:
         snprintf(buf, size, "gpu_pinned");
         break;
-    case PD_PLACE_CUSTOM:
-        /* custom_type may come from a hand-filled struct: print at most its capacity. */
-        snprintf(buf, size, "%.*s:%d", PD_PLACE_CUSTOM_NAME_MAX, place.custom_type,
-                 (int)place.device_id);
-        break;
     default:
-        snprintf(buf, size, "undefined (type %d)", (int)place.type);
+        if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
+            snprintf(buf, size, "%s:%d", custom, (int)place.device_id);
+        else if (place.type == PD_PLACE_UNDEFINED && custom != NULL)
+            snprintf(buf, size, "undefined (device type '%s' is not registered)", custom);
+        else
+            snprintf(buf, size, "undefined (type %d)", (int)place.type);
         break;
     }
 }
@@ -48,8 +51,9 @@ void pd__place_format(pd_place place, char *buf, size_t size)
  * runs on every allocation, so the accepted case must cost two compares. */
 static pd_status place_refuse(const char *who, pd_place place)
 {
-    char name[64];
+    char name[96];
     pd__place_format(place, name, sizeof name);
+    const char *custom = pd__place_custom_name(place);
     switch (place.type) {
     case PD_PLACE_CPU:
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
@@ -62,18 +66,26 @@ static pd_status place_refuse(const char *who, pd_place place)
                         "%s: place %s needs CUDA, which this build of pdext cannot use yet "
                         "(CPU only); allocate on pd_place_cpu()",
                         who, name);
-    case PD_PLACE_CUSTOM:
+    default:
+        break;
+    }
+    if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
         return pd__fail(PD_ERR_UNAVAILABLE,
-                        "%s: place %s is a custom device of type '%.*s', which this build of "
+                        "%s: place %s is a custom device of type '%s', which this build of "
                         "pdext cannot use (no custom device plug-ins); allocate on "
                         "pd_place_cpu()",
-                        who, name, PD_PLACE_CUSTOM_NAME_MAX, place.custom_type);
-    default:
+                        who, name, custom);
+    if (place.type == PD_PLACE_UNDEFINED && custom != NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: place is %s; expected a place made by pd_place_cpu(), "
-                        "pd_place_gpu(), pd_place_gpu_pinned() or pd_place_custom()",
-                        who, name);
-    }
+                        "%s: place is undefined: device type '%s' was not registered when "
+                        "pd_place_custom(\"%s\", ...) made it; register it first with "
+                        "pd_device_type_register(\"%s\", &type) (a device plug-in does this "
+                        "when it loads)",
+                        who, custom, custom, custom);
+    return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                    "%s: place is %s; expected a place made by pd_place_cpu(), "
+                    "pd_place_gpu(), pd_place_gpu_pinned() or pd_place_custom()",
+                    who, name);
 }
 
 pd_status pd__place_check(const char *who, pd_place place)

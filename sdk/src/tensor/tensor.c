@@ -1,7 +1,8 @@
 /*
- * tensor.c - the host tensor API: constructors, views (slice, reshape, contiguous), copies and
- * reference counting. Element conversion (cast, and the value of full) lives in cast.c;
- * memory and places in storage.c.
+ * tensor.c - the host tensor API: constructors, copies and reference counting, and the
+ * argument checks the tensor functions share. Views (slice, permute, expand, reshape, ...)
+ * live in view.c, layouts and strided copies in layout.c, element conversion (cast, and the
+ * value of full) in cast.c, memory and places in storage.c.
  *
  * Every public function validates all of its arguments before it allocates anything and
  * writes *out only at the very end, so a failed call changes nothing and leaks nothing.
@@ -16,7 +17,7 @@
 /* One of the 15 data types: pd_dtype_size() is 0 for PD_UNDEFINED and anything else. */
 static bool dtype_valid(pd_data_type dtype) { return pd_dtype_size(dtype) != 0; }
 
-static pd_status check_out(const char *who, const void *out)
+pd_status pd__tensor_check_out(const char *who, const void *out)
 {
     if (out == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: out is NULL; pass the address of a pd_tensor",
@@ -45,13 +46,19 @@ static pd_status check_tensor(const char *who, const char *arg, const pd_tensor 
     return PD_OK;
 }
 
-/* A tensor whose elements or storage a function reads. */
-static pd_status check_source(const char *who, const char *arg, const pd_tensor *t)
+/* A tensor whose elements or storage a function reads: also inside its storage, so that a
+ * struct a host edited by hand cannot make the function read past it. */
+pd_status pd__tensor_check_source(const char *who, const char *arg, const pd_tensor *t)
 {
-    return check_tensor(who, arg, t, true);
+    pd_status st = check_tensor(who, arg, t, true);
+    for (int32_t i = 0; st == PD_OK && i < t->ndim; ++i)
+        if (t->shape[i] < 0)
+            st = pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape[%d] = %lld; dims must be "
+                          ">= 0", who, arg, (int)i, (long long)t->shape[i]);
+    return st == PD_OK ? pd__tensor_check_bounds(who, arg, t) : st;
 }
 
-/* A tensor value over `storage` (whose reference it takes over). */
+/* A dense tensor value over `storage` (whose reference it takes over), data at its start. */
 static pd_tensor tensor_make(pd_storage *storage, void *data, pd_data_type dtype, pd_place place,
                              int32_t ndim, const int64_t *shape)
 {
@@ -64,6 +71,19 @@ static pd_tensor tensor_make(pd_storage *storage, void *data, pd_data_type dtype
     t.ndim = ndim;
     for (int32_t i = 0; i < ndim; ++i)
         t.shape[i] = shape[i];
+    t.layout = PD_LAYOUT_DENSE;
+    pd__dense_strides(ndim, t.shape, t.strides);
+    return t;
+}
+
+pd_tensor pd__tensor_view(const pd_tensor *src, void *data, int32_t ndim, const int64_t *shape,
+                          const int64_t *strides)
+{
+    pd_tensor t = tensor_make(src->storage, data, src->dtype, src->place, ndim, shape);
+    pd__tensor_set_layout(&t, strides);
+    t.offset = (int64_t)((uintptr_t)data - (uintptr_t)src->storage->ptr) /
+               (int64_t)pd_dtype_size(src->dtype);
+    pd__storage_retain(src->storage);
     return t;
 }
 
@@ -152,7 +172,7 @@ static pd_status tensor_new(const char *who, pd_tensor *out, pd_data_type dtype,
 {
     size_t bytes = 0; /* set by pd__shape_check; -O3 cannot see it */
     pd_storage *storage;
-    pd_status st = check_out(who, out);
+    pd_status st = pd__tensor_check_out(who, out);
     if (st == PD_OK)
         st = pd__shape_check(who, dtype, ndim, shape, &bytes);
     if (st == PD_OK)
@@ -167,7 +187,7 @@ static pd_status tensor_full(const char *who, pd_tensor *out, pd_data_type dtype
                              int32_t ndim, const int64_t *shape, double value)
 {
     pd_tensor t;
-    pd_status st = check_out(who, out);
+    pd_status st = pd__tensor_check_out(who, out);
     if (st == PD_OK)
         st = tensor_new(who, &t, dtype, place, ndim, shape);
     if (st != PD_OK)
@@ -227,7 +247,7 @@ pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, 
 {
     static const char who[] = "pd_tensor_from_buffer";
     size_t bytes = 0; /* set by pd__shape_check; -O3 cannot see it */
-    pd_status st = check_out(who, out);
+    pd_status st = pd__tensor_check_out(who, out);
     if (st == PD_OK)
         st = pd__shape_check(who, dtype, ndim, shape, &bytes);
     if (st != PD_OK)
@@ -254,9 +274,9 @@ pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, 
 pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place)
 {
     static const char who[] = "pd_tensor_copy_to";
-    pd_status st = check_out(who, out);
+    pd_status st = pd__tensor_check_out(who, out);
     if (st == PD_OK)
-        st = check_source(who, "src", src);
+        st = pd__tensor_check_source(who, "src", src);
     if (st == PD_OK && src->place.type != PD_PLACE_CPU) {
         char name[64];
         pd__place_format(src->place, name, sizeof name);
@@ -269,113 +289,8 @@ pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place
         st = tensor_new(who, &t, src->dtype, place, src->ndim, src->shape);
     if (st != PD_OK)
         return st;
-    if (pd_nbytes(&t) > 0)
-        memcpy(t.data, src->data, pd_nbytes(&t));
+    pd__copy_to_dense(t.data, t.dtype, src);
     *out = t;
-    return PD_OK;
-}
-
-pd_status pd_tensor_slice(pd_tensor *out, const pd_tensor *src, int64_t begin, int64_t end)
-{
-    static const char who[] = "pd_tensor_slice";
-    pd_status st = check_out(who, out);
-    if (st == PD_OK)
-        st = check_source(who, "src", src);
-    if (st != PD_OK)
-        return st;
-    if (src->ndim < 1)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: src is a scalar (ndim 0); slicing along axis 0 needs ndim >= 1", who);
-    if (begin < 0 || begin > end || end > src->shape[0])
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: rows [%lld, %lld) are out of range; expected 0 <= begin <= end <= "
-                        "shape[0] = %lld",
-                        who, (long long)begin, (long long)end, (long long)src->shape[0]);
-    /* Bytes per row: the product of the trailing dimensions (fits: src's size does). */
-    size_t row = pd_dtype_size(src->dtype);
-    for (int32_t i = 1; i < src->ndim; ++i)
-        row *= (size_t)src->shape[i];
-    pd_tensor t = tensor_make(src->storage, (char *)src->data + (size_t)begin * row, src->dtype,
-                              src->place, src->ndim, src->shape);
-    t.shape[0] = end - begin;
-    pd__storage_retain(src->storage);
-    *out = t;
-    return PD_OK;
-}
-
-pd_status pd_tensor_reshape(pd_tensor *out, const pd_tensor *src, int32_t ndim,
-                            const int64_t *shape)
-{
-    static const char who[] = "pd_tensor_reshape";
-    pd_status st = check_out(who, out);
-    if (st == PD_OK)
-        st = check_source(who, "src", src);
-    if (st != PD_OK)
-        return st;
-    st = rank_check(who, ndim, shape);
-    if (st != PD_OK)
-        return st;
-    int64_t numel = pd_numel(src);
-    int32_t infer = -1, n_infer = 0;
-    uint64_t known = 1; /* product of the given non-zero dimensions */
-    bool has_zero = false, too_large = false;
-    for (int32_t i = 0; i < ndim; ++i) {
-        if (shape[i] == -1) {
-            infer = i;
-            ++n_infer;
-        } else if (shape[i] < 0) {
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: shape[%d] is %lld; dimensions must be >= 0, or -1 for one "
-                            "inferred dimension",
-                            who, (int)i, (long long)shape[i]);
-        } else if (shape[i] == 0) {
-            has_zero = true;
-        } else if (__builtin_mul_overflow(known, (uint64_t)shape[i], &known) ||
-                   known > (uint64_t)INT64_MAX) {
-            too_large = true;
-        }
-    }
-    if (n_infer > 1)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: shape has %d -1 entries; at most one dimension may be -1", who,
-                        (int)n_infer);
-    /* Even beside a zero dimension, an overflowing product would make pd_numel overflow. */
-    if (too_large)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: the new shape is too large: the product of its dimensions "
-                        "overflows, but src has %lld elements",
-                        who, (long long)numel);
-    if (has_zero)
-        known = 0;
-    pd_tensor t = tensor_make(src->storage, src->data, src->dtype, src->place, ndim, shape);
-    if (n_infer == 1) {
-        if (known == 0 || (uint64_t)numel % known != 0)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: cannot infer shape[%d]: src has %lld elements, which the other "
-                            "dimensions (product %llu) do not divide",
-                            who, (int)infer, (long long)numel, (unsigned long long)known);
-        t.shape[infer] = numel / (int64_t)known;
-    } else if (known != (uint64_t)numel) {
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: the new shape has %llu elements, but src has %lld", who,
-                        (unsigned long long)known, (long long)numel);
-    }
-    pd__storage_retain(src->storage);
-    *out = t;
-    return PD_OK;
-}
-
-pd_status pd_tensor_contiguous(pd_tensor *out, const pd_tensor *src)
-{
-    static const char who[] = "pd_tensor_contiguous";
-    pd_status st = check_out(who, out);
-    if (st == PD_OK)
-        st = check_source(who, "src", src);
-    if (st != PD_OK)
-        return st;
-    /* pdext tensors are always dense row-major: nothing to rearrange. */
-    pd__storage_retain(src->storage);
-    *out = *src;
     return PD_OK;
 }
 
@@ -394,14 +309,15 @@ void pd_tensor_retain(pd_tensor *dst, const pd_tensor *src)
     *dst = *src;
 }
 
-/* Zeroes *t in two halves of at most 64 bytes, which compilers emit as eight vector stores: a
- * single 120-byte memset becomes `rep stos`, whose start-up costs more than that, and hosts
- * release every output of every op call. */
-_Static_assert(sizeof(pd_tensor) > 64 && sizeof(pd_tensor) <= 128, "two halves of <= 64 bytes");
+/* Zeroes *t in parts of at most 64 bytes, which compilers emit as vector stores: a single
+ * memset of the whole struct becomes `rep stos`, whose start-up costs more than that, and
+ * hosts release every output of every op call. */
+_Static_assert(sizeof(pd_tensor) > 128 && sizeof(pd_tensor) <= 192, "three parts of <= 64 bytes");
 static inline void tensor_clear(pd_tensor *t)
 {
     memset(t, 0, 64);
-    memset((char *)t + 64, 0, sizeof *t - 64);
+    memset((char *)t + 64, 0, 64);
+    memset((char *)t + 128, 0, sizeof *t - 128);
 }
 
 void pd_tensor_release(pd_tensor *t)

@@ -1,0 +1,133 @@
+/*
+ * strided_inputs.c - what the runner does with its input tensors between binding them and
+ * running op code: it refuses a tensor that reaches outside its storage (a host may edit a
+ * tensor struct by hand; a kernel would then read past the memory), makes strided inputs
+ * contiguous for kernels that read pd_data as a dense array, and gives inputs of ops that
+ * accept strided tensors filled strides (a host's hand-made dense struct may leave them 0).
+ * Also the registration-time half: which inputs of an op may stay strided
+ * (pd_op_def.flags / strided_inputs).
+ *
+ * Cost: the common case (dense inputs, a dense op) is the inline test of strided_inputs.h,
+ * a few compares per input; this file runs only when that test says there is work.
+ */
+#include "call/strided_inputs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op)
+{
+    uint32_t all = (uint32_t)((UINT64_C(1) << op->n_inputs) - 1);
+    uint32_t unknown = def->flags & ~PD_OP_STRIDED_INPUTS;
+    if (unknown != 0)
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "op '%s' (%s:%d) has flags 0x%x that this runtime does not know; the "
+                        "flags it knows are PD_OP_STRIDED_INPUTS (0x%x)",
+                        op->name, def->file ? def->file : "?", (int)def->line, (unsigned)unknown,
+                        PD_OP_STRIDED_INPUTS);
+    if ((def->strided_inputs & ~all) != 0)
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "op '%s' (%s:%d) has strided_inputs 0x%x, which names input %d, but the "
+                        "op declares %d input%s",
+                        op->name, def->file ? def->file : "?", (int)def->line,
+                        (unsigned)def->strided_inputs,
+                        __builtin_ctz(def->strided_inputs & ~all), (int)op->n_inputs,
+                        op->n_inputs == 1 ? "" : "s");
+    op->strided_inputs = (def->flags & PD_OP_STRIDED_INPUTS) ? all : def->strided_inputs;
+    return PD_OK;
+}
+
+/* "input 'X'" or "item 2 of input 'X'", for messages. */
+static const char *input_text(const pd_kernel_ctx *ctx, int32_t i, int32_t k, char *buf,
+                              size_t size)
+{
+    const pd__arg_decl *d = &ctx->op->inputs[i];
+    if (d->is_vector)
+        snprintf(buf, size, "item %d of input '%s'", (int)k, d->base);
+    else
+        snprintf(buf, size, "input '%s'", d->base);
+    return buf;
+}
+
+/* The strides array holds the dense strides (a struct the runtime made), not zeros. */
+static bool dense_strides_filled(const pd_tensor *t)
+{
+    int64_t s = 1;
+    for (int32_t d = t->ndim - 1; d >= 0; --d) {
+        if (t->strides[d] != s)
+            return false;
+        s *= t->shape[d] > 0 ? t->shape[d] : 1;
+    }
+    return true;
+}
+
+static __attribute__((noinline, noreturn)) void refuse_bounds(pd_kernel_ctx *ctx, int32_t i,
+                                                              int32_t k, const pd_tensor *t)
+{
+    char what[PD__NAME_MAX + 48];
+    pd_status st = pd__tensor_check_bounds(NULL, input_text(ctx, i, k, what, sizeof what), t);
+    if (st == PD_OK) /* pd__dense_input_fits refused an overflowing size */
+        pd__fail(PD_ERR_INVALID_ARGUMENT, "%s has a shape whose byte size overflows", what);
+    pd__ctx_throw(PD_ERR_INVALID_ARGUMENT, "%s", pd_last_error());
+}
+
+/* Whether input i is written in place (an output aliases it). */
+static bool is_inplace_input(const pd_op *op, int32_t i)
+{
+    for (int32_t o = 0; o < op->n_outputs; ++o)
+        if (op->inplace_input[o] == i)
+            return true;
+    return false;
+}
+
+/* Slot i with call-owned replacements for the items that need them. */
+static __attribute__((noinline)) void replace_items(pd_kernel_ctx *ctx, int32_t i)
+{
+    pd__in_slot *in = &ctx->in[i];
+    bool strided_ok = (ctx->op->strided_inputs >> i) & 1u;
+    pd_tensor *items = pd__ctx_scratch(ctx, (size_t)in->count * sizeof(pd_tensor));
+    memcpy(items, in->tensors, (size_t)in->count * sizeof(pd_tensor));
+    for (int32_t k = 0; k < in->count; ++k) {
+        pd_tensor *t = &items[k];
+        if (t->layout == PD_LAYOUT_DENSE) {
+            if (strided_ok && !dense_strides_filled(t))
+                pd__dense_strides(t->ndim, t->shape, t->strides);
+            continue;
+        }
+        if (strided_ok)
+            continue;
+        char what[PD__NAME_MAX + 48];
+        if (is_inplace_input(ctx->op, i))
+            pd__ctx_throw(PD_ERR_INVALID_ARGUMENT,
+                          "%s is a strided view and the op writes it in place, so it cannot "
+                          "work on a contiguous copy; pass a contiguous tensor "
+                          "(pd_tensor_contiguous) or let the op accept strided inputs "
+                          "(pd_op_def.strided_inputs)",
+                          input_text(ctx, i, k, what, sizeof what));
+        /* A dense copy owned by the call, which the arena releases when the call ends. */
+        pd_tensor *dense = pd__ctx_empty(ctx, t->dtype, t->place, t->ndim, t->shape);
+        pd__copy_to_dense(dense->data, dense->dtype, t);
+        *t = *dense;
+    }
+    in->tensors = items;
+}
+
+void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx)
+{
+    const pd_op *op = ctx->op;
+    for (int32_t i = 0; i < ctx->n_inputs; ++i) {
+        const pd__in_slot *in = &ctx->in[i];
+        bool strided_ok = (op->strided_inputs >> i) & 1u;
+        bool replace = false;
+        for (int32_t k = 0; k < in->count; ++k) {
+            const pd_tensor *t = &in->tensors[k];
+            bool dense = t->layout == PD_LAYOUT_DENSE;
+            if (dense ? !pd__dense_input_fits(t)
+                      : t->storage != NULL && pd__tensor_check_bounds(NULL, "", t) != PD_OK)
+                refuse_bounds(ctx, i, k, t);
+            replace = replace || (dense ? strided_ok && !dense_strides_filled(t) : !strided_ok);
+        }
+        if (replace)
+            replace_items(ctx, i);
+    }
+}
