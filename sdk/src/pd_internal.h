@@ -59,22 +59,11 @@ PD__SIBLING_API pd_status pd__shape_check(const char *who, pd_data_type dtype, i
 
 /* --- A registered op (built by opdef.c / registry.c, read by the runner) ------------------- */
 
-#define PD__NAME_MAX 128 /* longest input/output/attr name, registered op name */
+#include "ops/decl.h" /* parsed declarations: pd__arg_decl, pd__attr_decl */
 
-/* One declared input or output, parsed from its string. */
-typedef struct pd__arg_decl {
-    const char *decl;          /* as declared: "X", "X@VECTOR", "Y@OPTIONAL", "X@VECTOR@GRAD" */
-    char base[PD__NAME_MAX];   /* decl without its @VECTOR / @OPTIONAL parts: "X@GRAD" */
-    bool is_vector;
-    bool is_optional;
-} pd__arg_decl;
-
-/* One declared attribute, parsed from "name: type". */
-typedef struct pd__attr_decl {
-    char name[PD__NAME_MAX];
-    pd_attr_type type;
-} pd__attr_decl;
-
+/* An op as registered: parsed once from its definition and never written again once its
+ * module is published (grad links live in the registry's snapshot, not here), so any number
+ * of threads may read it without a lock. */
 struct pd_op {
     const pd_op_def *def;     /* the module's definition (read only up to def->struct_size) */
     char name[PD__NAME_MAX];  /* registered name: name, name_grad or name_grad_grad */
@@ -86,15 +75,17 @@ struct pd_op {
     pd__attr_decl attrs[PD_MAX_ATTRS];
     int32_t inplace_input[PD_MAX_OUTPUTS]; /* per output: the input it aliases, or -1 */
     pd_kernel_fn kernel, infer_shape, infer_dtype; /* copied from def (NULL past struct_size) */
-    const pd_op *grad;        /* the op registered as <name>_grad, if any (set on registration) */
-    const pd_op *forward;     /* for grad ops: the op they differentiate */
     pd_invoke_fn invoke;      /* the module's C++ invoke hook (NULL: call op code directly) */
-    /* Facts the runner needs on every call, computed once by pd__op_parse (opdef.c) so that a
-     * call does no string work for them. */
+    /* Facts the runner's binder needs on every call, computed once by pd__op_parse (opdef.c)
+     * so that a call does no string work and no per-declaration tests for them. */
     int32_t default_source[PD_MAX_OUTPUTS]; /* per output: the input the default inference
                                              * mirrors (see opdef.c), or -1 */
-    bool simple; /* plain inputs and outputs only (no @VECTOR, no @OPTIONAL), no inplace, no
-                  * attrs: calls of it may take the runner's lean binding */
+    uint32_t plain_inputs;    /* bit i: input i takes exactly one tensor (not @VECTOR, not
+                               * @OPTIONAL), so a positional pd_arg of one good tensor is all
+                               * its binding needs */
+    uint32_t required_attrs;  /* bit i: attr i has no default, so a call must give it */
+    bool setup_outputs;       /* some output's item count or tensors come from its input
+                               * (vector, inplace, or mirroring an optional input) */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */

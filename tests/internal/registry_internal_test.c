@@ -75,9 +75,9 @@ PD_TEST(OpInternals, LinksGradOpsBothWays)
     const pd_op *fwd = pd_op_find(reg, "tm_every_attr");
     const pd_op *grad = pd_op_find(reg, "tm_every_attr_grad");
     const pd_op *grad2 = pd_op_find(reg, "tm_every_attr_grad_grad");
-    PD_EXPECT(fwd->forward == NULL && fwd->grad == grad);
-    PD_EXPECT(grad->forward == fwd && grad->grad == grad2);
-    PD_EXPECT(grad2->forward == grad && grad2->grad == NULL);
+    PD_EXPECT(pd__op_forward(fwd) == NULL && pd_op_grad(fwd) == grad);
+    PD_EXPECT(pd__op_forward(grad) == fwd && pd_op_grad(grad) == grad2);
+    PD_EXPECT(pd__op_forward(grad2) == grad && pd_op_grad(grad2) == NULL);
     pd_registry_destroy(reg);
 }
 
@@ -88,13 +88,13 @@ PD_TEST(OpInternals, UnloadingAForwardModuleClearsTheGradOpsLink)
     PD_ASSERT(reg != NULL);
     PD_ASSERT_OK(pd_module_load(reg, module_path("tm_grad_only"), NULL));
     const pd_op *grad = pd_op_find(reg, "tm_split_grad");
-    PD_EXPECT(grad->forward == pd_op_find(reg, "tm_split"));
+    PD_EXPECT(pd__op_forward(grad) == pd_op_find(reg, "tm_split"));
     PD_EXPECT_OK(pd_module_unload(fwd_mod));
-    PD_EXPECT(grad->forward == NULL);
+    PD_EXPECT(pd__op_forward(grad) == NULL);
     /* The forward op comes back: the link is restored. */
     PD_ASSERT_OK(pd_module_load(reg, module_path("tm_forward_only"), NULL));
-    PD_EXPECT(grad->forward == pd_op_find(reg, "tm_split"));
-    PD_EXPECT(pd_op_find(reg, "tm_split")->grad == grad);
+    PD_EXPECT(pd__op_forward(grad) == pd_op_find(reg, "tm_split"));
+    PD_EXPECT(pd_op_grad(pd_op_find(reg, "tm_split")) == grad);
     pd_registry_destroy(reg);
 }
 
@@ -162,7 +162,7 @@ PD_TEST(Replacing, KeepsGradOpsOfOtherModulesLinked)
     PD_ASSERT_OK(pd__module_load_replacing(reg, module_path("tm_forward_only"), fwd_mod, &fresh));
     const pd_op *split = pd_op_find(reg, "tm_split");
     PD_EXPECT(pd_op_module(split) == fresh);
-    PD_EXPECT(split->grad == pd_op_find(reg, "tm_split_grad"));
-    PD_EXPECT(pd_op_find(reg, "tm_split_grad")->forward == split);
+    PD_EXPECT(pd_op_grad(split) == pd_op_find(reg, "tm_split_grad"));
+    PD_EXPECT(pd__op_forward(pd_op_find(reg, "tm_split_grad")) == split);
     pd_registry_destroy(reg);
 }
