@@ -56,6 +56,31 @@ void pd__storage_release(pd_storage *s);
  * names `who` and the offending argument. */
 PD__SIBLING_API pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim,
                           const int64_t *shape, size_t *bytes);
+/* pd__shape_check's verdict, without a message: true, with the byte size in *bytes, for a data
+ * type, ndim in [0, PD_MAX_DIMS], a shape (when ndim > 0) of dims >= 0 and a byte size (of
+ * the non-zero dims) within PTRDIFF_MAX. Inline for the runner's output path; pd__shape_check
+ * starts with it and only works out a message once it says no. */
+static inline bool pd__shape_bytes(pd_data_type dtype, int32_t ndim, const int64_t *shape,
+                                   size_t *bytes)
+{
+    if ((unsigned)dtype - 1u >= PD_NUM_DTYPES - 1u || (uint32_t)ndim > PD_MAX_DIMS ||
+        (ndim > 0 && shape == NULL))
+        return false;
+    uint64_t total = pd_dtype_size(dtype);
+    bool empty = false;
+    for (int32_t d = 0; d < ndim; ++d) {
+        if (shape[d] <= 0) {
+            if (shape[d] < 0)
+                return false;
+            empty = true;
+        } else if (__builtin_mul_overflow(total, (uint64_t)shape[d], &total) ||
+                   total > (uint64_t)PTRDIFF_MAX) {
+            return false;
+        }
+    }
+    *bytes = empty ? 0 : (size_t)total;
+    return true;
+}
 
 /* --- A registered op (built by opdef.c / registry.c, read by the runner) ------------------- */
 
@@ -86,6 +111,8 @@ struct pd_op {
     uint32_t required_attrs;  /* bit i: attr i has no default, so a call must give it */
     bool setup_outputs;       /* some output's item count or tensors come from its input
                                * (vector, inplace, or mirroring an optional input) */
+    bool plain_infer;         /* no infer functions and no setup_outputs: the default
+                               * inference is one copy per mirroring output */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */

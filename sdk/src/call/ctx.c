@@ -57,9 +57,8 @@ static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
     const pd_place *place = first_input_place(ctx);
     size_t bytes;
     pd_storage *storage;
-    if (pd__shape_check("pd_output", it->dtype, it->ndim, it->shape, &bytes) != PD_OK)
-        pd__ctx_throw(PD_ERR_OP_FAILED, "%s", pd_last_error());
-    if (!pd__place_ok(place) || (storage = pd__storage_alloc(place, bytes)) == NULL) {
+    if (!pd__shape_bytes(it->dtype, it->ndim, it->shape, &bytes) || !pd__place_ok(place) ||
+        (storage = pd__storage_alloc(place, bytes)) == NULL) {
         /* Refused: the checked constructor finds the same fault and throws its message. */
         pd__ctx_make_tensor("pd_output", &it->tensor, it->dtype, *place, it->ndim, it->shape);
         return;

@@ -66,7 +66,6 @@ CALL_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->op = op;
     ctx->phase = PD__PHASE_INFER;
     ctx->n_inputs = op->n_inputs;
-    ctx->n_outputs = op->n_outputs;
     ctx->n_attrs = op->n_attrs;
     ctx->pool_used = 0;
     ctx->n_tensors = 0;
@@ -74,22 +73,18 @@ CALL_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->heap = NULL;
     ctx->err_message = NULL; /* (outer is set on entering the call) */
     ctx->err_set = false;
-    for (int32_t o = 0; o < op->n_outputs; ++o) { /* released by ctx_release whatever happens */
-        pd__out_slot *slot = &ctx->out[o];
-        slot->items = &slot->one;
-        slot->count = 1;
-        slot->capacity = 1;
-        slot->host_arg = UNBOUND;
-        slot->may_stay_unset = op->outputs[o].is_optional;
-        pd__out_item_reset(&slot->one);
-    }
+    ctx->n_outputs = 0; /* no output slot to release until bind_outputs sets them up */
 }
 
-/* Releases what the call still holds (outputs handed to the host were cleared by hand_over). */
-CALL_STEP void ctx_release(pd_kernel_ctx *ctx)
+/* Releases what the call still holds. After a successful hand_over (`handed`) the outputs the
+ * host asked for belong to the host: their items still show the moved tensors, and are
+ * skipped. */
+CALL_STEP void ctx_release(pd_kernel_ctx *ctx, bool handed)
 {
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         pd__out_slot *slot = &ctx->out[o];
+        if (handed && slot->host_arg != UNBOUND)
+            continue;
         for (int32_t k = 0; k < slot->count; ++k)
             if (slot->items[k].tensor.storage != NULL)
                 pd_tensor_release(&slot->items[k].tensor);
@@ -236,42 +231,64 @@ CALL_STEP pd_status prepare_inputs(pd_kernel_ctx *ctx)
     return PD_OK;
 }
 
-/* Binds and checks the host's inputs in one pass over its pd_args. The fast case (a plain
- * input, by position, one well-formed tensor) is all the usual call needs; any other argument
- * binds the same way and then goes through check_input. Inputs the host left out are absent
- * (count 0), which check_input accepts for optional inputs and refuses, by name, otherwise. */
-CALL_STEP pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
+/* bind_inputs from the host's pd_arg `from` on (those before it are bound, by position, and
+ * checked): names, counts other than one, optional and vector inputs, and every refusal. In
+ * the end inputs the host left out are absent (count 0), which check_input accepts for
+ * optional inputs and refuses, by name, otherwise. */
+static __attribute__((noinline)) pd_status bind_inputs_from(pd_kernel_ctx *ctx, const pd_arg *args,
+                                                            int32_t n, int32_t from)
 {
     const pd_op *op = ctx->op;
     if ((uint32_t)n > (uint32_t)op->n_inputs || (n > 0 && args == NULL))
         return refuse_input_list(op, args, n);
-    uint32_t bound = 0; /* bit i: input i is bound (PD_MAX_INPUTS <= 32) */
-    for (int32_t j = 0; j < n; ++j) {
+    uint32_t bound = from ? ~0u >> (32 - from) : 0u; /* bit i: input i is bound */
+    for (int32_t j = from; j < n; ++j) {
         const pd_arg *a = &args[j];
         int32_t i = a->name ? pd__decl_find(op->inputs, op->n_inputs, a->name) : j;
-        if (i < 0 || (bound & (1u << i)) || a->count < 0 || (a->count > 0 && a->tensors == NULL))
+        if (i < 0 || (bound >> i & 1u) || a->count < 0 || (a->count > 0 && a->tensors == NULL))
             return refuse_input_arg(op, a, j, i, bound);
         bound |= 1u << i;
         ctx->in[i].tensors = a->tensors;
         ctx->in[i].count = a->count;
-        if ((op->plain_inputs >> i & 1u) && a->count == 1 && input_tensor_ok(a->tensors)) {
-            ++pd__runner_stats.fast_inputs;
-            continue;
-        }
         pd_status s = check_input(ctx, i);
         if (s != PD_OK)
             return s;
     }
-    if (n != op->n_inputs || bound != (op->n_inputs ? ~0u >> (32 - op->n_inputs) : 0u)) {
-        for (int32_t i = 0; i < op->n_inputs; ++i) {
-            if (bound >> i & 1u)
-                continue;
-            ctx->in[i].tensors = NULL;
-            ctx->in[i].count = 0;
-            pd_status s = check_input(ctx, i);
-            if (s != PD_OK)
-                return s;
+    for (int32_t i = 0; i < op->n_inputs; ++i) {
+        if (bound >> i & 1u)
+            continue;
+        ctx->in[i].tensors = NULL;
+        ctx->in[i].count = 0;
+        pd_status s = check_input(ctx, i);
+        if (s != PD_OK)
+            return s;
+    }
+    return PD_OK;
+}
+
+/* Binds and checks the host's inputs. The usual call gives every input by position, each a
+ * plain declaration (pd_op.plain_inputs) with one well-formed tensor: that is all this loop
+ * accepts, with a few compares per input. At the first pd_arg it does not accept, binding goes
+ * on from there in bind_inputs_from, which has every rule and message; nothing is done twice. */
+CALL_STEP pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
+{
+    const pd_op *op = ctx->op;
+    int32_t j = 0;
+    if (n == op->n_inputs && args != NULL) {
+        for (; j < n; ++j) {
+            const pd_arg *a = &args[j];
+            if (a->name != NULL || a->count != 1 || a->tensors == NULL ||
+                !(op->plain_inputs >> j & 1u) || !input_tensor_ok(a->tensors))
+                break;
+            ctx->in[j].tensors = a->tensors;
+            ctx->in[j].count = 1;
         }
+        pd__runner_stats.fast_inputs += (uint64_t)j;
+    }
+    if (j < n || n != op->n_inputs) {
+        pd_status s = bind_inputs_from(ctx, args, n, j);
+        if (s != PD_OK)
+            return s;
     }
     return prepare_inputs(ctx);
 }
@@ -399,13 +416,14 @@ static __attribute__((noinline)) pd_status refuse_outputs(pd_kernel_ctx *ctx, co
     return pd__fail(PD_ERR_INTERNAL, "%s: refuse_outputs found nothing to refuse", op->name);
 }
 
-/* Notes which host pd_arg receives each declared output (slots start unasked: ctx_init). */
-CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
+/* bind_outputs from the host's pd_arg `from` on, once one is named or has no room (which
+ * hand_over may still accept, for an output that stays unset). */
+static __attribute__((noinline)) pd_status bind_outputs_named(pd_kernel_ctx *ctx,
+                                                              const pd_arg *args, int32_t n,
+                                                              int32_t from)
 {
     const pd_op *op = ctx->op;
-    if ((uint32_t)n > (uint32_t)op->n_outputs || (n > 0 && args == NULL))
-        return refuse_outputs(ctx, args, n);
-    for (int32_t j = 0; j < n; ++j) {
+    for (int32_t j = from; j < n; ++j) {
         const pd_arg *a = &args[j];
         int32_t o = a->name ? pd__decl_find(op->outputs, op->n_outputs, a->name) : j;
         if (o < 0 || ctx->out[o].host_arg != UNBOUND || a->count < 0 ||
@@ -414,6 +432,36 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
         ctx->out[o].host_arg = j;
     }
     return PD_OK;
+}
+
+/* Sets up every declared output slot (one undefined item) and notes which host pd_arg
+ * receives it, in one pass. The usual call asks for outputs by position, each with room; the
+ * first pd_arg that is named or has none hands the rest to bind_outputs_named. */
+CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
+{
+    const pd_op *op = ctx->op;
+    ctx->n_outputs = op->n_outputs; /* from here on ctx_release reads the slots */
+    bool list_ok = (uint32_t)n <= (uint32_t)op->n_outputs && (n == 0 || args != NULL);
+    int32_t from = list_ok ? n : 0; /* the first pd_arg bind_outputs_named must see */
+    for (int32_t o = 0; o < op->n_outputs; ++o) {
+        pd__out_slot *slot = &ctx->out[o];
+        slot->items = &slot->one;
+        slot->count = 1;
+        slot->capacity = 1;
+        slot->host_arg = UNBOUND;
+        slot->may_stay_unset = op->outputs[o].is_optional;
+        pd__out_item_reset(&slot->one);
+        if (o < from) {
+            const pd_arg *a = &args[o];
+            if (a->name == NULL && a->count >= 1 && a->tensors != NULL)
+                slot->host_arg = o;
+            else
+                from = o;
+        }
+    }
+    if (!list_ok)
+        return refuse_outputs(ctx, args, n);
+    return from < n ? bind_outputs_named(ctx, args, n, from) : PD_OK;
 }
 
 /* --- Inference and the kernel ---------------------------------------------------------------- */
@@ -482,30 +530,50 @@ static inline bool call_op_code(pd_kernel_ctx *ctx, pd_kernel_fn fn)
     return !ctx->err_set; /* also when the code caught a table function's error */
 }
 
-/* Inference and the kernel; false when op code failed without a jump. Not inlined into
- * run_protected: code in a function that calls sigsetjmp keeps its locals in memory, for the
- * jump's sake, which here would cost more than the call. An op without infer functions (the
- * usual case) gets both defaults in one pass. */
-static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
+/* Inference for every op but the usual kind: outputs set up from their inputs, infer functions,
+ * and the default inference for whatever they leave out. False when op code failed without a
+ * jump. */
+static __attribute__((noinline)) bool run_inference(pd_kernel_ctx *ctx, const int32_t *source)
 {
     const pd_op *op = ctx->op;
     if (op->setup_outputs)
         setup_outputs(ctx, source);
-    if (op->infer_shape == NULL && op->infer_dtype == NULL) {
-        default_infer(ctx, source, true, true);
+    if (op->infer_shape) {
+        if (!call_op_code(ctx, op->infer_shape))
+            return false;
     } else {
-        if (op->infer_shape) {
-            if (!call_op_code(ctx, op->infer_shape))
-                return false;
-        } else {
-            default_infer(ctx, source, true, false);
+        default_infer(ctx, source, true, false);
+    }
+    if (op->infer_dtype) {
+        if (!call_op_code(ctx, op->infer_dtype))
+            return false;
+    } else {
+        default_infer(ctx, source, false, true);
+    }
+    return true;
+}
+
+/* Inference and the kernel; false when op code failed without a jump. Not inlined into
+ * run_protected: code in a function that calls sigsetjmp keeps its locals in memory, for the
+ * jump's sake, which here would cost more than the call. For the usual op (pd_op.plain_infer:
+ * no infer functions, every output one item mirroring at most one input's first tensor) the
+ * default inference is one copy per mirroring output, done here; other ops go through
+ * run_inference, kept out of line so that this function stays small. */
+static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
+{
+    const pd_op *op = ctx->op;
+    if (op->plain_infer) {
+        for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+            if (source[o] < 0)
+                continue;
+            const pd_tensor *t = &ctx->in[source[o]].tensors[0];
+            pd__out_item *it = &ctx->out[o].items[0];
+            it->ndim = t->ndim;
+            memcpy(it->shape, t->shape, sizeof it->shape); /* as in default_infer */
+            it->dtype = t->dtype;
         }
-        if (op->infer_dtype) {
-            if (!call_op_code(ctx, op->infer_dtype))
-                return false;
-        } else {
-            default_infer(ctx, source, false, true);
-        }
+    } else if (!run_inference(ctx, source)) {
+        return false;
     }
     ctx->phase = PD__PHASE_KERNEL;
     return call_op_code(ctx, op->kernel);
@@ -663,15 +731,17 @@ CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg 
             return s;
     }
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
-        pd__out_slot *slot = &ctx->out[o];
+        const pd__out_slot *slot = &ctx->out[o];
         if (slot->host_arg == UNBOUND)
             continue;
         pd_arg *a = &args[slot->host_arg];
-        for (int32_t k = 0; k < counts[o]; ++k) {
-            a->tensors[k] = slot->items[k].tensor;
-            slot->items[k].tensor.storage = NULL; /* moved: ctx_release skips it */
-        }
-        a->count = counts[o];
+        int32_t n = counts[o];
+        if (n == 1) /* moved: ctx_release skips the slot */
+            a->tensors[0] = slot->items[0].tensor;
+        else
+            for (int32_t k = 0; k < n; ++k)
+                a->tensors[k] = slot->items[k].tensor;
+        a->count = n;
     }
     return PD_OK;
 }
@@ -696,7 +766,7 @@ CALL_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inpu
         s = pd__ctx_report(&ctx);
     if (s == PD_OK)
         s = hand_over(&ctx, source, outputs);
-    ctx_release(&ctx);
+    ctx_release(&ctx, s == PD_OK);
     return s;
 }
 

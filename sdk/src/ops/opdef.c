@@ -141,6 +141,7 @@ static void derive_call_facts(pd_op *op)
                          op->inputs[src].is_optional))
             op->setup_outputs = true;
     }
+    op->plain_infer = !op->setup_outputs && op->infer_shape == NULL && op->infer_dtype == NULL;
 }
 
 void pd__op_free(pd_op *op)
@@ -205,6 +206,6 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     op->kernel = def.kernel;
     op->infer_shape = def.infer_shape;
     op->infer_dtype = def.infer_dtype;
-    derive_call_facts(op);
+    derive_call_facts(op); /* after the infer functions: plain_infer reads them */
     return PD_OK;
 }
