@@ -132,7 +132,7 @@ int32_t pd__ctx_input_index(pd_kernel_ctx *ctx, const char *name)
 
 int32_t pd__ctx_output_index(pd_kernel_ctx *ctx, const char *name)
 {
-    return find_named("output_index", "output", ctx->op->outputs, ctx->n_outputs, name);
+    return find_named("pd_output_index", "output", ctx->op->outputs, ctx->n_outputs, name);
 }
 
 const pd_attr *pd__ctx_attr(pd_kernel_ctx *ctx, int32_t index)
