@@ -1,13 +1,15 @@
 /*
  * registry_internal_test.c - what only libpdext's own files see of the registry: the parsed
- * struct pd_op the runner reads (base names, vector/optional flags, inplace indices, grad
- * links) and pd__module_load_replacing, the JIT's reload. Linked against the static library,
- * whose hidden internal functions a program can call.
+ * struct pd_op the runner reads (base names, vector/optional flags, inplace indices), grad
+ * links resolved in the snapshot, pd__module_load_replacing (the JIT's reload) and the
+ * reclaiming of retired snapshots (counted, and resident memory measured). Linked against
+ * the static library, whose hidden internal functions a program can call.
  */
 #include "ops/pd_registry_internal.h"
 #include "pd_test.h"
 
 #include <stdio.h>
+#include <unistd.h>
 
 static const char *module_path(const char *name)
 {
@@ -165,4 +167,72 @@ PD_TEST(Replacing, KeepsGradOpsOfOtherModulesLinked)
     PD_EXPECT(pd_op_grad(split) == pd_op_find(reg, "tm_split_grad"));
     PD_EXPECT(pd__op_forward(pd_op_find(reg, "tm_split_grad")) == split);
     pd_registry_destroy(reg);
+}
+
+/* --- Retired snapshots --------------------------------------------------------------------- */
+
+/* Resident set size in bytes, from /proc/self/statm. */
+static long resident_bytes(void)
+{
+    long pages = 0, resident = 0;
+    FILE *fp = fopen("/proc/self/statm", "r");
+    if (fp == NULL)
+        return -1;
+    if (fscanf(fp, "%ld %ld", &pages, &resident) != 2)
+        resident = -1;
+    fclose(fp);
+    return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
+
+PD_TEST(Snapshots, LoadingAndUnloadingAModuleManyTimesKeepsNoRetiredSnapshot)
+{
+    pd_registry *reg = registry_with("tm_good_ops", NULL);
+    PD_ASSERT(reg != NULL);
+    const char *path = module_path("tm_forward_only");
+    int64_t live = pd__snapshot_live_count();
+    long rss = -1;
+    for (int i = 0; i < 20000; ++i) {
+        pd_module *m = NULL;
+        PD_ASSERT_OK(pd_module_load(reg, path, &m));
+        PD_ASSERT(pd_op_find(reg, "tm_split") != NULL);
+        PD_ASSERT_OK(pd_module_unload(m));
+        /* At most the current snapshot and none retired: no lookup was in flight. */
+        PD_ASSERT_EQ(pd__snapshot_live_count(), live);
+        PD_ASSERT(reg->retired == NULL);
+        if (i == 999) /* allocator and loader warmed up */
+            rss = resident_bytes();
+    }
+    long grown = resident_bytes() - rss;
+    PD_EXPECT(rss > 0);
+    PD_EXPECT(grown <= 1024 * 1024);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Snapshots, APinnedReaderKeepsTheRetiredSnapshotUntilItUnpins)
+{
+    pd_registry *reg = registry_with("tm_good_ops", NULL);
+    PD_ASSERT(reg != NULL);
+    int64_t live = pd__snapshot_live_count();
+    atomic_long *pin;
+    const pd__snapshot *held = pd__snapshot_pin(reg, &pin);
+    pd_module *m = NULL;
+    PD_ASSERT_OK(pd_module_load(reg, module_path("tm_forward_only"), &m));
+    PD_EXPECT_EQ(pd__snapshot_live_count(), live + 1); /* the held one is retired, not freed */
+    PD_EXPECT(reg->retired == held);
+    PD_EXPECT(pd__snapshot_find(held, "tm_every_attr") != NULL); /* still readable */
+    pd__snapshot_unpin(pin);
+    PD_ASSERT_OK(pd_module_unload(m)); /* the next publish frees every retired snapshot */
+    PD_EXPECT_EQ(pd__snapshot_live_count(), live);
+    PD_EXPECT(reg->retired == NULL);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Snapshots, DestroyFreesEverySnapshot)
+{
+    int64_t live = pd__snapshot_live_count();
+    pd_registry *reg = registry_with("tm_good_ops", NULL);
+    PD_ASSERT(reg != NULL);
+    PD_EXPECT_EQ(pd__snapshot_live_count(), live + 1);
+    pd_registry_destroy(reg);
+    PD_EXPECT_EQ(pd__snapshot_live_count(), live);
 }
