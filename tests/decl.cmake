@@ -14,3 +14,11 @@ endif()
 if(TARGET pdext_cli_test)
   add_dependencies(pdext_cli_test td_decl_ops)
 endif()
+
+# The parser on its own: hidden in libpdext.so, so this program links the static library.
+add_executable(decl_internal_test internal/decl_internal_test.c)
+target_include_directories(decl_internal_test PRIVATE ${CMAKE_SOURCE_DIR}/sdk/src)
+target_link_libraries(decl_internal_test PRIVATE pd_test_harness pdext_jit_static)
+target_compile_options(decl_internal_test PRIVATE ${PDEXT_WARNINGS})
+gtest_discover_tests(decl_internal_test DISCOVERY_MODE PRE_TEST
+                     PROPERTIES ENVIRONMENT "PDEXT_TEST=1")
