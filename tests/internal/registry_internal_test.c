@@ -204,7 +204,11 @@ PD_TEST(Snapshots, LoadingAndUnloadingAModuleManyTimesKeepsNoRetiredSnapshot)
     }
     long grown = resident_bytes() - rss;
     PD_EXPECT(rss > 0);
+#ifndef __SANITIZE_ADDRESS__ /* ASan's quarantine keeps freed blocks resident on purpose */
     PD_EXPECT(grown <= 1024 * 1024);
+#else
+    (void)grown;
+#endif
     pd_registry_destroy(reg);
 }
 

@@ -226,14 +226,19 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-static const pd_op *closest_op(const pd__snapshot *snap, const char *name)
+/* The registered name closest to `name`, or NULL. Reads only the snapshot's own copies of
+ * the names: an op of a module unloaded since the snapshot was pinned is freed memory. */
+static const char *closest_name(const pd__snapshot *snap, const char *name)
 {
-    const pd_op *best = NULL;
+    const char *best = NULL;
     size_t best_d = strlen(name) / 3 + 1; /* no suggestion unless fairly close */
-    for (int32_t i = 0; snap && i < snap->count; ++i) {
-        size_t d = edit_distance(name, snap->sorted[i]->name);
-        if (d <= best_d && (best == NULL || d < best_d)) {
-            best = snap->sorted[i];
+    for (uint32_t i = 0; snap && snap->count && i <= snap->mask; ++i) {
+        const pd__snap_entry *e = &snap->slots[i];
+        if (e->op == NULL)
+            continue;
+        size_t d = edit_distance(name, e->name);
+        if (d <= best_d && (best == NULL || d < best_d || strcmp(e->name, best) < 0)) {
+            best = e->name;
             best_d = d;
         }
     }
@@ -285,11 +290,11 @@ const pd_op *pd_op_find(const pd_registry *reg, const char *name)
     const pd__snapshot *snap = pd__snapshot_pin(reg, &pin);
     const pd_op *op = pd__snapshot_find(snap, name);
     if (op == NULL) {
-        const pd_op *near = closest_op(snap, name);
+        const char *near = closest_name(snap, name);
         if (near)
             pd__fail(PD_ERR_NOT_FOUND,
                      "pd_op_find: no op named '%s' is registered (did you mean '%s'?)", name,
-                     near->name);
+                     near);
         else
             pd__fail(PD_ERR_NOT_FOUND, "pd_op_find: no op named '%s' is registered", name);
     }
