@@ -124,10 +124,8 @@ static pd_status check_grad_attrs(const pd_op *grad, const pd_op *fwd)
 {
     for (int32_t i = 0; i < grad->n_attrs; ++i) {
         const pd__attr_decl *a = &grad->attrs[i];
-        int32_t j = 0;
-        while (j < fwd->n_attrs && strcmp(fwd->attrs[j].name, a->name) != 0)
-            ++j;
-        if (j == fwd->n_attrs)
+        int32_t j = pd__decl_attr_find(fwd->attrs, fwd->n_attrs, a->name);
+        if (j < 0)
             return pd__fail(PD_ERR_INVALID_MODULE,
                             "op '%s' (%s:%d): attr \"%s\" is not an attr of '%s'; a grad op's "
                             "attrs must be a subset of its forward op's",
