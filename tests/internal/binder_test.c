@@ -187,6 +187,7 @@ PD_TEST(Binder, APositionalCallOfAPlainOpTakesTheFastCases)
     PD_ASSERT_OK(pd_run(reg, "bd_alias", in, 2, NULL, 0, out, 2));
     PD_EXPECT_EQ(pd__runner_stats.fast_inputs - before.fast_inputs, 2);
     PD_EXPECT_EQ(pd__runner_stats.fast_outputs - before.fast_outputs, 2);
+    PD_EXPECT_EQ(pd__runner_stats.plain_infers - before.plain_infers, 1);
     pd_tensor_release(&a);
     pd_tensor_release(&b);
     pd_tensor_release(&x);
@@ -210,6 +211,7 @@ PD_TEST(Binder, NamedInputsAndVectorInputsLeaveTheFastCaseButBind)
     before = pd__runner_stats;
     PD_ASSERT_OK(pd_run(reg, "bd_first", &xs, 1, NULL, 0, &oa, 1));
     PD_EXPECT_EQ(pd__runner_stats.fast_inputs - before.fast_inputs, 0); /* a vector input */
+    PD_EXPECT_EQ(pd__runner_stats.plain_infers - before.plain_infers, 1); /* one plain output */
     PD_EXPECT_EQ(out.shape[0], 2);
     pd_tensor_release(&out);
     pd_tensor_release(&x);

