@@ -45,8 +45,11 @@ PD_TEST(DeclParse, ReadsDefaultsAtTheEdgesOfTheirTypes)
     pd__attr_decl a;
     PD_ASSERT_OK(attr("n : int = -2147483648", &a));
     PD_EXPECT_EQ(a.default_value.v.i, INT32_MIN);
+    PD_EXPECT_STREQ(a.default_text, "-2147483648");
+    pd__decl_attr_free(&a);
     PD_ASSERT_OK(attr("n: int64_t = 9223372036854775807", &a));
     PD_EXPECT_EQ(a.default_value.v.i64, INT64_MAX);
+    pd__decl_attr_free(&a);
     PD_ASSERT_OK(attr("s: std::string = \"\"", &a));
     PD_EXPECT_STREQ(a.default_value.v.s, "");
     pd__decl_attr_free(&a);
@@ -64,6 +67,9 @@ PD_TEST(DeclParse, ReadsDefaultsAtTheEdgesOfTheirTypes)
     pd__decl_attr_free(&a);
     PD_ASSERT_OK(attr("d: double = -2.5e-3", &a));
     PD_EXPECT_NEAR(a.default_value.v.d, -2.5e-3, 0);
+    pd__decl_attr_free(&a);
+    PD_ASSERT_OK(attr("n: int", &a));
+    PD_EXPECT(!a.has_default && a.default_text == NULL && a.default_block == NULL);
 }
 
 PD_TEST(DeclParse, RefusesDefaultsThatAreNotValuesOfTheType)
@@ -78,7 +84,7 @@ PD_TEST(DeclParse, RefusesDefaultsThatAreNotValuesOfTheType)
                          "n: int ="};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         PD_EXPECT_ERROR(attr(bad[i], &a), PD_ERR_INVALID_MODULE, "but its default");
-        PD_EXPECT(a.default_block == NULL); /* nothing left allocated */
+        PD_EXPECT(a.default_block == NULL && a.default_text == NULL); /* nothing left */
     }
 }
 

@@ -459,16 +459,16 @@ pd_status pd__decl_parse_attr(const char *where, int32_t index, const char *decl
         return PD_OK;
     const char *db = eq + 1, *de = eq + strlen(eq);
     trim(&db, &de);
-    if ((size_t)(de - db) >= sizeof out->default_text)
-        return pd__fail(PD_ERR_INVALID_MODULE,
-                        "%s: attr '%s': its default is too long (at most %d characters)", where,
-                        out->name, (int)sizeof out->default_text - 1);
     if (!parse_default(out, db, de))
         return pd__fail(PD_ERR_INVALID_MODULE,
                         "%s: attr '%s' is declared %s, but its default \"%.*s\" is not one; "
                         "expected %s",
                         where, out->name, pd_attr_type_name(out->type), (int)(de - db), db,
                         default_example(out->type));
+    if ((out->default_text = malloc((size_t)(de - db) + 1)) == NULL) {
+        pd__decl_attr_free(out);
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: attr '%s': out of memory", where, out->name);
+    }
     memcpy(out->default_text, db, (size_t)(de - db));
     out->default_text[de - db] = '\0';
     out->has_default = true;
@@ -478,7 +478,9 @@ pd_status pd__decl_parse_attr(const char *where, int32_t index, const char *decl
 void pd__decl_attr_free(pd__attr_decl *a)
 {
     free(a->default_block);
+    free(a->default_text);
     a->default_block = NULL;
+    a->default_text = NULL;
 }
 
 int32_t pd__decl_attr_find(const pd__attr_decl *attrs, int32_t n, const char *name)

@@ -32,7 +32,8 @@ typedef struct pd__attr_decl {
                                 * copied, so users set it); vectors and strings point into
                                 * default_block */
     void *default_block;       /* malloc'd elements / characters of the default, or NULL */
-    char default_text[PD__NAME_MAX]; /* the default as written, trimmed ("-1", "{1, 2}") */
+    char *default_text;        /* malloc'd: the default as written, trimmed ("-1", "{1, 2}");
+                                * NULL without a default */
 } pd__attr_decl;
 
 /* A C identifier (op and attr names must be one). */
@@ -46,7 +47,7 @@ pd_status pd__decl_parse_arg(const char *where, const char *list, int32_t index,
  * the type. On failure nothing stays allocated. Release with pd__decl_attr_free. */
 pd_status pd__decl_parse_attr(const char *where, int32_t index, const char *decl,
                               pd__attr_decl *out);
-/* Frees what pd__decl_parse_attr allocated (the default's elements). */
+/* Frees what pd__decl_parse_attr allocated (the default's elements and text). */
 void pd__decl_attr_free(pd__attr_decl *a);
 
 /* Parses an attr type spelling ("int64_t", "std::vector< int >", "int[]", ...); white space

@@ -10,7 +10,6 @@
  */
 #include "ops/pd_registry_internal.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
