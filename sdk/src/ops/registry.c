@@ -360,39 +360,34 @@ pd_attr_type pd_op_attr_type(const pd_op *op, int32_t index)
     return (op && index >= 0 && index < op->n_attrs) ? op->attrs[index].type : PD_ATTR_UNDEFINED;
 }
 
-static void arg_info(const pd__arg_decl *d, pd_arg_info *out)
+/* pd_op_input_info / pd_op_output_info: declaration `index` of `decls` (the op's `n` inputs or
+ * outputs, `what` in messages) into *out. */
+static pd_status arg_info(const char *who, const char *what, const pd_op *op,
+                          const pd__arg_decl *decls, int32_t n, int32_t index, pd_arg_info *out)
 {
-    out->name = d->base;
-    out->decl = d->decl;
-    out->is_vector = d->is_vector;
-    out->is_optional = d->is_optional;
+    if (op == NULL || out == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who, op ? "out" : "op");
+    if (index < 0 || index >= n)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: %s: %s index %d is out of range; the op declares %d", who, op->name,
+                        what, (int)index, (int)n);
+    out->name = decls[index].base;
+    out->decl = decls[index].decl;
+    out->is_vector = decls[index].is_vector;
+    out->is_optional = decls[index].is_optional;
+    return PD_OK;
 }
 
 pd_status pd_op_input_info(const pd_op *op, int32_t index, pd_arg_info *out)
 {
-    if (op == NULL || out == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_input_info: %s is NULL",
-                        op ? "out" : "op");
-    if (index < 0 || index >= op->n_inputs)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "pd_op_input_info: %s: input index %d is out of range; the op declares %d",
-                        op->name, (int)index, (int)op->n_inputs);
-    arg_info(&op->inputs[index], out);
-    return PD_OK;
+    return arg_info("pd_op_input_info", "input", op, op ? op->inputs : NULL,
+                    op ? op->n_inputs : 0, index, out);
 }
 
 pd_status pd_op_output_info(const pd_op *op, int32_t index, pd_arg_info *out)
 {
-    if (op == NULL || out == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_output_info: %s is NULL",
-                        op ? "out" : "op");
-    if (index < 0 || index >= op->n_outputs)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "pd_op_output_info: %s: output index %d is out of range; the op declares "
-                        "%d",
-                        op->name, (int)index, (int)op->n_outputs);
-    arg_info(&op->outputs[index], out);
-    return PD_OK;
+    return arg_info("pd_op_output_info", "output", op, op ? op->outputs : NULL,
+                    op ? op->n_outputs : 0, index, out);
 }
 
 pd_status pd_op_attr_info(const pd_op *op, int32_t index, pd_attr_info *out)
