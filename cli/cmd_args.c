@@ -111,24 +111,3 @@ const char *pd_cmd_option(const char *cmd, int argc, char **argv, int *i, const 
         return arg + strlen(shrt);
     return NULL;
 }
-
-void pd_cmd_decl_base(const char *decl, char *base, size_t cap, bool *is_vector,
-                      bool *is_optional)
-{
-    size_t n = 0;
-    *is_vector = *is_optional = false;
-    for (const char *p = decl; *p;) {
-        if (strncmp(p, "@VECTOR", 7) == 0) {
-            *is_vector = true;
-            p += 7;
-        } else if (strncmp(p, "@OPTIONAL", 9) == 0) {
-            *is_optional = true;
-            p += 9;
-        } else {
-            if (n + 1 < cap)
-                base[n++] = *p;
-            p++;
-        }
-    }
-    base[n] = '\0';
-}

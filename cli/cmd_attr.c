@@ -14,13 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool parse_int64(const char *s, size_t n, int64_t lo, int64_t hi, int64_t *out)
+/* The n characters at s as a C string in buf (false if empty or too long for it). */
+static bool terminated(const char *s, size_t n, char *buf, size_t cap)
 {
-    char buf[64];
-    if (n == 0 || n >= sizeof buf)
+    if (n == 0 || n >= cap)
         return false;
     memcpy(buf, s, n);
     buf[n] = '\0';
+    return true;
+}
+
+static bool parse_int64(const char *s, size_t n, int64_t lo, int64_t hi, int64_t *out)
+{
+    char buf[64];
+    if (!terminated(s, n, buf, sizeof buf))
+        return false;
     char *end;
     errno = 0;
     long long v = strtoll(buf, &end, 0);
@@ -33,10 +41,8 @@ static bool parse_int64(const char *s, size_t n, int64_t lo, int64_t hi, int64_t
 static bool parse_double(const char *s, size_t n, double *out)
 {
     char buf[128];
-    if (n == 0 || n >= sizeof buf)
+    if (!terminated(s, n, buf, sizeof buf))
         return false;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
     char *end;
     errno = 0;
     double v = strtod(buf, &end);

@@ -1,7 +1,8 @@
 /*
  * cmd_list.c - `pdext list SRC...|LIB.so`: what a module offers. For each op in table order:
  * its registered name, inputs and outputs (vector / optional marked), attrs with their
- * Paddle type spellings, and the grad ops registered for it.
+ * Paddle type spellings and defaults, and the grad ops registered for it. Everything comes
+ * from the runtime's parse of the declarations (pd_op_*_info), never re-parsed here.
  */
 #include "pdext_cmd.h"
 
@@ -14,23 +15,25 @@ static const char usage[] =
     "outputs, attrs (with types) and grad ops.\n";
 
 /* "X (vector)" for "X@VECTOR", "Y (optional)" for "Y@OPTIONAL", "Out@GRAD" as is. */
-static void print_arg(const char *decl)
+static void print_arg(const pd_arg_info *info)
 {
-    char base[256];
-    bool vec, opt;
-    pd_cmd_decl_base(decl, base, sizeof base, &vec, &opt);
-    printf("%s%s%s", base, vec ? " (vector)" : "", opt ? " (optional)" : "");
+    printf("%s%s%s", info->name, info->is_vector ? " (vector)" : "",
+           info->is_optional ? " (optional)" : "");
 }
 
-static void print_list(const char *label, const char *const *decls, int32_t n)
+static void print_args(const char *label, const pd_op *op, int32_t n,
+                       pd_status (*get)(const pd_op *, int32_t, pd_arg_info *))
 {
     printf("  %-8s ", label);
     if (n == 0)
         printf("(none)");
     for (int32_t i = 0; i < n; ++i) {
+        pd_arg_info info;
+        if (get(op, i, &info) != PD_OK)
+            continue;
         if (i)
             printf(", ");
-        print_arg(decls[i]);
+        print_arg(&info);
     }
     printf("\n");
 }
@@ -43,15 +46,20 @@ static void print_op(const pd_op *op)
     if (kind != PD_OP_FORWARD)
         printf("  (%s of %s)", kind == PD_OP_GRAD ? "grad" : "double grad", def->name);
     printf("\n");
-    print_list("inputs:", def->inputs, pd_op_input_count(op));
-    print_list("outputs:", def->outputs, pd_op_output_count(op));
+    print_args("inputs:", op, pd_op_input_count(op), pd_op_input_info);
+    print_args("outputs:", op, pd_op_output_count(op), pd_op_output_info);
     printf("  %-8s ", "attrs:");
     int32_t n_attrs = pd_op_attr_count(op);
     if (n_attrs == 0)
         printf("(none)");
-    for (int32_t i = 0; i < n_attrs; ++i)
-        printf("%s%s: %s", i ? ", " : "", pd_op_attr_name(op, i),
-               pd_attr_type_name(pd_op_attr_type(op, i)));
+    for (int32_t i = 0; i < n_attrs; ++i) {
+        pd_attr_info info;
+        if (pd_op_attr_info(op, i, &info) != PD_OK)
+            continue;
+        printf("%s%s: %s", i ? ", " : "", info.name, pd_attr_type_name(info.type));
+        if (info.has_default)
+            printf(" = %s", info.default_text);
+    }
     printf("\n");
     printf("  %-8s ", "grad:");
     const pd_op *g = pd_op_grad(op);

@@ -150,11 +150,14 @@ static void list_inputs(const input_slot *slots, int32_t n, char *buf, size_t ca
 /* Reads every --input into the slot of its declared name; checks counts. */
 static int bind_inputs(const pd_op *op, const run_args *r, input_slot *slots, int32_t n)
 {
-    const pd_op_def *def = pd_op_definition(op);
     char names[1024];
     for (int32_t i = 0; i < n; ++i) {
-        pd_cmd_decl_base(def->inputs[i], slots[i].name, sizeof slots[i].name, &slots[i].is_vector,
-                         &slots[i].is_optional);
+        pd_arg_info info;
+        if (pd_op_input_info(op, i, &info) != PD_OK)
+            return pd_cmd_fail("run");
+        snprintf(slots[i].name, sizeof slots[i].name, "%s", info.name);
+        slots[i].is_vector = info.is_vector;
+        slots[i].is_optional = info.is_optional;
         slots[i].tensors = pd_cmd_xmalloc(sizeof(pd_tensor) * (size_t)(r->inputs.n ? r->inputs.n : 1));
     }
     list_inputs(slots, n, names, sizeof names);
@@ -230,12 +233,15 @@ static int parse_attrs(const pd_op *op, const run_args *r, pd_attr *attrs, void 
     return PD_CMD_OK;
 }
 
-/* Every declared attr must be given (the op has no defaults): says which one is missing
- * before anything runs, as for inputs. */
+/* Every declared attr without a default must be given: says which one is missing before
+ * anything runs, as for inputs. */
 static int check_attrs_given(const pd_op *op, const pd_attr *attrs, int32_t count)
 {
     for (int32_t j = 0; j < pd_op_attr_count(op); ++j) {
         const char *name = pd_op_attr_name(op, j);
+        pd_attr_info info;
+        if (pd_op_attr_info(op, j, &info) == PD_OK && info.has_default)
+            continue;
         int32_t k = 0;
         while (k < count && strcmp(attrs[k].name, name) != 0)
             k++;
@@ -301,11 +307,13 @@ static int write_outputs(const pd_op *op, const char *out_dir, pd_arg *outs, int
         pd_cmd_error("run", "cannot create output directory '%s': %s", dir, strerror(errno));
         return PD_CMD_FAILED;
     }
-    const pd_op_def *def = pd_op_definition(op);
     for (int32_t o = 0; o < n; ++o) {
         char base[128], path[4096 + 160], shape[256];
-        bool vec, opt;
-        pd_cmd_decl_base(def->outputs[o], base, sizeof base, &vec, &opt);
+        pd_arg_info info;
+        if (pd_op_output_info(op, o, &info) != PD_OK)
+            return pd_cmd_fail("run");
+        bool vec = info.is_vector;
+        snprintf(base, sizeof base, "%s", info.name);
         for (char *c = base; *c; ++c)
             if (*c == '/')
                 *c = '_';
@@ -341,7 +349,6 @@ static int run_op(const pd_op *op, run_args *r)
         pd_cmd_error(NULL, "out of memory");
         exit(PD_CMD_FAILED);
     }
-    const pd_op_def *def = pd_op_definition(op);
     int rc = bind_inputs(op, r, slots, n_in);
     if (rc == PD_CMD_OK)
         rc = parse_attrs(op, r, attrs, elems, texts, &n_attr);
@@ -350,7 +357,8 @@ static int run_op(const pd_op *op, run_args *r)
     for (int32_t i = 0; i < n_in; ++i)
         ins[i] = pd_arg_named(slots[i].name, slots[i].tensors, slots[i].count);
     for (int32_t o = 0; o < n_out; ++o) {
-        bool vec = strstr(def->outputs[o], "@VECTOR") != NULL;
+        pd_arg_info info;
+        bool vec = pd_op_output_info(op, o, &info) == PD_OK && info.is_vector;
         int32_t cap = vec ? VECTOR_OUTPUT_CAPACITY : 1;
         outs[o] = pd_arg_named(NULL, calloc((size_t)cap, sizeof(pd_tensor)), cap);
         if (outs[o].tensors == NULL) {

@@ -53,11 +53,6 @@ char *pd_cmd_xstrdup(const char *s);
 const char *pd_cmd_option(const char *cmd, int argc, char **argv, int *i, const char *lng,
                           const char *shrt, bool *bad);
 
-/* A declared input/output name without its @VECTOR / @OPTIONAL parts ("X@VECTOR@GRAD" ->
- * "X@GRAD"): the name outputs are written under and inputs are bound by. */
-void pd_cmd_decl_base(const char *decl, char *base, size_t cap, bool *is_vector,
-                      bool *is_optional);
-
 /* --- cmd_load.c: sources or a library into a registry --------------------------------------- */
 
 /* What build, list and run take to reach a module. */

@@ -200,6 +200,34 @@ PD_TEST(Cli, ListShowsTheOpsOfSourcesWithAttrTypesAndVectors)
     done();
 }
 
+/* The command shows the runtime's parse of the declarations (pd_op_*_info): an unknown
+ * segment such as "@VECTORS" stays part of the name, and attr defaults are shown. */
+PD_TEST(Cli, ListShowsWhatTheRuntimeParsedIncludingDefaults)
+{
+    EXPECT_PDEXT(0, "list %s", pd_test_path("td_decl_ops.so"));
+    PD_EXPECT_CONTAINS(out_text, "td_vectors_name\n  inputs:  X@VECTORS\n  outputs: Out\n");
+    PD_EXPECT_CONTAINS(out_text, "attrs:   flag: bool = true, axis: int = -1, scale: float = 0.5f, "
+                                 "eps: double = 1e-5, big: int64_t = 4294967296, ");
+    PD_EXPECT_CONTAINS(out_text, "tags: std::vector<std::string> = {\"a\", \"b,c\"}, "
+                                 "need: int, n: int64_t = 7\n");
+    done();
+}
+
+PD_TEST(Cli, RunLeavesAttrsWithDefaultsOptional)
+{
+    save_floats("x.npy", 1, (int64_t[]){1}, (const float[]){0});
+    EXPECT_PDEXT(1, "run %s --op td_echo --input X=x.npy", pd_test_path("td_decl_ops.so"));
+    PD_EXPECT_CONTAINS(err_text, "missing attr 'need' of td_echo");
+    EXPECT_PDEXT(0, "run %s --op td_echo --input X=x.npy --attr need=4 --out out",
+                 pd_test_path("td_decl_ops.so"));
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(pd_npy_load(in_dir("out/Out.npy"), &t));
+    PD_EXPECT_NEAR(((double *)t.data)[1], -1, 0); /* axis: its default */
+    PD_EXPECT_NEAR(((double *)t.data)[14], 4, 0); /* need: given */
+    pd_tensor_release(&t);
+    done();
+}
+
 PD_TEST(Cli, VerboseShowsTheBuildOnStderr)
 {
     EXPECT_PDEXT(0, "list -v %s", RELU_C);

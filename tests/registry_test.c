@@ -7,6 +7,7 @@
 #include "pd_test.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 static void noop(pd_kernel_ctx *ctx) { (void)ctx; }
 
@@ -197,5 +198,55 @@ PD_TEST(Registry, FindsFromManyThreadsAtOnce)
         pthread_join(threads[t], NULL);
         PD_EXPECT_EQ(args[t].wrong, 0);
     }
+    pd_registry_destroy(reg);
+}
+
+typedef struct racer_arg {
+    const pd_registry *reg;
+    atomic_int *stop;
+    int found, missed, wrong;
+} racer_arg;
+
+/* Looks up while another thread loads and unloads: each lookup finds the op or not, never
+ * anything else. The ops may be unloaded at any moment, so they are never dereferenced;
+ * the snapshots are (a reclaimed one read here would be a use after free under ASan). */
+static void *racer(void *p)
+{
+    racer_arg *a = p;
+    while (!atomic_load(a->stop)) {
+        const pd_op *op = pd_op_find(a->reg, "tl_identity");
+        ++*(op ? &a->found : &a->missed);
+        int32_t n = pd_registry_op_count(a->reg);
+        if (n != 0 && n != 3)
+            ++a->wrong;
+        if (pd_op_find(a->reg, "tl_missing") != NULL)
+            ++a->wrong;
+    }
+    return NULL;
+}
+
+PD_TEST(Registry, LookupsRaceLoadsAndUnloadsSafely)
+{
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    enum { THREADS = 3 };
+    atomic_int stop = 0;
+    pthread_t threads[THREADS];
+    racer_arg args[THREADS];
+    for (int t = 0; t < THREADS; ++t) {
+        args[t] = (racer_arg){reg, &stop, 0, 0, 0};
+        PD_ASSERT_EQ(pthread_create(&threads[t], NULL, racer, &args[t]), 0);
+    }
+    for (int i = 0; i < 2000; ++i) {
+        pd_module *m = NULL;
+        PD_EXPECT_OK(pd_register_linked_ops(reg, &m));
+        PD_EXPECT_OK(pd_module_unload(m));
+    }
+    atomic_store(&stop, 1);
+    for (int t = 0; t < THREADS; ++t) {
+        pthread_join(threads[t], NULL);
+        PD_EXPECT_EQ(args[t].wrong, 0);
+    }
+    PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
     pd_registry_destroy(reg);
 }

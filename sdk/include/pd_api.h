@@ -263,7 +263,11 @@ static inline const pd_tensor *pd_input(pd_kernel_ctx *ctx, int32_t index) { ret
 static inline const pd_tensor *pd_input_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return PD__CALL(ctx, input(ctx, index, item)); }
 /* Tensors bound to input `index`: vector length, 1, or 0 for an absent optional. */
 static inline int32_t pd_input_count(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, input_count(ctx, index)); }
-/* Input by declared name ("X", "Out@GRAD"; suffixes @VECTOR / @OPTIONAL may be left off). */
+/* Declared position of an input / output by name ("X", "Out@GRAD"; suffixes @VECTOR /
+ * @OPTIONAL may be left off); a name the op does not declare ends the call naming it. */
+static inline int32_t pd_input_index(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, input_index(ctx, name)); }
+static inline int32_t pd_output_index(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, output_index(ctx, name)); }
+/* Input by declared name: pd_input(ctx, pd_input_index(ctx, name)). */
 static inline const pd_tensor *pd_input_named(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, input(ctx, PD__CALL(ctx, input_index(ctx, name)), 0)); }
 
 static inline const pd_attr *pd__attr_typed(pd_kernel_ctx *ctx, int32_t index, pd_attr_type type,
@@ -301,10 +305,24 @@ static inline const char *const *pd__attr_strings_at(pd_kernel_ctx *ctx, int32_t
 #define pd_attr_strings(ctx, index, count) pd__attr_strings_at(ctx, index, count, __FILE__, __LINE__)
 /* Declared position of an attribute by name; throws if undeclared. */
 static inline int32_t pd_attr_index(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, attr_index(ctx, name)); }
+/* Typed reads of an attribute by declared name: the pd_attr_* reads of
+ * pd_attr_index(ctx, name). An undeclared name or the wrong type ends the call naming it. */
+#define pd_attr_bool_named(ctx, name) pd__attr_bool_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_int_named(ctx, name) pd__attr_int_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_float_named(ctx, name) pd__attr_float_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_double_named(ctx, name) pd__attr_double_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_int64_named(ctx, name) pd__attr_int64_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_string_named(ctx, name) pd__attr_string_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_ints_named(ctx, name, count) pd__attr_ints_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
+#define pd_attr_floats_named(ctx, name, count) pd__attr_floats_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
+#define pd_attr_int64s_named(ctx, name, count) pd__attr_int64s_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
+#define pd_attr_strings_named(ctx, name, count) pd__attr_strings_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
 
 /* Output `index`: see pd_api.output. */
 static inline pd_tensor *pd_output(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, output(ctx, index, 0)); }
 static inline pd_tensor *pd_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return PD__CALL(ctx, output(ctx, index, item)); }
+/* Output by declared name: pd_output(ctx, pd_output_index(ctx, name)). */
+static inline pd_tensor *pd_output_named(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, output(ctx, PD__CALL(ctx, output_index(ctx, name)), 0)); }
 static inline int32_t pd_output_count(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, output_count(ctx, index)); }
 static inline void pd_set_output(pd_kernel_ctx *ctx, int32_t index, const pd_tensor *t) { PD__CALL_VOID(ctx, set_output(ctx, index, 0, t)); }
 static inline void pd_set_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t) { PD__CALL_VOID(ctx, set_output(ctx, index, item, t)); }

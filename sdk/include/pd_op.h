@@ -77,7 +77,10 @@ typedef struct pd_op_def {
     /* Attribute declarations "name: type", type in Paddle's spellings (bool, int, float,
      * double, int64_t, std::string, std::vector<int>, std::vector<float>,
      * std::vector<int64_t>, std::vector<std::string>) or the C aliases int32, int64, string,
-     * int[], float[], int64[], string[]. */
+     * int[], float[], int64[], string[]. "name: type = default" gives a default, written as in
+     * C++ ("axis: int64_t = -1", "scale: float = 0.5f", "flag: bool = true",
+     * "mode: std::string = \"sum\"", "dims: std::vector<int> = {1, 2}"); a call that leaves
+     * the attr out gets it. A default that is not a value of the type refuses the module. */
     const char *attrs[PD_MAX_ATTRS] PD__ZERO;
     /* Inplace map: pairs {input, output}; the output is the input tensor itself. */
     const char *inplace[PD_MAX_INPLACE][2] PD__ZERO;

@@ -216,6 +216,35 @@ int32_t pd_op_attr_count(const pd_op *op);
 const char *pd_op_attr_name(const pd_op *op, int32_t index);
 pd_attr_type pd_op_attr_type(const pd_op *op, int32_t index);
 
+/* A declared input or output as the runtime parsed it. Strings belong to the op (valid until
+ * its module unloads). */
+typedef struct pd_arg_info {
+    const char *name;  /* the name a host binds by: the declaration without its @VECTOR and
+                        * @OPTIONAL segments ("X", "Out@GRAD"); other segments, including
+                        * unknown ones such as "@VECTORS", stay part of it */
+    const char *decl;  /* as declared ("X@VECTOR") */
+    bool is_vector;    /* declared with @VECTOR: takes any number of tensors */
+    bool is_optional;  /* declared with @OPTIONAL: may be absent */
+} pd_arg_info;
+
+/* A declared attr as the runtime parsed it ("axis: int64_t = -1"). */
+typedef struct pd_attr_info {
+    const char *name;          /* "axis" */
+    const char *decl;          /* as declared */
+    pd_attr_type type;         /* PD_ATTR_INT64 */
+    bool has_default;          /* declared with "= value": a call may leave it out */
+    const char *default_text;  /* the default as written, trimmed ("-1"); NULL if none */
+    pd_attr default_value;     /* the value a call that leaves it out gets (name set; type
+                                * PD_ATTR_UNDEFINED when there is no default); vector and
+                                * string values point into the op */
+} pd_attr_info;
+
+/* Input / output / attr `index` of op (declared order) into *out. PD_ERR_INVALID_ARGUMENT for
+ * a NULL argument or an index out of range. */
+pd_status pd_op_input_info(const pd_op *op, int32_t index, pd_arg_info *out);
+pd_status pd_op_output_info(const pd_op *op, int32_t index, pd_arg_info *out);
+pd_status pd_op_attr_info(const pd_op *op, int32_t index, pd_attr_info *out);
+
 /* --- Running ops -------------------------------------------------------------------------- */
 
 /* One argument slot of a call: the tensors bound to one declared input or output. */
@@ -230,7 +259,8 @@ typedef struct pd_arg {
 
 /* Runs `op`. Inputs are bound by name or position; every non-optional input needs a defined
  * tensor (vector inputs one or more). Attrs are matched by name to the declared ones; a
- * missing, unknown or wrongly typed attr is an error naming it. Infer functions run first,
+ * missing attr takes its declared default, and one without a default, an unknown or a wrongly
+ * typed attr is an error naming it. Infer functions run first,
  * then the kernel; outputs are checked against the inferred shapes and dtypes. On success each
  * output slot's tensors are new references the caller releases (an output the op made as a
  * view may be strided: pd_is_contiguous tells, pd_tensor_contiguous makes it dense); an input

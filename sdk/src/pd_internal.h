@@ -56,6 +56,31 @@ void pd__storage_release(pd_storage *s);
  * names `who` and the offending argument. */
 PD__SIBLING_API pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim,
                           const int64_t *shape, size_t *bytes);
+/* pd__shape_check's verdict, without a message: true, with the byte size in *bytes, for a data
+ * type, ndim in [0, PD_MAX_DIMS], a shape (when ndim > 0) of dims >= 0 and a byte size (of
+ * the non-zero dims) within PTRDIFF_MAX. Inline for the runner's output path; pd__shape_check
+ * starts with it and only works out a message once it says no. */
+static inline bool pd__shape_bytes(pd_data_type dtype, int32_t ndim, const int64_t *shape,
+                                   size_t *bytes)
+{
+    if ((unsigned)dtype - 1u >= PD_NUM_DTYPES - 1u || (uint32_t)ndim > PD_MAX_DIMS ||
+        (ndim > 0 && shape == NULL))
+        return false;
+    uint64_t total = pd_dtype_size(dtype);
+    bool empty = false;
+    for (int32_t d = 0; d < ndim; ++d) {
+        if (shape[d] <= 0) {
+            if (shape[d] < 0)
+                return false;
+            empty = true;
+        } else if (__builtin_mul_overflow(total, (uint64_t)shape[d], &total) ||
+                   total > (uint64_t)PTRDIFF_MAX) {
+            return false;
+        }
+    }
+    *bytes = empty ? 0 : (size_t)total;
+    return true;
+}
 
 /* --- layout.c: strides, byte ranges, strided copies ---------------------------------------- */
 
@@ -122,22 +147,11 @@ void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx);
 
 /* --- A registered op (built by opdef.c / registry.c, read by the runner) ------------------- */
 
-#define PD__NAME_MAX 128 /* longest input/output/attr name, registered op name */
+#include "ops/decl.h" /* parsed declarations: pd__arg_decl, pd__attr_decl */
 
-/* One declared input or output, parsed from its string. */
-typedef struct pd__arg_decl {
-    const char *decl;          /* as declared: "X", "X@VECTOR", "Y@OPTIONAL", "X@VECTOR@GRAD" */
-    char base[PD__NAME_MAX];   /* decl without its @VECTOR / @OPTIONAL parts: "X@GRAD" */
-    bool is_vector;
-    bool is_optional;
-} pd__arg_decl;
-
-/* One declared attribute, parsed from "name: type". */
-typedef struct pd__attr_decl {
-    char name[PD__NAME_MAX];
-    pd_attr_type type;
-} pd__attr_decl;
-
+/* An op as registered: parsed once from its definition and never written again once its
+ * module is published (grad links live in the registry's snapshot, not here), so any number
+ * of threads may read it without a lock. */
 struct pd_op {
     const pd_op_def *def;     /* the module's definition (read only up to def->struct_size) */
     char name[PD__NAME_MAX];  /* registered name: name, name_grad or name_grad_grad */
@@ -149,16 +163,20 @@ struct pd_op {
     pd__attr_decl attrs[PD_MAX_ATTRS];
     int32_t inplace_input[PD_MAX_OUTPUTS]; /* per output: the input it aliases, or -1 */
     pd_kernel_fn kernel, infer_shape, infer_dtype; /* copied from def (NULL past struct_size) */
-    const pd_op *grad;        /* the op registered as <name>_grad, if any (set on registration) */
-    const pd_op *forward;     /* for grad ops: the op they differentiate */
     pd_invoke_fn invoke;      /* the module's C++ invoke hook (NULL: call op code directly) */
-    /* Facts the runner needs on every call, computed once by pd__op_parse (opdef.c) so that a
-     * call does no string work for them. */
+    /* Facts the runner's binder needs on every call, computed once by pd__op_parse (opdef.c)
+     * so that a call does no string work and no per-declaration tests for them. */
     int32_t default_source[PD_MAX_OUTPUTS]; /* per output: the input the default inference
                                              * mirrors (see opdef.c), or -1 */
     uint32_t strided_inputs; /* bit i: input i may reach the kernel strided (strided_inputs.c) */
-    bool simple; /* plain inputs and outputs only (no @VECTOR, no @OPTIONAL), no inplace, no
-                  * attrs: calls of it may take the runner's lean binding */
+    uint32_t plain_inputs;    /* bit i: input i takes exactly one tensor (not @VECTOR, not
+                               * @OPTIONAL), so a positional pd_arg of one good tensor is all
+                               * its binding needs */
+    uint32_t required_attrs;  /* bit i: attr i has no default, so a call must give it */
+    bool setup_outputs;       /* some output's item count or tensors come from its input
+                               * (vector, inplace, or mirroring an optional input) */
+    bool plain_infer;         /* no infer functions and no setup_outputs: the default
+                               * inference is one copy per mirroring output */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */

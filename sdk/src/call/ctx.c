@@ -22,7 +22,7 @@ static void check_input_index(pd_kernel_ctx *ctx, const char *who, int32_t index
                (int)ctx->n_inputs, plural(ctx->n_inputs));
 }
 
-static pd__out_slot *checked_output(pd_kernel_ctx *ctx, const char *who, int32_t index)
+static inline pd__out_slot *checked_output(pd_kernel_ctx *ctx, const char *who, int32_t index)
 {
     if (index < 0 || index >= ctx->n_outputs)
         OP_BUG("%s: output index %d is out of range; the op declares %d output%s", who, (int)index,
@@ -30,7 +30,7 @@ static pd__out_slot *checked_output(pd_kernel_ctx *ctx, const char *who, int32_t
     return &ctx->out[index];
 }
 
-static pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, int32_t index, int32_t item)
+static inline pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, int32_t index, int32_t item)
 {
     pd__out_slot *slot = checked_output(ctx, who, index);
     if (item < 0 || item >= slot->count)
@@ -49,44 +49,17 @@ static const pd_place *first_input_place(const pd_kernel_ctx *ctx)
     return &cpu;
 }
 
-/* pd__shape_check's verdict and byte size, without a message: false for anything it would
- * refuse. The product of the non-zero dims is checked once at the end, which is the same as
- * its running check since every factor is >= 1. */
-static inline bool shape_bytes(pd_data_type dtype, int32_t ndim, const int64_t *shape,
-                               size_t *bytes)
-{
-    size_t size = pd_dtype_size(dtype);
-    uint64_t count = 1, total;
-    bool empty = false;
-    if (size == 0 || (uint32_t)ndim > PD_MAX_DIMS)
-        return false;
-    for (int32_t d = 0; d < ndim; ++d) {
-        if (shape[d] <= 0) {
-            if (shape[d] < 0)
-                return false;
-            empty = true;
-        } else if (__builtin_mul_overflow(count, (uint64_t)shape[d], &count)) {
-            return false;
-        }
-    }
-    if (__builtin_mul_overflow(count, (uint64_t)size, &total) || total > (uint64_t)PTRDIFF_MAX)
-        return false;
-    *bytes = empty ? 0 : (size_t)total;
-    return true;
-}
-
 /* pd_output's tensor for item `it`, whose dtype and shape inference set (and checked): on the
- * place of the op's first bound input. Re-validates nothing the runner already knows, but still
- * checks the byte size and the place (a host's tensor struct may carry any place); any refusal
- * goes through pd__ctx_make_tensor, which throws with its usual message. */
+ * place of the op's first bound input. The byte size and the place (a host's tensor struct
+ * may carry any place) are still checked; a refusal throws the usual message. */
 static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
 {
     const pd_place *place = first_input_place(ctx);
     size_t bytes;
     pd_storage *storage;
-    if (!shape_bytes(it->dtype, it->ndim, it->shape, &bytes) || !pd__place_ok(place) ||
+    if (!pd__shape_bytes(it->dtype, it->ndim, it->shape, &bytes) || !pd__place_ok(place) ||
         (storage = pd__storage_alloc(place, bytes)) == NULL) {
-        /* Refused: the checked path finds the same fault and throws its message. */
+        /* Refused: the checked constructor finds the same fault and throws its message. */
         pd__ctx_make_tensor("pd_output", &it->tensor, it->dtype, *place, it->ndim, it->shape);
         return;
     }
@@ -116,25 +89,6 @@ static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
     t->reserved = 0;
     t->offset = 0;
     pd__dense_strides(t->ndim, t->shape, t->strides);
-}
-
-const char *pd__decl_names(const pd__arg_decl *decls, int32_t n, char *buf, size_t size)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int32_t i = 0; i < n && used + 1 < size; ++i) {
-        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", decls[i].decl);
-        used += w > 0 ? (size_t)w : 0;
-    }
-    return n ? buf : "none";
-}
-
-int32_t pd__decl_find(const pd__arg_decl *decls, int32_t n, const char *name)
-{
-    for (int32_t i = 0; i < n; ++i)
-        if (strcmp(decls[i].base, name) == 0 || strcmp(decls[i].decl, name) == 0)
-            return i;
-    return -1;
 }
 
 static int32_t find_named(const char *who, const char *what, const pd__arg_decl *decls, int32_t n,
@@ -183,7 +137,7 @@ int32_t pd__ctx_input_index(pd_kernel_ctx *ctx, const char *name)
 
 int32_t pd__ctx_output_index(pd_kernel_ctx *ctx, const char *name)
 {
-    return find_named("output_index", "output", ctx->op->outputs, ctx->n_outputs, name);
+    return find_named("pd_output_index", "output", ctx->op->outputs, ctx->n_outputs, name);
 }
 
 const pd_attr *pd__ctx_attr(pd_kernel_ctx *ctx, int32_t index)
@@ -196,19 +150,14 @@ const pd_attr *pd__ctx_attr(pd_kernel_ctx *ctx, int32_t index)
 
 int32_t pd__ctx_attr_index(pd_kernel_ctx *ctx, const char *name)
 {
-    for (int32_t i = 0; name && i < ctx->n_attrs; ++i)
-        if (strcmp(ctx->op->attrs[i].name, name) == 0)
-            return i;
-    char names[512];
-    size_t used = 0;
-    names[0] = '\0';
-    for (int32_t i = 0; i < ctx->n_attrs && used + 1 < sizeof names; ++i) {
-        int w = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                         ctx->op->attrs[i].name);
-        used += w > 0 ? (size_t)w : 0;
+    int32_t i = name ? pd__decl_attr_find(ctx->op->attrs, ctx->n_attrs, name) : -1;
+    if (i < 0) {
+        char names[512];
+        OP_BUG("pd_attr_index: the op has no attr named '%s' (declared: %s)",
+               name ? name : "(null)",
+               pd__decl_attr_names(ctx->op->attrs, ctx->n_attrs, false, names, sizeof names));
     }
-    OP_BUG("pd_attr_index: the op has no attr named '%s' (declared: %s)", name ? name : "(null)",
-           ctx->n_attrs ? names : "none");
+    return i;
 }
 
 int32_t pd__ctx_output_count(pd_kernel_ctx *ctx, int32_t index)
@@ -216,42 +165,24 @@ int32_t pd__ctx_output_count(pd_kernel_ctx *ctx, int32_t index)
     return checked_output(ctx, "pd_output_count", index)->count;
 }
 
-/* pd_output when its fast path in pd__ctx_output declined: a bad index or item, the infer
- * phase, or nothing inferred. Each check throws its own message. */
-static __attribute__((noinline)) pd_tensor *output_checked(pd_kernel_ctx *ctx, int32_t index,
-                                                           int32_t item)
+/* Every kernel calls this once per output. One path: the index checks and the phase and
+ * inference checks are compares whose failing side only throws (cold code), so the accepted
+ * case costs a few loads and branches. */
+pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
 {
     pd__out_item *it = checked_item(ctx, "pd_output", index, item);
     if (it->tensor.dtype != PD_UNDEFINED)
         return &it->tensor;
-    const char *name = ctx->op->outputs[index].base;
     if (ctx->phase != PD__PHASE_KERNEL)
         OP_BUG("pd_output: output '%s' is made by the kernel; infer functions may only set its "
                "count, shape and dtype",
-               name);
+               ctx->op->outputs[index].base);
     if (it->ndim < 0 || it->dtype == PD_UNDEFINED)
         OP_BUG("pd_output: output '%s' item %d has no inferred %s; give the op an infer_shape / "
                "infer_dtype, or make the tensor and pass it to pd_set_output",
-               name, (int)item, it->ndim < 0 ? "shape" : "dtype");
+               ctx->op->outputs[index].base, (int)item, it->ndim < 0 ? "shape" : "dtype");
     make_output(ctx, it);
     return &it->tensor;
-}
-
-/* Every kernel calls this once per output: the accepted cases are tested first, with no
- * message work, and anything else takes output_checked. */
-pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
-{
-    if ((uint32_t)index < (uint32_t)ctx->n_outputs &&
-        (uint32_t)item < (uint32_t)ctx->out[index].count) {
-        pd__out_item *it = &ctx->out[index].items[item];
-        if (it->tensor.dtype != PD_UNDEFINED)
-            return &it->tensor;
-        if (ctx->phase == PD__PHASE_KERNEL && it->ndim >= 0 && it->dtype != PD_UNDEFINED) {
-            make_output(ctx, it);
-            return &it->tensor;
-        }
-    }
-    return output_checked(ctx, index, item);
 }
 
 void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t)

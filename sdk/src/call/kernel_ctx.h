@@ -101,6 +101,20 @@ static inline void pd__out_item_reset(pd__out_item *it)
     it->ndim = -1;
 }
 
+/* --- runner.c ------------------------------------------------------------------------------ */
+
+/* How often this thread's calls took the runner's fast cases: an input bound by position with
+ * one good tensor for a plain declaration, an output of one item handed over as inferred, and
+ * the default inference of an op with nothing but plain outputs (pd_op.plain_infer). Counted
+ * so that tests can prove the fast cases run; per thread, so counting costs an increment of
+ * memory no other thread touches. */
+typedef struct pd__runner_stats_t {
+    uint64_t fast_inputs;
+    uint64_t fast_outputs;
+    uint64_t plain_infers;
+} pd__runner_stats_t;
+extern _Thread_local pd__runner_stats_t pd__runner_stats __attribute__((tls_model("initial-exec")));
+
 /* --- unwind.c ------------------------------------------------------------------------------ */
 
 /* This thread's innermost running call (NULL outside any). initial-exec: a plain
@@ -155,10 +169,6 @@ void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, p
 /* Resizes output `index` to `count` items (new items undefined, dropped ones released);
  * throws on out of memory. Used by set_output_count and by the runner's defaults. */
 void pd__ctx_resize_output(pd_kernel_ctx *ctx, int32_t index, int32_t count);
-/* Input or output index by name: the declaration or its base name; -1 if none. */
-int32_t pd__decl_find(const pd__arg_decl *decls, int32_t n, const char *name);
-/* "X, Out, Out@GRAD" (the declarations, as declared) into buf, or "none"; for messages. */
-const char *pd__decl_names(const pd__arg_decl *decls, int32_t n, char *buf, size_t size);
 
 /* --- ctx_arena.c: memory owned by the call ------------------------------------------------- */
 

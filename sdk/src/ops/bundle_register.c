@@ -1,5 +1,5 @@
 /*
- * bundle.c - pd_bundle_register: the registration call behind every static bundle's
+ * bundle_register.c - pd_bundle_register: the registration call behind every static bundle's
  * generated header (see pdext_bundle.h and `pdext bundle`).
  *
  * A bundle's table is registered like any op table (pd_module_load_info); what this adds is
@@ -12,19 +12,6 @@
 #include "ops/pd_registry_internal.h"
 #include "pdext_bundle.h"
 
-/* The module of `reg` that holds the table described by `info`, or NULL. */
-static pd_module *find_table(pd_registry *reg, const pd_module_info *info)
-{
-    pd_module *found = NULL;
-    pthread_mutex_lock(&reg->lock);
-    for (pd_module *m = reg->first; m && found == NULL; m = m->next)
-        if (m->handle == NULL && m->info.ops_begin == info->ops_begin &&
-            m->info.ops_end == info->ops_end)
-            found = m;
-    pthread_mutex_unlock(&reg->lock);
-    return found;
-}
-
 pd_status pd_bundle_register(pd_registry *reg, const pd_module_info *info, const char *origin,
                              pd_module **out)
 {
@@ -34,12 +21,12 @@ pd_status pd_bundle_register(pd_registry *reg, const pd_module_info *info, const
     /* Reading ops_begin/ops_end needs a block that has them (an older, shorter info block
      * is left to pd_module_load_info, which explains what is wrong with it). */
     bool has_bounds = info->struct_size >= offsetof(pd_module_info, ops_end) + sizeof info->ops_end;
-    pd_module *m = (has_bounds && info->ops_begin) ? find_table(reg, info) : NULL;
+    pd_module *m = (has_bounds && info->ops_begin) ? pd__registry_find_table(reg, info) : NULL;
     if (m == NULL) {
         pd_status s = pd_module_load_info(reg, info, origin ? origin : "(static bundle)", &m);
         /* Another thread may have registered the same table between our look and our load:
          * then its registration is ours. */
-        if (s == PD_ERR_ALREADY_EXISTS && has_bounds && (m = find_table(reg, info)) != NULL)
+        if (s == PD_ERR_ALREADY_EXISTS && has_bounds && (m = pd__registry_find_table(reg, info)) != NULL)
             s = PD_OK;
         if (s != PD_OK)
             return s;

@@ -34,6 +34,8 @@ static void module_free(pd_module *m)
 {
     if (m == NULL)
         return;
+    for (int32_t i = 0; m->ops && i < m->n_ops; ++i)
+        pd__op_free(&m->ops[i]);
     free(m->ops);
     free(m->path);
     free(m);
@@ -111,7 +113,7 @@ static const pd_op *visible_find(const pd_registry *reg, const pd_module *m,
     const pd_op *op = module_find(m, m->n_ops, name);
     if (op)
         return op;
-    op = pd__snapshot_find(atomic_load(&((pd_registry *)reg)->current), name);
+    op = pd__snapshot_find(pd__registry_snapshot(reg), name);
     return (op && op->module != replace) ? op : NULL;
 }
 
@@ -123,10 +125,8 @@ static pd_status check_grad_attrs(const pd_op *grad, const pd_op *fwd)
 {
     for (int32_t i = 0; i < grad->n_attrs; ++i) {
         const pd__attr_decl *a = &grad->attrs[i];
-        int32_t j = 0;
-        while (j < fwd->n_attrs && strcmp(fwd->attrs[j].name, a->name) != 0)
-            ++j;
-        if (j == fwd->n_attrs)
+        int32_t j = pd__decl_attr_find(fwd->attrs, fwd->n_attrs, a->name);
+        if (j < 0)
             return pd__fail(PD_ERR_INVALID_MODULE,
                             "op '%s' (%s:%d): attr \"%s\" is not an attr of '%s'; a grad op's "
                             "attrs must be a subset of its forward op's",
@@ -147,7 +147,7 @@ static pd_status check_grad_attrs(const pd_op *grad, const pd_op *fwd)
 static pd_status check_module_ops(const pd_registry *reg, const pd_module *m,
                                   const pd_module *replace)
 {
-    const pd__snapshot *snap = atomic_load(&((pd_registry *)reg)->current);
+    const pd__snapshot *snap = pd__registry_snapshot(reg);
     for (int32_t i = 0; i < m->n_ops; ++i) {
         const pd_op *op = &m->ops[i];
         const pd_op *twin = module_find(m, i, op->name);
@@ -426,6 +426,18 @@ int32_t pd_module_op_count(const pd_module *module) { return module ? module->n_
 const pd_op *pd_module_op(const pd_module *module, int32_t index)
 {
     return (module && index >= 0 && index < module->n_ops) ? &module->ops[index] : NULL;
+}
+
+pd_module *pd__registry_find_table(pd_registry *reg, const pd_module_info *info)
+{
+    pd_module *found = NULL;
+    pthread_mutex_lock(&reg->lock);
+    for (pd_module *m = reg->first; m && found == NULL; m = m->next)
+        if (m->handle == NULL && m->info.ops_begin == info->ops_begin &&
+            m->info.ops_end == info->ops_end)
+            found = m;
+    pthread_mutex_unlock(&reg->lock);
+    return found;
 }
 
 const pd_module_info *pd_module_get_info(const pd_module *module)

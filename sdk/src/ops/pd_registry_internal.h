@@ -3,12 +3,21 @@
  * module structs, the immutable name -> op snapshot that lookups read without a lock, and
  * the parse step that turns one pd_op_def into a struct pd_op.
  *
- * Concurrency model. Readers (pd_op_find, pd_registry_op_at, the runner) load the current
- * snapshot through an atomic pointer and never take a lock. Writers (load, unload) hold the
- * registry's mutex, build a whole new snapshot, swap it in, and keep the old one on a retired
- * list until pd_registry_destroy, so a reader still walking it never touches freed memory.
- * A snapshot owns copies of the op names it indexes, so probing never dereferences an op of a
- * module that has since been unloaded.
+ * Concurrency model. Readers (pd_op_find, pd_registry_op_at, pd_op_grad, pd_run) pin the
+ * current snapshot (pd__snapshot_pin), read it, and unpin it; they never take a lock.
+ * Writers (load, unload) hold the registry's mutex, build a whole new snapshot (op names,
+ * hash index, sorted listing and grad links, all resolved in the new snapshot: published ops
+ * are never written), swap it in and retire the old one.
+ *
+ * Reclaiming retired snapshots. A pin is an increment of one of PD__READER_STRIPES counters
+ * (each on its own cache line; a thread always uses the same one, so threads rarely share a
+ * line) followed by the load of `current`; unpinning decrements it. After a swap the writer
+ * reads every counter: if all are zero, no reader can still hold a retired snapshot (all four
+ * operations are seq_cst, so a reader whose increment comes after the writer's read loads the
+ * new `current`), and every retired snapshot is freed. Otherwise they stay on the retired list
+ * and the next load, unload or pd_registry_destroy tries again. A pin lasts for one hash probe
+ * (or one listing read), so a registry is rarely caught mid-lookup; a loop of loads and
+ * unloads keeps at most one snapshot alive besides the current one.
  */
 #ifndef PD_REGISTRY_INTERNAL_H
 #define PD_REGISTRY_INTERNAL_H
@@ -17,11 +26,13 @@
 
 #include <pthread.h>
 
-/* One slot of a snapshot's hash table, and of its sorted listing. */
+/* One slot of a snapshot's hash table. */
 typedef struct pd__snap_entry {
     uint64_t hash;     /* pd__name_hash(name) */
     const char *name;  /* copy owned by the snapshot */
     const pd_op *op;
+    const pd_op *grad;    /* the op registered as <name>_grad of the next kind, or NULL */
+    const pd_op *forward; /* for grad ops: the op they differentiate, or NULL */
 } pd__snap_entry;
 
 /* An immutable index of the registered ops: one allocation, never changed once published. */
@@ -43,12 +54,55 @@ struct pd_module {
     pd_op *ops;               /* in table order */
 };
 
+#define PD__READER_STRIPES 16
+
+/* One reader counter, alone on its cache line. */
+typedef struct pd__reader_stripe {
+    _Alignas(64) atomic_long pins;
+} pd__reader_counter;
+
 struct pd_registry {
     pthread_mutex_t lock;                /* serializes loads and unloads */
     _Atomic(pd__snapshot *) current;     /* what readers see */
-    pd__snapshot *retired;               /* replaced snapshots, freed on destroy */
+    pd__snapshot *retired;               /* replaced snapshots not yet freed */
     pd_module *first, *last;             /* loaded modules, oldest first */
+    pd__reader_counter readers[PD__READER_STRIPES]; /* pins in progress (see above) */
 };
+
+/* This thread's reader stripe plus one (0 until its first pin), and the slow path that
+ * assigns it (round robin over the stripes). */
+extern _Thread_local unsigned pd__reader_stripe __attribute__((tls_model("initial-exec")));
+unsigned pd__reader_stripe_assign(void);
+static inline unsigned pd__reader_stripe_index(void)
+{
+    unsigned s = pd__reader_stripe;
+    return s ? s - 1 : pd__reader_stripe_assign();
+}
+
+/* Pins and returns the current snapshot (may be NULL) for a lock-free read; *pin receives
+ * what pd__snapshot_unpin needs. Keep the pin short: a writer frees retired snapshots only
+ * when no pin is held. */
+static inline const pd__snapshot *pd__snapshot_pin(const pd_registry *reg, atomic_long **pin)
+{
+    pd_registry *r = (pd_registry *)reg; /* the counters are the only part a reader writes */
+    atomic_long *c = &r->readers[pd__reader_stripe_index()].pins;
+    atomic_fetch_add_explicit(c, 1, memory_order_seq_cst);
+    *pin = c;
+    return atomic_load_explicit(&r->current, memory_order_seq_cst);
+}
+static inline void pd__snapshot_unpin(atomic_long *pin)
+{
+    atomic_fetch_sub_explicit(pin, 1, memory_order_release);
+}
+
+/* The current snapshot, for a writer holding the registry's lock (nothing frees it then). */
+static inline const pd__snapshot *pd__registry_snapshot(const pd_registry *reg)
+{
+    return atomic_load_explicit(&((pd_registry *)reg)->current, memory_order_relaxed);
+}
+
+/* Snapshots allocated and not yet freed, over all registries; for tests. */
+int64_t pd__snapshot_live_count(void);
 
 /* --- opdef.c ------------------------------------------------------------------------------ */
 
@@ -58,24 +112,27 @@ struct pd_registry {
  * the caller prefixes it with the function and module. */
 pd_status pd__op_parse(const pd_op_def *def, int32_t index, pd_module *module, pd_op *op);
 
-/* Parses an attr type spelling ("int64_t", "std::vector< int >", "int[]", ...); white space
- * is allowed anywhere except inside a word. PD_ATTR_UNDEFINED when unknown. */
-pd_attr_type pd__attr_type_parse(const char *spelling);
-
-/* The registered name of an op of `kind` for forward name `name` into buf (false: too long). */
-bool pd__op_registered_name(const char *name, pd_op_kind kind, char *buf, size_t size);
+/* Frees what pd__op_parse allocated for the op (its attr defaults); the op stays readable. */
+void pd__op_free(pd_op *op);
 
 /* --- registry.c --------------------------------------------------------------------------- */
 
 uint64_t pd__name_hash(const char *name);
-/* The op named `name` in snapshot `snap` (may be NULL), or NULL. */
+/* The entry of the op named `name` in snapshot `snap` (may be NULL), or NULL. */
+const pd__snap_entry *pd__snapshot_entry(const pd__snapshot *snap, const char *name);
+/* Its op, or NULL. */
 const pd_op *pd__snapshot_find(const pd__snapshot *snap, const char *name);
+/* The op named `name` in reg's current snapshot (pinned for the probe only), or NULL without
+ * a message: the runner's by-name lookup. */
+const pd_op *pd__registry_lookup(const pd_registry *reg, const char *name);
+/* The forward op of a registered grad op in its registry's current snapshot, or NULL. */
+const pd_op *pd__op_forward(const pd_op *op);
 /* A new snapshot indexing every op of the registry's modules except `skip` (may be NULL),
- * plus the ops of `extra` (may be NULL, not yet linked into the list). NULL on out of memory
- * (message set). Call with the lock held. */
+ * plus the ops of `extra` (may be NULL, not yet linked into the list), with grad links
+ * resolved among them. NULL on out of memory (message set). Call with the lock held. */
 pd__snapshot *pd__snapshot_build(pd_registry *reg, const pd_module *skip, const pd_module *extra);
-/* Makes `snap` the current snapshot: recomputes every op's grad/forward links from it, swaps
- * it in and retires the previous one. Call with the lock held. */
+/* Makes `snap` the current snapshot, retires the previous one and frees the retired ones no
+ * reader can hold (see above). Call with the lock held. */
 void pd__snapshot_publish(pd_registry *reg, pd__snapshot *snap);
 
 /* --- module.c ----------------------------------------------------------------------------- */
@@ -83,5 +140,8 @@ void pd__snapshot_publish(pd_registry *reg, pd__snapshot *snap);
 /* Unloads every module, newest first (so no grad op outlives the forward op it was checked
  * against); for pd_registry_destroy. */
 void pd__module_unload_all(pd_registry *reg);
+/* The module of reg registered from the op table that `info` describes (same ops_begin and
+ * ops_end, no library), or NULL: what makes pd_bundle_register idempotent. Takes the lock. */
+pd_module *pd__registry_find_table(pd_registry *reg, const pd_module_info *info);
 
 #endif /* PD_REGISTRY_INTERNAL_H */

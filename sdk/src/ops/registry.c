@@ -2,16 +2,42 @@
  * registry.c - the set of registered ops: lock-free lookup by name through an immutable
  * snapshot, listing, and the accessors of a registered op.
  *
- * pd_op_find sits on the by-name run path, so it does one atomic load, hashes the name and
- * probes an open-addressing table whose entries carry the hash and a private copy of the
- * name: no lock, no reference count, and nothing it reads is ever freed while the registry
- * lives (see pd_registry_internal.h). Loads and unloads are rare; they rebuild the whole
- * snapshot under the registry's mutex, which keeps the reader side trivially correct.
+ * pd_op_find sits on the by-name run path, so it pins the snapshot (one increment of a
+ * counter its thread rarely shares), hashes the name and probes an open-addressing table
+ * whose entries carry the hash and a private copy of the name: no lock, and nothing it reads
+ * is freed while it is pinned (pd_registry_internal.h explains the reclamation). Loads and
+ * unloads are rare; they rebuild the whole snapshot under the registry's mutex, grad links
+ * included, so published ops are never written.
  */
 #include "ops/pd_registry_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+_Thread_local unsigned pd__reader_stripe __attribute__((tls_model("initial-exec")));
+
+unsigned pd__reader_stripe_assign(void)
+{
+    static atomic_uint next;
+    unsigned s = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) % PD__READER_STRIPES;
+    pd__reader_stripe = s + 1;
+    return s;
+}
+
+static atomic_llong live_snapshots;
+
+int64_t pd__snapshot_live_count(void)
+{
+    return (int64_t)atomic_load_explicit(&live_snapshots, memory_order_relaxed);
+}
+
+static void snapshot_free(pd__snapshot *snap)
+{
+    if (snap == NULL)
+        return;
+    atomic_fetch_sub_explicit(&live_snapshots, 1, memory_order_relaxed);
+    free(snap);
+}
 
 /* FNV-1a: short names, no need for anything stronger. */
 uint64_t pd__name_hash(const char *name)
@@ -24,7 +50,7 @@ uint64_t pd__name_hash(const char *name)
     return h;
 }
 
-const pd_op *pd__snapshot_find(const pd__snapshot *snap, const char *name)
+const pd__snap_entry *pd__snapshot_entry(const pd__snapshot *snap, const char *name)
 {
     if (snap == NULL || snap->count == 0)
         return NULL;
@@ -34,7 +60,46 @@ const pd_op *pd__snapshot_find(const pd__snapshot *snap, const char *name)
         if (e->op == NULL)
             return NULL;
         if (e->hash == h && strcmp(e->name, name) == 0)
-            return e->op;
+            return e;
+    }
+}
+
+const pd_op *pd__snapshot_find(const pd__snapshot *snap, const char *name)
+{
+    const pd__snap_entry *e = pd__snapshot_entry(snap, name);
+    return e ? e->op : NULL;
+}
+
+const pd_op *pd__registry_lookup(const pd_registry *reg, const char *name)
+{
+    atomic_long *pin;
+    const pd_op *op = pd__snapshot_find(pd__snapshot_pin(reg, &pin), name);
+    pd__snapshot_unpin(pin);
+    return op;
+}
+
+/* An op registered as `name` of exactly `kind`, in snap. */
+static const pd_op *find_kind(const pd__snapshot *snap, const char *name, bool ok, int kind)
+{
+    const pd_op *op = ok ? pd__snapshot_find(snap, name) : NULL;
+    return (op && (int)op->kind == kind) ? op : NULL;
+}
+
+/* Resolves every entry's grad and forward links by naming convention, within the snapshot
+ * being built (before anyone can read it). A forward op that happens to end in _grad is not
+ * taken for a grad op: kinds must follow each other. */
+static void link_ops(pd__snapshot *snap)
+{
+    char name[PD__NAME_MAX + 8];
+    for (uint32_t i = 0; i <= snap->mask; ++i) {
+        pd__snap_entry *e = &snap->slots[i];
+        if (e->op == NULL)
+            continue;
+        pd_op_kind kind = e->op->kind;
+        e->forward = find_kind(snap, name, pd__op_forward_name(e->name, kind, name, sizeof name),
+                               (int)kind - 1);
+        e->grad = find_kind(snap, name, pd__op_grad_name(e->name, kind, name, sizeof name),
+                            (int)kind + 1);
     }
 }
 
@@ -106,48 +171,33 @@ pd__snapshot *pd__snapshot_build(pd_registry *reg, const pd_module *skip, const 
         for (int32_t i = 0; i < extra->n_ops; ++i)
             snapshot_insert(snap, &extra->ops[i], &pool);
     if (n > 1)
-        qsort(snap->sorted, n, sizeof(const pd_op *), compare_ops_by_name);
+        qsort(snap->sorted, n, sizeof *snap->sorted, compare_ops_by_name);
+    link_ops(snap);
+    atomic_fetch_add_explicit(&live_snapshots, 1, memory_order_relaxed);
     return snap;
 }
 
-/* The op that `op` differentiates, or that differentiates `op`, by naming convention. */
-static void link_op(const pd__snapshot *snap, pd_op *op)
+/* Frees every retired snapshot if no reader holds a pin (pd_registry_internal.h). */
+static void reclaim_retired(pd_registry *reg)
 {
-    char name[PD__NAME_MAX + 8];
-    const pd_op *forward = NULL;
-    if (op->kind != PD_OP_FORWARD) {
-        size_t len = strlen(op->name) - strlen("_grad"); /* x_grad -> x, x_grad_grad -> x_grad */
-        memcpy(name, op->name, len);
-        name[len] = '\0';
-        forward = pd__snapshot_find(snap, name);
-        if (forward && forward->kind + 1 != op->kind)
-            forward = NULL;
+    for (int k = 0; k < PD__READER_STRIPES; ++k)
+        if (atomic_load_explicit(&reg->readers[k].pins, memory_order_seq_cst) != 0)
+            return;
+    while (reg->retired) {
+        pd__snapshot *next = reg->retired->retired_next;
+        snapshot_free(reg->retired);
+        reg->retired = next;
     }
-    const pd_op *grad = NULL;
-    if (op->kind != PD_OP_DOUBLE_GRAD) {
-        memcpy(name, op->name, strlen(op->name));
-        strcpy(name + strlen(op->name), "_grad");
-        grad = pd__snapshot_find(snap, name);
-        if (grad && grad->kind != op->kind + 1) /* a forward op that happens to end in _grad */
-            grad = NULL;
-    }
-    /* Written only when changed, so ops untouched by a load or unload are never written while
-     * other threads may be running them. */
-    if (op->forward != forward)
-        op->forward = forward;
-    if (op->grad != grad)
-        op->grad = grad;
 }
 
 void pd__snapshot_publish(pd_registry *reg, pd__snapshot *snap)
 {
-    for (int32_t i = 0; i < snap->count; ++i)
-        link_op(snap, (pd_op *)snap->sorted[i]);
-    pd__snapshot *old = atomic_exchange_explicit(&reg->current, snap, memory_order_acq_rel);
+    pd__snapshot *old = atomic_exchange_explicit(&reg->current, snap, memory_order_seq_cst);
     if (old) {
         old->retired_next = reg->retired;
         reg->retired = old;
     }
+    reclaim_retired(reg);
 }
 
 /* Levenshtein distance, capped: only for suggestions on the error path. */
@@ -176,14 +226,19 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-static const pd_op *closest_op(const pd__snapshot *snap, const char *name)
+/* The registered name closest to `name`, or NULL. Reads only the snapshot's own copies of
+ * the names: an op of a module unloaded since the snapshot was pinned is freed memory. */
+static const char *closest_name(const pd__snapshot *snap, const char *name)
 {
-    const pd_op *best = NULL;
+    const char *best = NULL;
     size_t best_d = strlen(name) / 3 + 1; /* no suggestion unless fairly close */
-    for (int32_t i = 0; snap && i < snap->count; ++i) {
-        size_t d = edit_distance(name, snap->sorted[i]->name);
-        if (d <= best_d && (best == NULL || d < best_d)) {
-            best = snap->sorted[i];
+    for (uint32_t i = 0; snap && snap->count && i <= snap->mask; ++i) {
+        const pd__snap_entry *e = &snap->slots[i];
+        if (e->op == NULL)
+            continue;
+        size_t d = edit_distance(name, e->name);
+        if (d <= best_d && (best == NULL || d < best_d || strcmp(e->name, best) < 0)) {
+            best = e->name;
             best_d = d;
         }
     }
@@ -214,10 +269,11 @@ void pd_registry_destroy(pd_registry *reg)
         return;
     /* Newest first, so no grad op outlives the forward op it was checked against. */
     pd__module_unload_all(reg);
-    free(atomic_load(&reg->current));
+    /* No reader may use a registry being destroyed, so nothing is pinned any more. */
+    snapshot_free(atomic_load(&reg->current));
     while (reg->retired) {
         pd__snapshot *next = reg->retired->retired_next;
-        free(reg->retired);
+        snapshot_free(reg->retired);
         reg->retired = next;
     }
     pthread_mutex_destroy(&reg->lock);
@@ -230,48 +286,65 @@ const pd_op *pd_op_find(const pd_registry *reg, const char *name)
         pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_find: %s is NULL", reg ? "name" : "reg");
         return NULL;
     }
-    const pd__snapshot *snap =
-        atomic_load_explicit(&((pd_registry *)reg)->current, memory_order_acquire);
+    atomic_long *pin;
+    const pd__snapshot *snap = pd__snapshot_pin(reg, &pin);
     const pd_op *op = pd__snapshot_find(snap, name);
-    if (op != NULL)
-        return op;
-    const pd_op *near = closest_op(snap, name);
-    if (near)
-        pd__fail(PD_ERR_NOT_FOUND,
-                 "pd_op_find: no op named '%s' is registered (did you mean '%s'?)", name,
-                 near->name);
-    else
-        pd__fail(PD_ERR_NOT_FOUND, "pd_op_find: no op named '%s' is registered", name);
-    return NULL;
+    if (op == NULL) {
+        const char *near = closest_name(snap, name);
+        if (near)
+            pd__fail(PD_ERR_NOT_FOUND,
+                     "pd_op_find: no op named '%s' is registered (did you mean '%s'?)", name,
+                     near);
+        else
+            pd__fail(PD_ERR_NOT_FOUND, "pd_op_find: no op named '%s' is registered", name);
+    }
+    pd__snapshot_unpin(pin);
+    return op;
 }
 
 int32_t pd_registry_op_count(const pd_registry *reg)
 {
     if (reg == NULL)
         return 0;
-    const pd__snapshot *snap =
-        atomic_load_explicit(&((pd_registry *)reg)->current, memory_order_acquire);
-    return snap ? snap->count : 0;
+    atomic_long *pin;
+    const pd__snapshot *snap = pd__snapshot_pin(reg, &pin);
+    int32_t count = snap ? snap->count : 0;
+    pd__snapshot_unpin(pin);
+    return count;
 }
 
 const pd_op *pd_registry_op_at(const pd_registry *reg, int32_t index)
 {
-    const pd__snapshot *snap =
-        reg ? atomic_load_explicit(&((pd_registry *)reg)->current, memory_order_acquire) : NULL;
+    atomic_long *pin = NULL;
+    const pd__snapshot *snap = reg ? pd__snapshot_pin(reg, &pin) : NULL;
     int32_t count = snap ? snap->count : 0;
-    if (index < 0 || index >= count) {
+    const pd_op *op = (index >= 0 && index < count) ? snap->sorted[index] : NULL;
+    if (pin)
+        pd__snapshot_unpin(pin);
+    if (op == NULL)
         pd__fail(PD_ERR_INVALID_ARGUMENT,
                  "pd_registry_op_at: index %d is out of range; the registry has %d ops",
                  (int)index, (int)count);
-        return NULL;
-    }
-    return snap->sorted[index];
+    return op;
 }
 
 const char *pd_op_name(const pd_op *op) { return op ? op->name : NULL; }
 pd_op_kind pd_op_get_kind(const pd_op *op) { return op ? op->kind : PD_OP_FORWARD; }
 const pd_op_def *pd_op_definition(const pd_op *op) { return op ? op->def : NULL; }
-const pd_op *pd_op_grad(const pd_op *op) { return op ? op->grad : NULL; }
+/* op's link of the given direction in its registry's current snapshot. */
+static const pd_op *linked(const pd_op *op, bool grad)
+{
+    if (op == NULL)
+        return NULL;
+    atomic_long *pin;
+    const pd__snap_entry *e = pd__snapshot_entry(pd__snapshot_pin(op->module->reg, &pin), op->name);
+    const pd_op *link = (e && e->op == op) ? (grad ? e->grad : e->forward) : NULL;
+    pd__snapshot_unpin(pin);
+    return link;
+}
+
+const pd_op *pd_op_grad(const pd_op *op) { return linked(op, true); }
+const pd_op *pd__op_forward(const pd_op *op) { return linked(op, false); }
 const pd_module *pd_op_module(const pd_op *op) { return op ? op->module : NULL; }
 int32_t pd_op_input_count(const pd_op *op) { return op ? op->n_inputs : 0; }
 int32_t pd_op_output_count(const pd_op *op) { return op ? op->n_outputs : 0; }
@@ -285,4 +358,57 @@ const char *pd_op_attr_name(const pd_op *op, int32_t index)
 pd_attr_type pd_op_attr_type(const pd_op *op, int32_t index)
 {
     return (op && index >= 0 && index < op->n_attrs) ? op->attrs[index].type : PD_ATTR_UNDEFINED;
+}
+
+/* pd_op_input_info / pd_op_output_info: declaration `index` of `decls` (the op's `n` inputs or
+ * outputs, `what` in messages) into *out. */
+static pd_status arg_info(const char *who, const char *what, const pd_op *op,
+                          const pd__arg_decl *decls, int32_t n, int32_t index, pd_arg_info *out)
+{
+    if (op == NULL || out == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who, op ? "out" : "op");
+    if (index < 0 || index >= n)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: %s: %s index %d is out of range; the op declares %d", who, op->name,
+                        what, (int)index, (int)n);
+    out->name = decls[index].base;
+    out->decl = decls[index].decl;
+    out->is_vector = decls[index].is_vector;
+    out->is_optional = decls[index].is_optional;
+    return PD_OK;
+}
+
+pd_status pd_op_input_info(const pd_op *op, int32_t index, pd_arg_info *out)
+{
+    return arg_info("pd_op_input_info", "input", op, op ? op->inputs : NULL,
+                    op ? op->n_inputs : 0, index, out);
+}
+
+pd_status pd_op_output_info(const pd_op *op, int32_t index, pd_arg_info *out)
+{
+    return arg_info("pd_op_output_info", "output", op, op ? op->outputs : NULL,
+                    op ? op->n_outputs : 0, index, out);
+}
+
+pd_status pd_op_attr_info(const pd_op *op, int32_t index, pd_attr_info *out)
+{
+    if (op == NULL || out == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_attr_info: %s is NULL",
+                        op ? "out" : "op");
+    if (index < 0 || index >= op->n_attrs)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "pd_op_attr_info: %s: attr index %d is out of range; the op declares %d",
+                        op->name, (int)index, (int)op->n_attrs);
+    const pd__attr_decl *a = &op->attrs[index];
+    out->name = a->name;
+    out->decl = a->decl;
+    out->type = a->type;
+    out->has_default = a->has_default;
+    out->default_text = a->has_default ? a->default_text : NULL;
+    if (a->has_default)
+        out->default_value = a->default_value;
+    else
+        memset(&out->default_value, 0, sizeof out->default_value);
+    out->default_value.name = a->name;
+    return PD_OK;
 }

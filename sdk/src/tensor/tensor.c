@@ -128,6 +128,12 @@ static pd_status rank_check(const char *who, int32_t ndim, const int64_t *shape)
 pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim, const int64_t *shape,
                           size_t *bytes)
 {
+    size_t n;
+    if (pd__shape_bytes(dtype, ndim, shape, &n)) {
+        if (bytes != NULL)
+            *bytes = n;
+        return PD_OK;
+    }
     if (!dtype_valid(dtype)) {
         if (dtype == PD_UNDEFINED)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
