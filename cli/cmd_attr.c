@@ -97,15 +97,14 @@ static bool parse_element(pd_attr_type type, const char *s, size_t n, void *elem
             return false;
         ((float *)elems)[k] = (float)d;
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 
 static bool parse_vector(pd_attr *a, const char *value, void **elems, char **text)
 {
     int32_t n = count_elements(value);
-    size_t size = a->type == PD_ATTR_INT64S ? sizeof(int64_t)
+    size_t size = a->type == PD_ATTR_INT64S    ? sizeof(int64_t)
                   : a->type == PD_ATTR_STRINGS ? sizeof(char *)
                                                : sizeof(int32_t);
     *elems = pd_cmd_xmalloc(size * (size_t)(n ? n : 1));
@@ -144,32 +143,25 @@ bool pd_cmd_parse_attr(pd_attr *a, const char *name, pd_attr_type type, const ch
     *elems = NULL;
     *text = NULL;
     switch (type) {
-    case PD_ATTR_BOOL:
-        return parse_bool(value, &a->v.b);
+    case PD_ATTR_BOOL: return parse_bool(value, &a->v.b);
     case PD_ATTR_INT:
         if (!parse_int64(value, strlen(value), INT32_MIN, INT32_MAX, &i))
             return false;
         a->v.i = (int32_t)i;
         return true;
-    case PD_ATTR_INT64:
-        return parse_int64(value, strlen(value), INT64_MIN, INT64_MAX, &a->v.i64);
+    case PD_ATTR_INT64: return parse_int64(value, strlen(value), INT64_MIN, INT64_MAX, &a->v.i64);
     case PD_ATTR_FLOAT:
         if (!parse_double(value, strlen(value), &d))
             return false;
         a->v.f = (float)d;
         return true;
-    case PD_ATTR_DOUBLE:
-        return parse_double(value, strlen(value), &a->v.d);
-    case PD_ATTR_STRING:
-        a->v.s = value;
-        return true;
+    case PD_ATTR_DOUBLE: return parse_double(value, strlen(value), &a->v.d);
+    case PD_ATTR_STRING: a->v.s = value; return true;
     case PD_ATTR_INTS:
     case PD_ATTR_FLOATS:
     case PD_ATTR_INT64S:
-    case PD_ATTR_STRINGS:
-        return parse_vector(a, value, elems, text);
-    default:
-        return false;
+    case PD_ATTR_STRINGS: return parse_vector(a, value, elems, text);
+    default: return false;
     }
 }
 

@@ -59,8 +59,7 @@ static char *name_from_output(const char *output)
     return name;
 }
 
-int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output,
-                        bool shared)
+int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output, bool shared)
 {
     char *derived = a->name ? NULL : name_from_output(output);
     pd_jit_options o;
@@ -121,8 +120,8 @@ int pd_cmd_bundle(int argc, char **argv)
             shared = false;
         } else if ((v = pd_cmd_option("bundle", argc, argv, &i, "--output", "-o", &bad)) != NULL) {
             output = v;
-        } else if (!bad && (v = pd_cmd_option("bundle", argc, argv, &i, "--define", "-D", &bad)) !=
-                               NULL) {
+        } else if (!bad &&
+                   (v = pd_cmd_option("bundle", argc, argv, &i, "--define", "-D", &bad)) != NULL) {
             char *def = pd_cmd_xmalloc(strlen(v) + 3);
             snprintf(def, strlen(v) + 3, "-D%s", v);
             pd_cmd_strv_add(&a.cflags, def);

@@ -86,8 +86,8 @@ static pd_tensor make(int32_t ndim, const int64_t *shape, const float *values)
 }
 
 /* Prints one tensor and, for a result, whether it matches `expected`. */
-static void show(demo *d, const char *name, const pd_tensor *t, int32_t ndim,
-                 const int64_t *shape, const float *expected)
+static void show(demo *d, const char *name, const pd_tensor *t, int32_t ndim, const int64_t *shape,
+                 const float *expected)
 {
     char sh[64];
     printf("    %-10s %-7s ", name, pd_cmd_shape_str(t, sh, sizeof sh));
@@ -259,8 +259,10 @@ int pd_cmd_demo(int argc, char **argv)
     if (found && realpath(d.examples, real) != NULL) /* show /usr/share/..., not bin/../share */
         snprintf(d.examples, sizeof d.examples, "%s", real);
     if (!found) {
-        pd_cmd_error("demo", "cannot find the examples (relu/relu.c); set PDEXT_EXAMPLES_DIR to "
-                     "the examples directory (tried '%s')", d.examples);
+        pd_cmd_error("demo",
+                     "cannot find the examples (relu/relu.c); set PDEXT_EXAMPLES_DIR to "
+                     "the examples directory (tried '%s')",
+                     d.examples);
         return PD_CMD_FAILED;
     }
     const char *tmp = getenv("TMPDIR");

@@ -27,8 +27,7 @@ int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **ar
         /* Absolute, because the compiler runs in the build directory, not here. */
         char real[PATH_MAX];
         pd_cmd_strv_add(&a->include_dirs, realpath(v, real) ? real : v);
-    }
-    else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--cflags", NULL, &bad)) != NULL)
+    } else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--cflags", NULL, &bad)) != NULL)
         pd_cmd_strv_add_words(&a->cflags, v);
     else if (!bad && (v = pd_cmd_option(cmd, argc, argv, i, "--cxxflags", NULL, &bad)) != NULL)
         pd_cmd_strv_add_words(&a->cxxflags, v);
@@ -172,9 +171,11 @@ int pd_cmd_load(const char *cmd, pd_registry *reg, pd_cmd_load_args *a, pd_modul
     int32_t libs = 0;
     for (int32_t i = 0; i < a->inputs.n; ++i) {
         if (is_static_archive(a->inputs.v[i])) {
-            pd_cmd_error(cmd, "%s is a static archive (a bundle?): list and run take op "
+            pd_cmd_error(cmd,
+                         "%s is a static archive (a bundle?): list and run take op "
                          "sources or a shared library (.so); link a bundle into a program "
-                         "instead (see pdext bundle --help)", a->inputs.v[i]);
+                         "instead (see pdext bundle --help)",
+                         a->inputs.v[i]);
             return PD_CMD_USAGE;
         }
         libs += pd_cmd_is_library(a->inputs.v[i]);

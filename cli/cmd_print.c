@@ -35,8 +35,12 @@ static double element(const pd_tensor *t, int64_t i, double *im)
     case PD_BFLOAT16: return pd_bfloat16_to_float(((const pd_bfloat16 *)d)[i]);
     case PD_FLOAT32: return ((const float *)d)[i];
     case PD_FLOAT64: return ((const double *)d)[i];
-    case PD_COMPLEX64: *im = ((const pd_complex64 *)d)[i].im; return ((const pd_complex64 *)d)[i].re;
-    case PD_COMPLEX128: *im = ((const pd_complex128 *)d)[i].im; return ((const pd_complex128 *)d)[i].re;
+    case PD_COMPLEX64:
+        *im = ((const pd_complex64 *)d)[i].im;
+        return ((const pd_complex64 *)d)[i].re;
+    case PD_COMPLEX128:
+        *im = ((const pd_complex128 *)d)[i].im;
+        return ((const pd_complex128 *)d)[i].re;
     default: return 0;
     }
 }

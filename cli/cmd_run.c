@@ -60,11 +60,14 @@ static int parse_args(int argc, char **argv, run_args *r)
             return -1;
         } else if ((v = pd_cmd_option("run", argc, argv, &i, "--op", NULL, &bad)) != NULL) {
             r->op = v;
-        } else if (!bad && (v = pd_cmd_option("run", argc, argv, &i, "--input", NULL, &bad)) != NULL) {
+        } else if (!bad &&
+                   (v = pd_cmd_option("run", argc, argv, &i, "--input", NULL, &bad)) != NULL) {
             pd_cmd_strv_add(&r->inputs, v);
-        } else if (!bad && (v = pd_cmd_option("run", argc, argv, &i, "--attr", NULL, &bad)) != NULL) {
+        } else if (!bad &&
+                   (v = pd_cmd_option("run", argc, argv, &i, "--attr", NULL, &bad)) != NULL) {
             pd_cmd_strv_add(&r->attrs, v);
-        } else if (!bad && (v = pd_cmd_option("run", argc, argv, &i, "--out", NULL, &bad)) != NULL) {
+        } else if (!bad &&
+                   (v = pd_cmd_option("run", argc, argv, &i, "--out", NULL, &bad)) != NULL) {
             r->out_dir = v;
         } else if (bad || (took = pd_cmd_load_option("run", &r->load, argc, argv, &i)) < 0) {
             return PD_CMD_USAGE;
@@ -112,8 +115,10 @@ static void report_npz_without_member(const char *input, const char *path)
     size_t at = 0;
     for (int32_t i = 0; i < count && at < sizeof list; ++i)
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", names[i]);
-    pd_cmd_error("run", "input '%s': %s is an .npz archive; name a member: %s=%s:MEMBER "
-                 "(members: %s)", input, path, input, path, count ? list : "none");
+    pd_cmd_error("run",
+                 "input '%s': %s is an .npz archive; name a member: %s=%s:MEMBER "
+                 "(members: %s)",
+                 input, path, input, path, count ? list : "none");
     pd_npz_names_free(names, count);
 }
 
@@ -144,7 +149,9 @@ static void list_inputs(const input_slot *slots, int32_t n, char *buf, size_t ca
     buf[0] = '\0';
     for (int32_t i = 0; i < n && at < cap; ++i)
         at += (size_t)snprintf(buf + at, cap - at, "%s%s%s", i ? ", " : "", slots[i].name,
-                               slots[i].is_vector ? " (vector)" : slots[i].is_optional ? " (optional)" : "");
+                               slots[i].is_vector     ? " (vector)"
+                               : slots[i].is_optional ? " (optional)"
+                                                      : "");
 }
 
 /* Reads every --input into the slot of its declared name; checks counts. */
@@ -158,7 +165,8 @@ static int bind_inputs(const pd_op *op, const run_args *r, input_slot *slots, in
         snprintf(slots[i].name, sizeof slots[i].name, "%s", info.name);
         slots[i].is_vector = info.is_vector;
         slots[i].is_optional = info.is_optional;
-        slots[i].tensors = pd_cmd_xmalloc(sizeof(pd_tensor) * (size_t)(r->inputs.n ? r->inputs.n : 1));
+        slots[i].tensors = pd_cmd_xmalloc(sizeof(pd_tensor) *
+                                          (size_t)(r->inputs.n ? r->inputs.n : 1));
     }
     list_inputs(slots, n, names, sizeof names);
     for (int32_t k = 0; k < r->inputs.n; ++k) {
@@ -184,8 +192,10 @@ static int bind_inputs(const pd_op *op, const run_args *r, input_slot *slots, in
     }
     for (int32_t i = 0; i < n; ++i)
         if (slots[i].count == 0 && !slots[i].is_optional) {
-            pd_cmd_error("run", "missing input '%s' of %s: give --input %s=FILE.npy%s (inputs: "
-                         "%s)", slots[i].name, pd_op_name(op), slots[i].name,
+            pd_cmd_error("run",
+                         "missing input '%s' of %s: give --input %s=FILE.npy%s (inputs: "
+                         "%s)",
+                         slots[i].name, pd_op_name(op), slots[i].name,
                          slots[i].is_vector ? " once per item" : "", names);
             return PD_CMD_FAILED;
         }
@@ -210,7 +220,8 @@ static int parse_attrs(const pd_op *op, const run_args *r, pd_attr *attrs, void 
             size_t at = 0;
             for (int32_t i = 0; i < n && at < sizeof names; ++i)
                 at += (size_t)snprintf(names + at, sizeof names - at, "%s%s: %s", i ? ", " : "",
-                                       pd_op_attr_name(op, i), pd_attr_type_name(pd_op_attr_type(op, i)));
+                                       pd_op_attr_name(op, i),
+                                       pd_attr_type_name(pd_op_attr_type(op, i)));
             pd_cmd_error("run", "op %s has no attr '%s' (attrs: %s)", pd_op_name(op), spec,
                          n ? names : "none");
             return PD_CMD_FAILED;
@@ -340,7 +351,8 @@ static int run_op(const pd_op *op, run_args *r)
 {
     int32_t n_in = pd_op_input_count(op), n_out = pd_op_output_count(op), n_attr = 0;
     input_slot *slots = calloc((size_t)n_in + 1, sizeof *slots);
-    pd_arg *ins = calloc((size_t)n_in + 1, sizeof *ins), *outs = calloc((size_t)n_out + 1, sizeof *outs);
+    pd_arg *ins = calloc((size_t)n_in + 1, sizeof *ins),
+           *outs = calloc((size_t)n_out + 1, sizeof *outs);
     size_t max_attrs = (size_t)r->attrs.n + 1;
     pd_attr *attrs = calloc(max_attrs, sizeof *attrs);
     void **elems = calloc(max_attrs, sizeof *elems);

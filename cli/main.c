@@ -47,8 +47,11 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } commands[] = {{"build", pd_cmd_build}, {"list", pd_cmd_list}, {"run", pd_cmd_run},
-                    {"demo", pd_cmd_demo},   {"bundle", pd_cmd_bundle}};
+    } commands[] = {{"build", pd_cmd_build},
+                    {"list", pd_cmd_list},
+                    {"run", pd_cmd_run},
+                    {"demo", pd_cmd_demo},
+                    {"bundle", pd_cmd_bundle}};
     if (argc < 2) {
         fputs(usage, stderr);
         return PD_CMD_USAGE;
@@ -66,7 +69,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
-    pd_cmd_error(NULL, "unknown command '%s' (commands: build, list, run, demo, bundle; see "
-                 "pdext --help)", cmd);
+    pd_cmd_error(NULL,
+                 "unknown command '%s' (commands: build, list, run, demo, bundle; see "
+                 "pdext --help)",
+                 cmd);
     return PD_CMD_USAGE;
 }

@@ -60,10 +60,10 @@ typedef struct pd_cmd_load_args {
     pd_cmd_strv inputs;       /* positional: sources, or one shared library */
     pd_cmd_strv include_dirs; /* -I */
     pd_cmd_strv cflags, cxxflags, cuda_flags, ldflags;
-    const char *name;         /* --name: module name (default: derived from the sources) */
-    const char *build_dir;    /* --build-dir */
-    bool verbose;             /* -v */
-    pd_cmd_strv owned;        /* strings the fields above point into */
+    const char *name;      /* --name: module name (default: derived from the sources) */
+    const char *build_dir; /* --build-dir */
+    bool verbose;          /* -v */
+    pd_cmd_strv owned;     /* strings the fields above point into */
 } pd_cmd_load_args;
 
 /* Consumes one JIT option at argv[*i] (-I, --cflags, --cxxflags, --cuda-flags, --ldflags,

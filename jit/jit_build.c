@@ -42,17 +42,18 @@ static pd_status check_output(const char *who, const char *output)
         s = errno == ENOENT
                 ? pd__fail(PD_ERR_NOT_FOUND,
                            "%s: cannot write '%s': output directory '%s' does not exist; "
-                           "create it or choose another output path", who, output, dir.s)
-                : pd__fail(PD_ERR_IO, "%s: cannot write '%s': output directory '%s': %s",
-                           who, output, dir.s, strerror(errno));
+                           "create it or choose another output path",
+                           who, output, dir.s)
+                : pd__fail(PD_ERR_IO, "%s: cannot write '%s': output directory '%s': %s", who,
+                           output, dir.s, strerror(errno));
     else if (!S_ISDIR(st.st_mode))
         s = pd__fail(PD_ERR_INVALID_ARGUMENT,
-                     "%s: cannot write '%s': output directory '%s' is not a directory",
-                     who, output, dir.s);
+                     "%s: cannot write '%s': output directory '%s' is not a directory", who, output,
+                     dir.s);
     else if (slash && slash[1] == '\0')
         s = pd__fail(PD_ERR_INVALID_ARGUMENT,
-                     "%s: cannot write '%s': the output must name a file, not a directory",
-                     who, output);
+                     "%s: cannot write '%s': the output must name a file, not a directory", who,
+                     output);
     else if (stat(output, &st) == 0 && S_ISDIR(st.st_mode))
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: cannot write '%s': it is a directory", who,
                      output);
@@ -65,9 +66,10 @@ static pd_status check_output(const char *who, const char *output)
             close(fd);
             unlink(probe.s);
         } else if (probe.oom || errno != EEXIST) {
-            s = pd__fail(PD_ERR_IO, "%s: cannot write '%s': cannot create files in '%s' (%s); "
-                         "choose another output path", who, output, dir.s,
-                         probe.oom ? "out of memory" : strerror(errno));
+            s = pd__fail(PD_ERR_IO,
+                         "%s: cannot write '%s': cannot create files in '%s' (%s); "
+                         "choose another output path",
+                         who, output, dir.s, probe.oom ? "out of memory" : strerror(errno));
         }
         pd__sb_free(&probe);
     }
@@ -158,8 +160,10 @@ static pd_status check_library_path(const pd__plan *p, pd__sb *path)
     if (built.oom || dir.oom)
         s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
     else if (!pd__hash_file(built.s, &h))
-        s = pd__fail(PD_ERR_BUILD, "%s: module '%s': the bundle's check library '%s' is "
-                     "unreadable: %s", p->who, p->name, built.s, strerror(errno));
+        s = pd__fail(PD_ERR_BUILD,
+                     "%s: module '%s': the bundle's check library '%s' is "
+                     "unreadable: %s",
+                     p->who, p->name, built.s, strerror(errno));
     char keep[256];
     snprintf(keep, sizeof keep, "lib%s-%016llx.check.so", p->name, (unsigned long long)h);
     pd__sb_addf(path, "%s/%s", pd__sb_str(&dir), keep);
@@ -192,8 +196,8 @@ static pd_status build_checked(const char *who, pd_registry *reg, const pd_jit_o
     pd_jit_output_kind kind = opts->output_kind;
     if (kind != PD_JIT_SHARED && kind != PD_JIT_STATIC)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: opts->output_kind %d is neither PD_JIT_SHARED nor PD_JIT_STATIC",
-                        who, (int)kind);
+                        "%s: opts->output_kind %d is neither PD_JIT_SHARED nor PD_JIT_STATIC", who,
+                        (int)kind);
     pd_status s = check_output(who, opts->output);
     if (s != PD_OK)
         return s;
@@ -221,8 +225,8 @@ static pd_status build_checked(const char *who, pd_registry *reg, const pd_jit_o
             pd__sb_addf(&srcs, "%s%s", i ? " " : "", base ? base + 1 : p.sources.v[i]);
         }
         pd__fail_prefix("%s: module '%s' (sources: %s) was built but does not load, so nothing "
-                        "was written (build directory %s): ", who, p.name, pd__sb_str(&srcs),
-                        p.build_dir);
+                        "was written (build directory %s): ",
+                        who, p.name, pd__sb_str(&srcs), p.build_dir);
         pd__sb_free(&srcs);
     }
     if (s == PD_OK && kind == PD_JIT_STATIC)

@@ -201,4 +201,3 @@ void pd__plan_bundle_libs(const pd__plan *p, pd__sb *out)
     }
     pd__sb_add(out, " -lm");
 }
-

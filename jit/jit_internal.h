@@ -8,11 +8,11 @@
  * publication, starting clean), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
  * with captured output), jit_plan.c (options -> build plan: sources, tools, launchers, cache
- * key), jit_flags.c (the plan's flag lists), jit_ninja.c (plan -> the files Ninja reads: build.ninja, inline sources, a bundle's
- * registration source and link script), jit_manifest.c (the record of the last good build:
- * warm check, depfiles), jit_load.c (pd_jit_load: warm path, locked cold path, publication,
- * reload), jit_build.c (pd_jit_build: ahead of time into a named file, checked by loading;
- * a static bundle's header and .pc).
+ * key), jit_flags.c (the plan's flag lists), jit_ninja.c (plan -> the files Ninja reads:
+ * build.ninja, inline sources, a bundle's registration source and link script), jit_manifest.c (the
+ * record of the last good build: warm check, depfiles), jit_load.c (pd_jit_load: warm path, locked
+ * cold path, publication, reload), jit_build.c (pd_jit_build: ahead of time into a named file,
+ * checked by loading; a static bundle's header and .pc).
  */
 #ifndef PD_JIT_INTERNAL_H
 #define PD_JIT_INTERNAL_H
@@ -113,9 +113,9 @@ pd_status pd__lock_timeout(const struct pd__plan *p, double *seconds);
 /* A tool as found: program path (resolved through PATH and symlinks), extra words given with
  * it (CC="ccache gcc -m64"), and its identity (size, mtime) for the cache key. */
 typedef struct pd__tool {
-    char *path;        /* resolved program; NULL when not found */
-    char *spec;        /* what was asked for, for messages ("gcc", "$CC=clang-99") */
-    pd__strv extra;    /* words after the program */
+    char *path;     /* resolved program; NULL when not found */
+    char *spec;     /* what was asked for, for messages ("gcc", "$CC=clang-99") */
+    pd__strv extra; /* words after the program */
     pd__file_stat id;
 } pd__tool;
 
@@ -152,27 +152,27 @@ typedef enum pd__lang { PD__LANG_C = 0, PD__LANG_CXX = 1, PD__LANG_CUDA = 2 } pd
 
 /* Everything a build needs, resolved from the options and the environment. */
 typedef struct pd__plan {
-    const char *who;          /* "pd_jit_load" / "pd_jit_build", for messages */
+    const char *who;            /* "pd_jit_load" / "pd_jit_build", for messages */
     const pd_jit_options *opts; /* = &options */
-    pd_jit_options options;   /* the caller's, zero past its struct_size */
+    pd_jit_options options;     /* the caller's, zero past its struct_size */
     char *name;
-    char *build_dir;          /* absolute */
-    bool default_dir;         /* build_dir is under the cache root (check the root too) */
-    char *cache_root;         /* the cache root when default_dir */
-    const char *dir_origin;   /* where build_dir came from, for messages: "build_dir",
-                               * "PDEXT_CACHE_DIR", "XDG_CACHE_HOME" or "HOME" */
-    char *home;               /* $HOME (absolute) when the cache root is under it */
-    pd__strv sources;         /* absolute paths: the files, then the inline sources' files */
-    int32_t n_file_sources;   /* sources.v[n_file_sources + i] holds inline source i */
-    bool uses[3];             /* per pd__lang */
+    char *build_dir;        /* absolute */
+    bool default_dir;       /* build_dir is under the cache root (check the root too) */
+    char *cache_root;       /* the cache root when default_dir */
+    const char *dir_origin; /* where build_dir came from, for messages: "build_dir",
+                             * "PDEXT_CACHE_DIR", "XDG_CACHE_HOME" or "HOME" */
+    char *home;             /* $HOME (absolute) when the cache root is under it */
+    pd__strv sources;       /* absolute paths: the files, then the inline sources' files */
+    int32_t n_file_sources; /* sources.v[n_file_sources + i] holds inline source i */
+    bool uses[3];           /* per pd__lang */
     pd__tool cc, cxx, nvcc, ninja, ar, ld, objcopy;
-    char *launcher[3];        /* per pd__lang: the compiler launcher, or NULL */
+    char *launcher[3];              /* per pd__lang: the compiler launcher, or NULL */
     const char *launcher_origin[3]; /* the variable it came from */
-    char *sdk_include;        /* SDK headers */
+    char *sdk_include;              /* SDK headers */
     pd__strv cflags, cxxflags, cuda_flags, ldflags; /* complete flag lists */
-    bool portable;            /* no -march=native */
-    bool native;              /* host-specific code generation: the CPU joins the key */
-    uint64_t key;             /* hash of everything above that decides the result */
+    bool portable;                                  /* no -march=native */
+    bool native;  /* host-specific code generation: the CPU joins the key */
+    uint64_t key; /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
 } pd__plan;
 
@@ -253,10 +253,10 @@ typedef struct pd__library_id {
 
 typedef struct pd__manifest {
     uint64_t key;
-    char *library;            /* file name inside the build dir */
-    pd__library_id lib_id;    /* all zero when the manifest has no "library-id" line */
-    pd__strv warnings;        /* compiler warnings to repeat on each load */
-    pd__strv versions;        /* "<lang> <compiler identity>" (see check_compilers) */
+    char *library;         /* file name inside the build dir */
+    pd__library_id lib_id; /* all zero when the manifest has no "library-id" line */
+    pd__strv warnings;     /* compiler warnings to repeat on each load */
+    pd__strv versions;     /* "<lang> <compiler identity>" (see check_compilers) */
     pd__input *inputs;
     int32_t n_inputs, cap_inputs;
 } pd__manifest;

@@ -68,14 +68,18 @@ static int64_t now_ns(void)
 static void dir_origin_hint(const pd__plan *p, pd__sb *why)
 {
     if (!p->default_dir) {
-        pd__sb_addf(why, "the build directory '%s' was passed as build_dir (pdext "
+        pd__sb_addf(why,
+                    "the build directory '%s' was passed as build_dir (pdext "
                     "--build-dir): pass a writable one, or leave it unset to use the cache "
-                    "directory (PDEXT_CACHE_DIR)", p->build_dir);
+                    "directory (PDEXT_CACHE_DIR)",
+                    p->build_dir);
         return;
     }
-    pd__sb_addf(why, "the JIT cache directory '%s' comes from %s: set PDEXT_CACHE_DIR to a "
+    pd__sb_addf(why,
+                "the JIT cache directory '%s' comes from %s: set PDEXT_CACHE_DIR to a "
                 "writable directory, or pass a build directory (build_dir / pdext "
-                "--build-dir)", p->cache_root, p->dir_origin);
+                "--build-dir)",
+                p->cache_root, p->dir_origin);
 }
 
 /* $HOME itself is never created (as root, mkdir would succeed and leave a stray home
@@ -89,8 +93,7 @@ static pd_status check_home(const pd__plan *p, const char *why)
     if (exists && S_ISDIR(st.st_mode))
         return PD_OK;
     return pd__fail(PD_ERR_IO, "%s: cannot create directory '%s': HOME '%s' %s; %s", p->who,
-                    p->cache_root, p->home, exists ? "is not a directory" : "does not exist",
-                    why);
+                    p->cache_root, p->home, exists ? "is not a directory" : "does not exist", why);
 }
 
 /* Creates the build directory and refuses unsafe ones (the cache root too). */
@@ -119,9 +122,10 @@ static pd_status prepare_dirs(const pd__plan *p)
 static void log_untrusted(const pd__plan *p, const char *what, const char *file, const char *why)
 {
     if (why != NULL)
-        pd__jit_log(p, "pdext: rebuilding module '%s': its %s '%s/%s' %s (the cache uses only "
-                    "regular files that are yours alone and intact)", p->name, what,
-                    p->build_dir, file, why);
+        pd__jit_log(p,
+                    "pdext: rebuilding module '%s': its %s '%s/%s' %s (the cache uses only "
+                    "regular files that are yours alone and intact)",
+                    p->name, what, p->build_dir, file, why);
 }
 
 /* Reads the plan's manifest into `m`; false (m empty) when there is none, it is unreadable
@@ -141,7 +145,7 @@ static bool read_manifest(const pd__plan *p, pd__manifest *m, bool log)
 
 typedef struct build_output {
     const pd__plan *p;
-    pd__sb text; /* everything but progress lines, for the error message */
+    pd__sb text;      /* everything but progress lines, for the error message */
     bool ninja_error; /* Ninja itself failed ("ninja: error: ..."), not a command it ran */
 } build_output;
 
@@ -190,8 +194,7 @@ static char *tool_version(const pd__plan *p, const pd__tool *t, bool nvcc)
     argv[n] = NULL;
     first_line f = {NULL, nvcc};
     int code = 0;
-    if (pd__spawn(p->who, argv, NULL, -1, on_version_line, &f, &code) != PD_OK ||
-        code != 0) {
+    if (pd__spawn(p->who, argv, NULL, -1, on_version_line, &f, &code) != PD_OK || code != 0) {
         free(f.line);
         return NULL;
     }
@@ -211,10 +214,14 @@ static void record_identity(const char *lang, const pd__tool *t, pd__manifest *m
 /* Records compiler identities in the manifest and warns about a C++ compiler unlike ours. */
 static void check_compilers(const pd__plan *p, pd__manifest *m)
 {
-    struct { bool used; const char *lang; const pd__tool *tool; bool nvcc; } tools[] = {
-        {p->uses[PD__LANG_C], "c", &p->cc, false},
-        {p->uses[PD__LANG_CXX] || p->uses[PD__LANG_CUDA], "c++", &p->cxx, false},
-        {p->uses[PD__LANG_CUDA], "cuda", &p->nvcc, true}};
+    struct {
+        bool used;
+        const char *lang;
+        const pd__tool *tool;
+        bool nvcc;
+    } tools[] = {{p->uses[PD__LANG_C], "c", &p->cc, false},
+                 {p->uses[PD__LANG_CXX] || p->uses[PD__LANG_CUDA], "c++", &p->cxx, false},
+                 {p->uses[PD__LANG_CUDA], "cuda", &p->nvcc, true}};
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; ++i) {
         if (!tools[i].used)
             continue;
@@ -237,8 +244,7 @@ static void check_compilers(const pd__plan *p, pd__manifest *m)
                         "was built with %s %d; C++ and CUDA modules should use the same "
                         "compiler family and major version (the C++ standard library ABI may "
                         "differ): set CXX to a matching compiler",
-                        p->name, tools[i].tool->path, v, PDEXT_BUILT_CXX_ID,
-                        PDEXT_BUILT_CXX_MAJOR);
+                        p->name, tools[i].tool->path, v, PDEXT_BUILT_CXX_ID, PDEXT_BUILT_CXX_MAJOR);
             pd__strv_add(&m->warnings, pd__sb_str(&w));
             pd__sb_free(&w);
         }
@@ -284,8 +290,10 @@ static pd_status build_in_dir(const pd__plan *p, int busy_fd)
     bool ninja_error = false;
     pd_status s = run_ninja(p, busy_fd, &ninja_error);
     if (s == PD_ERR_BUILD && pd__builddir_clean_helps(p, ninja_error)) {
-        pd__jit_log(p, "pdext: building module '%s' failed in a build directory holding an "
-                    "earlier build's files; building it again from a clean directory", p->name);
+        pd__jit_log(p,
+                    "pdext: building module '%s' failed in a build directory holding an "
+                    "earlier build's files; building it again from a clean directory",
+                    p->name);
         pd__builddir_clean(p);
         s = run_ninja(p, busy_fd, &ninja_error);
     }
@@ -321,8 +329,10 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
             /* The manifest now in place (maybe newer than `old`, written while we waited)
              * names the library that readers may be opening right now: keep it. */
             if (have_cur && pd__inputs_went_back(&cur, &pre)) {
-                pd__jit_log(p, "pdext: module '%s': an input changed but is older than the "
-                            "last build; building from a clean directory", p->name);
+                pd__jit_log(p,
+                            "pdext: module '%s': an input changed but is older than the "
+                            "last build; building from a clean directory",
+                            p->name);
                 pd__builddir_clean(p);
             }
             s = build_in_dir(p, busy_fd);
@@ -417,8 +427,7 @@ static pd_status load_once(pd_registry *reg, const pd_jit_options *opts, pd_modu
                 goto done;
             }
             *vanished = s == PD_ERR_NOT_FOUND && !pd__stat_file(path.s, &st);
-            pd__fail_prefix("pd_jit_load: module '%s' (build directory %s): ", p.name,
-                            p.build_dir);
+            pd__fail_prefix("pd_jit_load: module '%s' (build directory %s): ", p.name, p.build_dir);
         }
     done:
         pd__sb_free(&path);

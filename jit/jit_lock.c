@@ -83,8 +83,7 @@ static int open_lock_file(const pd__plan *p, const char *file, int extra_flags)
     pd__sb path = {0};
     pd__sb_addf(&path, "%s/%s", p->build_dir, file);
     int fd = path.oom ? -1
-                      : open(path.s, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | extra_flags,
-                             0600);
+                      : open(path.s, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | extra_flags, 0600);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
         close(fd);
@@ -92,9 +91,10 @@ static int open_lock_file(const pd__plan *p, const char *file, int extra_flags)
         errno = EINVAL;
     }
     if (fd < 0 && errno == ELOOP)
-        pd__fail(PD_ERR_IO, "%s: the lock '%s' is a symbolic link, which pdext never follows; "
-                 "remove it (`rm '%s'`) and load again", p->who, pd__sb_str(&path),
-                 pd__sb_str(&path));
+        pd__fail(PD_ERR_IO,
+                 "%s: the lock '%s' is a symbolic link, which pdext never follows; "
+                 "remove it (`rm '%s'`) and load again",
+                 p->who, pd__sb_str(&path), pd__sb_str(&path));
     else if (fd < 0)
         pd__fail(PD_ERR_IO, "%s: cannot open the lock '%s': %s", p->who, pd__sb_str(&path),
                  errno == EINVAL ? "not a regular file" : strerror(errno));
@@ -155,8 +155,10 @@ static pd_status lock_wait(const pd__plan *p, int fd, double timeout_s)
                                 "(PDEXT_LOCK_TIMEOUT, lock_timeout_s)",
                                 p->who, p->name, timeout_s, holder, p->build_dir, end_it);
             if (pid != reported) {
-                pd__jit_log(p, "pdext: waiting for %s building %s (build directory %s; %s, "
-                            "PDEXT_LOCK_TIMEOUT)", holder, p->name, p->build_dir, limit);
+                pd__jit_log(p,
+                            "pdext: waiting for %s building %s (build directory %s; %s, "
+                            "PDEXT_LOCK_TIMEOUT)",
+                            holder, p->name, p->build_dir, limit);
                 reported = pid;
             }
         }
@@ -272,13 +274,13 @@ static pd_status take_busy(const pd__plan *p, double timeout_s, int *busy_fd)
             return pd_last_status();
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             close(fd);
-            return pd__fail(PD_ERR_IO, "%s: cannot lock '%s/.busy': %s", p->who,
-                            p->build_dir, strerror(errno));
+            return pd__fail(PD_ERR_IO, "%s: cannot lock '%s/.busy': %s", p->who, p->build_dir,
+                            strerror(errno));
         }
     }
     if (ftruncate(fd, 0) != 0) {
-        pd_status s = pd__fail(PD_ERR_IO, "%s: cannot reset '%s/.busy': %s", p->who,
-                               p->build_dir, strerror(errno));
+        pd_status s = pd__fail(PD_ERR_IO, "%s: cannot reset '%s/.busy': %s", p->who, p->build_dir,
+                               strerror(errno));
         close(fd);
         return s;
     }

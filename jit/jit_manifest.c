@@ -59,8 +59,8 @@ void pd__manifest_free(pd__manifest *m)
 char *pd__manifest_path(const pd__plan *p)
 {
     pd__sb sb = {0};
-    pd__sb_addf(&sb, "%s/manifest-%s", p->build_dir, p->kind == PD_JIT_STATIC ? "static"
-                                                                              : "shared");
+    pd__sb_addf(&sb, "%s/manifest-%s", p->build_dir,
+                p->kind == PD_JIT_STATIC ? "static" : "shared");
     return sb.oom ? NULL : sb.s;
 }
 
@@ -131,8 +131,8 @@ bool pd__manifest_read(const char *path, pd__manifest *m, const char **why)
     bool ok = strncmp(text, MANIFEST_MAGIC "\n", sizeof MANIFEST_MAGIC) == 0;
     bool has_key = false;
     char *save = NULL;
-    for (char *line = ok ? strtok_r(text + sizeof MANIFEST_MAGIC, "\n", &save) : NULL;
-         ok && line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *line = ok ? strtok_r(text + sizeof MANIFEST_MAGIC, "\n", &save) : NULL; ok && line;
+         line = strtok_r(NULL, "\n", &save)) {
         char *sp = strchr(line, ' ');
         if (sp == NULL) {
             ok = false;
@@ -255,8 +255,10 @@ pd_status pd__manifest_set_library_id(const pd__plan *p, pd__manifest *m)
     if (path.oom)
         s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
     else if (lstat(path.s, &st) != 0)
-        s = pd__fail(PD_ERR_IO, "%s: module '%s': the library '%s' vanished as it was "
-                     "published: %s", p->who, p->name, path.s, strerror(errno));
+        s = pd__fail(PD_ERR_IO,
+                     "%s: module '%s': the library '%s' vanished as it was "
+                     "published: %s",
+                     p->who, p->name, path.s, strerror(errno));
     else
         m->lib_id = (pd__library_id){(int64_t)st.st_size, time_ns(&st.st_mtim),
                                      time_ns(&st.st_ctim), (uint64_t)st.st_ino};
@@ -267,8 +269,8 @@ pd_status pd__manifest_set_library_id(const pd__plan *p, pd__manifest *m)
 pd_status pd__manifest_write(const pd__plan *p, const pd__manifest *m)
 {
     pd__sb sb = {0};
-    pd__sb_addf(&sb, "%s\nkey %016llx\nlibrary %s\n", MANIFEST_MAGIC,
-                (unsigned long long)m->key, m->library);
+    pd__sb_addf(&sb, "%s\nkey %016llx\nlibrary %s\n", MANIFEST_MAGIC, (unsigned long long)m->key,
+                m->library);
     if (m->lib_id.size > 0)
         pd__sb_addf(&sb, "library-id %lld %lld %lld %llu\n", (long long)m->lib_id.size,
                     (long long)m->lib_id.mtime_ns, (long long)m->lib_id.ctime_ns,

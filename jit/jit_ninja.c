@@ -39,7 +39,10 @@ const char *const pd__tpl_bundle_pc = pd__tpl_bundle_pc_in;
 
 /* --- templates ---------------------------------------------------------------------------- */
 
-static bool is_key_char(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+static bool is_key_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
 
 void pd__template_fill(pd__sb *out, const char *tpl, pd__template_fn fill, const void *user)
 {
@@ -122,8 +125,8 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
     pd__sb objs = {0};
     for (int32_t i = 0; i < p->sources.n; ++i) {
         const char *ext = strrchr(p->sources.v[i], '.') + 1;
-        int lang = !strcmp(ext, "c") ? PD__LANG_C : (!strcmp(ext, "cu") ? PD__LANG_CUDA
-                                                                        : PD__LANG_CXX);
+        int lang = !strcmp(ext, "c") ? PD__LANG_C
+                                     : (!strcmp(ext, "cu") ? PD__LANG_CUDA : PD__LANG_CXX);
         pd__sb_add(sb, "build ");
         add_object(sb, p, i);
         pd__sb_addf(sb, ": %s ", rules[lang]);
@@ -134,16 +137,16 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
     }
     const char *n = p->name; /* letters, digits, '_', '-', '.': nothing to escape */
     if (p->kind == PD_JIT_STATIC) {
-        pd__sb_addf(sb, "build bundle/pd_bundle_register.o: cc bundle/pd_bundle_register_%s.c\n"
-                        "\nbuild out/lib%s.check.so: link%s\n"
-                        "build bundle/%s.r.o: bundle_ld%s bundle/pd_bundle_register.o | "
-                        "bundle/bundle_link.ld\n"
-                        "build bundle/%s.o: localize bundle/%s.r.o\n"
-                        "build out/lib%s.a: archive bundle/%s.o || out/lib%s.check.so\n",
+        pd__sb_addf(sb,
+                    "build bundle/pd_bundle_register.o: cc bundle/pd_bundle_register_%s.c\n"
+                    "\nbuild out/lib%s.check.so: link%s\n"
+                    "build bundle/%s.r.o: bundle_ld%s bundle/pd_bundle_register.o | "
+                    "bundle/bundle_link.ld\n"
+                    "build bundle/%s.o: localize bundle/%s.r.o\n"
+                    "build out/lib%s.a: archive bundle/%s.o || out/lib%s.check.so\n",
                     n, n, pd__sb_str(&objs), n, pd__sb_str(&objs), n, n, n, n, n);
     } else if (pd__plan_links_directly(p)) { /* one compiler run from source to library */
-        pd__sb_addf(sb, "\nbuild out/lib%s.so: %s_link ", n,
-                    p->uses[PD__LANG_C] ? "cc" : "cxx");
+        pd__sb_addf(sb, "\nbuild out/lib%s.so: %s_link ", n, p->uses[PD__LANG_C] ? "cc" : "cxx");
         add_ninja_path(sb, p->sources.v[0]);
         pd__sb_add(sb, "\n");
     } else {
@@ -233,8 +236,7 @@ static bool name_placeholder(pd__sb *sb, const void *user, const char *key, size
 
 /* Writes build_dir/<rel> from `text` unless it holds exactly that already (an unchanged
  * file keeps its time stamp, so Ninja rebuilds nothing for it). */
-static pd_status write_if_changed(const pd__plan *p, const char *rel, const char *text,
-                                  mode_t mode)
+static pd_status write_if_changed(const pd__plan *p, const char *rel, const char *text, mode_t mode)
 {
     pd__sb path = {0};
     pd__sb_addf(&path, "%s/%s", p->build_dir, rel);

@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #define PD__JIT_NAME_MAX 200
 
 static bool name_is_safe(const char *name)
@@ -53,8 +52,8 @@ static pd_status refuse_line_break(const char *who, const char *what, const char
     if (strpbrk(value, "\r\n") == NULL)
         return PD_OK;
     return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                    "%s: %s '%s' contains a %s; rename it or pass it without one", who, what,
-                    value, strchr(value, '\r') ? "carriage return" : "newline");
+                    "%s: %s '%s' contains a %s; rename it or pass it without one", who, what, value,
+                    strchr(value, '\r') ? "carriage return" : "newline");
 }
 
 char *pd__plan_absolute(const char *path)
@@ -75,15 +74,17 @@ static pd_status plan_dirs(pd__plan *p, const char *who, const pd_jit_options *o
     if (opts->build_dir && *opts->build_dir == '\0')
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: build_dir is an empty string; pass a directory, or NULL for the "
-                        "cache directory", who);
+                        "cache directory",
+                        who);
     if (opts->build_dir) {
         pd_status s = refuse_line_break(who, "build_dir", opts->build_dir);
         if (s != PD_OK)
             return s;
         p->dir_origin = "build_dir";
         p->build_dir = pd__plan_absolute(opts->build_dir);
-        return p->build_dir ? PD_OK : pd__fail(PD_ERR_IO, "%s: cannot resolve build_dir '%s'",
-                                               who, opts->build_dir);
+        return p->build_dir
+                   ? PD_OK
+                   : pd__fail(PD_ERR_IO, "%s: cannot resolve build_dir '%s'", who, opts->build_dir);
     }
     pd__sb root = {0};
     const char *env = getenv("PDEXT_CACHE_DIR");
@@ -104,7 +105,8 @@ static pd_status plan_dirs(pd__plan *p, const char *who, const pd_jit_options *o
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: no cache directory: set PDEXT_CACHE_DIR to a writable directory "
                         "(or XDG_CACHE_HOME or HOME), or pass a build directory (build_dir / "
-                        "pdext --build-dir)", who);
+                        "pdext --build-dir)",
+                        who);
     }
     while (root.len > 1 && root.s[root.len - 1] == '/')
         root.s[--root.len] = '\0';
@@ -142,7 +144,8 @@ static pd_status unknown_extension(const pd__plan *p, const char *what, const ch
 {
     return pd__fail(PD_ERR_INVALID_ARGUMENT,
                     "%s: %s '%s' of module '%s' has an unknown extension; expected .c, .cc, "
-                    ".cpp, .cxx or .cu", p->who, what, src, p->name);
+                    ".cpp, .cxx or .cu",
+                    p->who, what, src, p->name);
 }
 
 /* Inline source i is compiled from build_dir/src/<hash of its text>-<name>: a changed text
@@ -151,12 +154,12 @@ static pd_status unknown_extension(const pd__plan *p, const char *what, const ch
 static pd_status plan_inline_source(pd__plan *p, const pd_jit_source *src, int32_t i)
 {
     const char *name = src->name;
-    if (name == NULL || *name == '\0' || strchr(name, '/') || name[0] == '.' ||
-        src->text == NULL)
+    if (name == NULL || *name == '\0' || strchr(name, '/') || name[0] == '.' || src->text == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: inline_sources[%d] of module '%s' needs a file name without '/' "
-                        "(e.g. \"relu.c\") and a text; got name '%s'%s", p->who, (int)i,
-                        p->name, name ? name : "(null)", src->text ? "" : " and no text");
+                        "(e.g. \"relu.c\") and a text; got name '%s'%s",
+                        p->who, (int)i, p->name, name ? name : "(null)",
+                        src->text ? "" : " and no text");
     pd_status s = refuse_line_break(p->who, "inline source name", name);
     if (s != PD_OK)
         return s;
@@ -164,8 +167,7 @@ static pd_status plan_inline_source(pd__plan *p, const pd_jit_source *src, int32
         return unknown_extension(p, "inline source", name);
     pd__sb path = {0};
     pd__sb_addf(&path, "%s/src/%016llx-%s", p->build_dir,
-                (unsigned long long)pd__hash64(src->text, strlen(src->text), PD__HASH_SEED),
-                name);
+                (unsigned long long)pd__hash64(src->text, strlen(src->text), PD__HASH_SEED), name);
     pd__strv_add(&p->sources, pd__sb_str(&path));
     if (path.oom)
         p->sources.oom = true;
@@ -178,13 +180,12 @@ static pd_status plan_sources(pd__plan *p, const char *who, const pd_jit_options
     int32_t n_files = opts->sources ? opts->n_sources : 0;
     int32_t n_inline = opts->inline_sources ? opts->n_inline_sources : 0;
     if (n_files <= 0 && n_inline <= 0)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: module '%s' has no sources", who,
-                        p->name);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: module '%s' has no sources", who, p->name);
     for (int32_t i = 0; i < n_files; ++i) {
         const char *src = opts->sources[i];
         if (src == NULL || *src == '\0')
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: sources[%d] of module '%s' is empty",
-                            who, (int)i, p->name);
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: sources[%d] of module '%s' is empty", who,
+                            (int)i, p->name);
         pd_status s = refuse_line_break(who, "source path", src);
         if (s != PD_OK)
             return s;
@@ -207,11 +208,10 @@ static pd_status plan_sources(pd__plan *p, const char *who, const pd_jit_options
     return PD_OK;
 }
 
-
 static void key_tool(pd__sb *k, const char *what, const pd__tool *t)
 {
-    pd__sb_addf(k, "%s %s %lld %lld", what, t->path ? t->path : "(missing)",
-                (long long)t->id.size, (long long)t->id.mtime_ns);
+    pd__sb_addf(k, "%s %s %lld %lld", what, t->path ? t->path : "(missing)", (long long)t->id.size,
+                (long long)t->id.mtime_ns);
     for (int32_t i = 0; i < t->extra.n; ++i)
         pd__sb_addf(k, " %s", t->extra.v[i]);
     pd__sb_add(k, "\n");
@@ -230,8 +230,8 @@ static void key_list(pd__sb *k, const char *what, const pd__strv *v)
 static uint64_t plan_key(const pd__plan *p)
 {
     pd__sb k = {0};
-    pd__sb_addf(&k, "pdext-jit 1\nsdk %s abi %d.%d\nname %s\n", PD_VERSION_STRING,
-                PD_ABI_MAJOR, PD_ABI_MINOR, p->name);
+    pd__sb_addf(&k, "pdext-jit 1\nsdk %s abi %d.%d\nname %s\n", PD_VERSION_STRING, PD_ABI_MAJOR,
+                PD_ABI_MINOR, p->name);
     key_list(&k, "sources", &p->sources);
     pd__sb_addf(&k, "kind %d\n", (int)p->kind);
     /* The build rules are part of what decides the result. */
@@ -257,11 +257,10 @@ static uint64_t plan_key(const pd__plan *p)
         key_tool(&k, "objcopy", &p->objcopy);
         /* The registration source and link script come from templates built into us. */
         pd__sb_addf(&k, "bundle templates %016llx\n",
-                    (unsigned long long)pd__hash64(pd__tpl_bundle_register,
-                                                   strlen(pd__tpl_bundle_register),
-                                                   pd__hash64(pd__tpl_bundle_link,
-                                                              strlen(pd__tpl_bundle_link),
-                                                              PD__HASH_SEED)));
+                    (unsigned long long)
+                        pd__hash64(pd__tpl_bundle_register, strlen(pd__tpl_bundle_register),
+                                   pd__hash64(pd__tpl_bundle_link, strlen(pd__tpl_bundle_link),
+                                              PD__HASH_SEED)));
     }
     if (p->native)
         pd__sb_addf(&k, "cpu %016llx\n", (unsigned long long)pd__cpu_identity());
@@ -279,8 +278,8 @@ pd_status pd__plan_dir(pd__plan *p, const char *who, const pd_jit_options *opts)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: opts is NULL or its struct_size is unset",
                         who);
     /* Fields past the caller's struct_size (an older SDK) read as zero. */
-    memcpy(&p->options, opts, opts->struct_size < sizeof p->options ? opts->struct_size
-                                                                     : sizeof p->options);
+    memcpy(&p->options, opts,
+           opts->struct_size < sizeof p->options ? opts->struct_size : sizeof p->options);
     opts = p->opts;
     if (opts->name == NULL || !name_is_safe(opts->name))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
@@ -338,7 +337,8 @@ pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: the name '%s' of a static bundle is not a C identifier (letters, "
                         "digits and '_', not starting with a digit): it names the "
-                        "registration function pd_bundle_register_<name>", who, p->name);
+                        "registration function pd_bundle_register_<name>",
+                        who, p->name);
     s = plan_sources(p, who, opts);
     if (s != PD_OK)
         return s;
@@ -362,8 +362,7 @@ pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts
     if (s != PD_OK)
         return s;
     pd__plan_flags(p, opts);
-    if (p->sources.oom || p->cflags.oom || p->cxxflags.oom || p->cuda_flags.oom ||
-        p->ldflags.oom)
+    if (p->sources.oom || p->cflags.oom || p->cxxflags.oom || p->cuda_flags.oom || p->ldflags.oom)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     pd__strv *lists[4] = {&p->cflags, &p->cxxflags, &p->cuda_flags, &p->ldflags};
     for (int l = 0; l < 4; ++l)
@@ -414,8 +413,7 @@ pd_status pd__plan_check_tools(pd__plan *p)
     pd__tool_find(&p->ninja, ninja && *ninja ? ninja : "ninja");
     if (p->ninja.path == NULL)
         return missing_tool(p, "Ninja build tool", &p->ninja,
-                            ninja && *ninja ? "PDEXT_NINJA" : "PATH",
-                            "ninja-build");
+                            ninja && *ninja ? "PDEXT_NINJA" : "PATH", "ninja-build");
     const char *cc = getenv("CC"), *cxx = getenv("CXX");
     if (p->uses[PD__LANG_C] && p->cc.path == NULL)
         return missing_tool(p, "C compiler", &p->cc, cc && *cc ? "CC" : "PATH", "gcc");
@@ -429,14 +427,18 @@ pd_status pd__plan_check_tools(pd__plan *p)
                         "CUDA_HOME",
                         p->who, p->name);
     if (p->kind == PD_JIT_STATIC) {
-        struct { const pd__tool *t; const char *env; const char *what; } bin[] = {
-            {&p->ar, "AR", "archiver"}, {&p->ld, "LD", "linker ld"},
-            {&p->objcopy, "OBJCOPY", "objcopy tool"}};
+        struct {
+            const pd__tool *t;
+            const char *env;
+            const char *what;
+        } bin[] = {{&p->ar, "AR", "archiver"},
+                   {&p->ld, "LD", "linker ld"},
+                   {&p->objcopy, "OBJCOPY", "objcopy tool"}};
         for (size_t i = 0; i < sizeof bin / sizeof bin[0]; ++i) {
             const char *set = getenv(bin[i].env);
             if (bin[i].t->path == NULL)
-                return missing_tool(p, bin[i].what, bin[i].t,
-                                    set && *set ? bin[i].env : "PATH", "binutils");
+                return missing_tool(p, bin[i].what, bin[i].t, set && *set ? bin[i].env : "PATH",
+                                    "binutils");
         }
     }
     for (int l = 0; l < 3; ++l) {
@@ -464,7 +466,6 @@ pd_status pd__plan_check_tools(pd__plan *p)
     }
     return PD_OK;
 }
-
 
 /* --- facts of the plan that build.ninja and the manifest share ---------------------------- */
 

@@ -127,8 +127,7 @@ pd_status pd__library_publish(const pd__plan *p, pd__manifest *m, const char *pr
     if (built.oom || !pd__hash_file(built.s, &h))
         s = pd__fail(PD_ERR_BUILD, "%s: module '%s': Ninja succeeded but '%s' is unreadable",
                      p->who, p->name, pd__sb_str(&built));
-    pd__sb_addf(&lib, "lib%s-%016llx.%s", p->name, (unsigned long long)h,
-                pd__plan_output_ext(p));
+    pd__sb_addf(&lib, "lib%s-%016llx.%s", p->name, (unsigned long long)h, pd__plan_output_ext(p));
     pd__sb_addf(&final, "%s/%s", p->build_dir, pd__sb_str(&lib));
     if (s == PD_OK && (final.oom || lib.oom))
         s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);

@@ -40,8 +40,8 @@ static char **child_environment(void)
 }
 
 /* In the child, between fork and exec: only async-signal-safe calls. */
-static void child_exec(char *const argv[], char **env, const char *dir, int out_fd,
-                       int keep_fd, pid_t parent)
+static void child_exec(char *const argv[], char **env, const char *dir, int out_fd, int keep_fd,
+                       pid_t parent)
 {
     /* The host's signal mask and an ignored SIGPIPE would survive exec. */
     sigset_t none;
@@ -154,8 +154,8 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
                             strerror(errno));
     }
     if (oom)
-        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory reading the output of '%s'",
-                        who, argv[0]);
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory reading the output of '%s'", who,
+                        argv[0]);
     *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return PD_OK;
 }

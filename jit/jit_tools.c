@@ -169,7 +169,7 @@ static char *find_sdk_include_dir(void)
      * shared. Both then fall through to the same directories below. */
     Dl_info info;
     const char *base = dladdr(&anchor, &info) && info.dli_fname ? strrchr(info.dli_fname, '/')
-                                                                  : NULL;
+                                                                : NULL;
     if (base && strncmp(base + 1, "libpdext", 8) == 0) {
         char *lib = realpath(info.dli_fname, NULL);
         if (lib) {
@@ -250,8 +250,9 @@ uint64_t pd__cpu_identity(void)
     uint64_t h = PD__HASH_SEED;
     if (info == NULL)
         return h;
-    static const char *const keys[] = {"model name", "Features", "flags", "CPU implementer",
-                                       "CPU part", "CPU variant", "isa", "uarch", "cpu model"};
+    static const char *const keys[] = {"model name", "Features",    "flags", "CPU implementer",
+                                       "CPU part",   "CPU variant", "isa",   "uarch",
+                                       "cpu model"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; ++k) {
         const char *line = strstr(info, keys[k]);
         if (line == NULL)

@@ -66,8 +66,7 @@ void pd__sb_add_shell(pd__sb *sb, const char *s)
 {
     bool plain = *s != '\0';
     for (const char *c = s; *c; ++c)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%",
-                    *c))
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%", *c))
             plain = false;
     if (plain) {
         pd__sb_add(sb, s);
@@ -285,8 +284,8 @@ pd_status pd__mkdirs(const char *who, const char *dir, const char *why)
         char saved = *p;
         *p = '\0';
         if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-            pd_status s = pd__fail(PD_ERR_IO, "%s: cannot create directory '%s': %s%s%s",
-                                   who, path, strerror(errno), sep, why);
+            pd_status s = pd__fail(PD_ERR_IO, "%s: cannot create directory '%s': %s%s%s", who, path,
+                                   strerror(errno), sep, why);
             free(path);
             return s;
         }
@@ -305,16 +304,15 @@ pd_status pd__check_private_dir(const char *who, const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) != 0)
-        return pd__fail(PD_ERR_IO, "%s: cannot read directory '%s': %s", who, dir,
-                        strerror(errno));
+        return pd__fail(PD_ERR_IO, "%s: cannot read directory '%s': %s", who, dir, strerror(errno));
     if (st.st_uid != geteuid())
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: cache directory '%s' is owned by uid %u, not by you (uid %u): "
                         "anyone who owns it could plant code that this process would load; "
                         "fix with `chown %u '%s'` or choose another directory "
                         "(PDEXT_CACHE_DIR)",
-                        who, dir, (unsigned)st.st_uid, (unsigned)geteuid(),
-                        (unsigned)geteuid(), dir);
+                        who, dir, (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid(),
+                        dir);
     if (st.st_mode & (S_IWGRP | S_IWOTH))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: cache directory '%s' is writable by %s (mode %03o): anyone who "

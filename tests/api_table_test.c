@@ -19,7 +19,8 @@ typedef struct entry {
 
 #define CTX_ENTRY(ret, member, params, args, failed, c_fn, cxx_fn) \
     {#member, offsetof(pd_api, member), true},
-#define CTX_VOID_ENTRY(member, params, args, c_fn, cxx_fn) {#member, offsetof(pd_api, member), true},
+#define CTX_VOID_ENTRY(member, params, args, c_fn, cxx_fn) \
+    {#member, offsetof(pd_api, member), true},
 #define SAME_ENTRY(ret, member, params, attrs, fn) {#member, offsetof(pd_api, member), false},
 static const entry entries[] = {PD_API_LIST(CTX_ENTRY, CTX_VOID_ENTRY, SAME_ENTRY)};
 #define N_ENTRIES ((int)(sizeof entries / sizeof entries[0]))
@@ -53,7 +54,8 @@ PD_TEST(ApiTable, FunctionsFillTheTableFromTheFirstListEntryToTheEnd)
     PD_EXPECT_EQ(entries[0].offset, offsetof(pd_api, throw_error));
     for (int i = 0; i < N_ENTRIES; ++i)
         PD_EXPECT_EQ(entries[i].offset, offsetof(pd_api, throw_error) + (size_t)i * sizeof(any_fn));
-    PD_EXPECT_EQ(sizeof(pd_api), offsetof(pd_api, throw_error) + (size_t)N_ENTRIES * sizeof(any_fn));
+    PD_EXPECT_EQ(sizeof(pd_api),
+                 offsetof(pd_api, throw_error) + (size_t)N_ENTRIES * sizeof(any_fn));
 }
 
 PD_TEST(ApiTable, CxxTableMatchesTheCTableEntryByEntry)

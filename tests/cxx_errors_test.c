@@ -63,8 +63,8 @@ static bool cx_open(cx_module *m)
     *(void **)&m->caught_status = dlsym(m->handle, "cxx_test_caught_status");
     void (*reset)(void);
     *(void **)&reset = dlsym(m->handle, "cxx_test_reset");
-    if (!m->destroyed || !m->reached_after || !m->caught || !m->caught_line ||
-        !m->caught_status || !reset) {
+    if (!m->destroyed || !m->reached_after || !m->caught || !m->caught_line || !m->caught_status ||
+        !reset) {
         pd_test_fail(__FILE__, __LINE__, "a getter of cx_errors_ops.so is missing");
         return false;
     }
@@ -236,8 +236,7 @@ PD_TEST(CxxErrors, TableMisuseFailsWithTheMessageOfCAndRunsDestructors)
     PD_ASSERT(cx_open(&m));
     PD_EXPECT_EQ(run_op(m.reg, "cxx_table_misuse"), PD_ERR_OP_FAILED);
     expect_error("cxx_table_misuse",
-                 "pd_output: output index 5 is out of range; the op declares 1 output", NULL,
-                 NULL);
+                 "pd_output: output index 5 is out of range; the op declares 1 output", NULL, NULL);
     PD_EXPECT_EQ(m.destroyed(), 1);
     PD_EXPECT_EQ(m.reached_after(), 0);
     cx_close(&m);
@@ -247,8 +246,7 @@ PD_TEST(CxxErrors, TableMisuseFailsWithTheMessageOfCAndRunsDestructors)
     PD_ASSERT(reg != NULL);
     PD_EXPECT_EQ(run_op(reg, "mixed_c_table_misuse"), PD_ERR_OP_FAILED);
     expect_error("mixed_c_table_misuse",
-                 "pd_output: output index 5 is out of range; the op declares 1 output", NULL,
-                 NULL);
+                 "pd_output: output index 5 is out of range; the op declares 1 output", NULL, NULL);
     pd_registry_destroy(reg);
 }
 
@@ -334,7 +332,7 @@ PD_TEST(CxxErrors, AbsentOptionalInputReadsAsNullWithoutAnError)
 
 PD_TEST(CxxErrors, ManyFailingRunsLeakNothingAndTheThreadGoesOn)
 {
-    static const char *const ops[] = {"cxx_check_fails", "cxx_at_throws",    "cxx_throw_int",
+    static const char *const ops[] = {"cxx_check_fails",  "cxx_at_throws",    "cxx_throw_int",
                                       "cxx_table_misuse", "cxx_table_caught", "cxx_infer_shape",
                                       "cxx_runtime_error"};
     static const int destroyed_per_run[] = {3, 1, 1, 1, 1, 1, 1};
@@ -417,11 +415,11 @@ PD_TEST(CxxModules, MixedModuleCatchesCxxAndJumpsForCInEitherLinkOrder)
         PD_ASSERT(info_of(reg) != NULL);
         PD_EXPECT(info_of(reg)->invoke != NULL);
         PD_EXPECT_EQ(run_op(reg, "mixed_cxx_throw"), PD_ERR_OP_FAILED);
-        expect_error("mixed_cxx_throw", "C++ exception: mixed module mixed_cxx_throw", NULL,
-                     NULL);
+        expect_error("mixed_cxx_throw", "C++ exception: mixed module mixed_cxx_throw", NULL, NULL);
         PD_EXPECT_EQ(run_op(reg, "mixed_c_check"), PD_ERR_OP_FAILED);
-        expect_error("mixed_c_check", "Expected pd_numel(pd_input(ctx, 0)) < 0, but it is not "
-                                      "satisfied.",
+        expect_error("mixed_c_check",
+                     "Expected pd_numel(pd_input(ctx, 0)) < 0, but it is not "
+                     "satisfied.",
                      "mixed_c.c", "c_check");
         pd_registry_destroy(reg);
     }
@@ -436,7 +434,7 @@ PD_TEST(CxxModules, OpsLinkedIntoTheProgramGetItsInvokeHook)
     PD_ASSERT(module != NULL);
     PD_EXPECT(pd_module_get_info(module)->invoke != NULL);
     PD_EXPECT_EQ(run_op(reg, "cxx_linked_throw"), PD_ERR_OP_FAILED);
-    expect_error("cxx_linked_throw", "C++ exception: thrown by an op linked into the program",
-                 NULL, NULL);
+    expect_error("cxx_linked_throw", "C++ exception: thrown by an op linked into the program", NULL,
+                 NULL);
     pd_registry_destroy(reg);
 }

@@ -32,22 +32,22 @@ PD_TEST(Decl, MissingAttrsTakeTheirDefaultsOfEveryType)
     pd_attr need = pd_attr_of_int("need", 9);
     double v[16];
     PD_ASSERT_OK(run_echo(reg, &need, 1, v));
-    PD_EXPECT_NEAR(v[0], 1.0, 0);            /* flag: bool = true */
-    PD_EXPECT_NEAR(v[1], -1.0, 0);           /* axis: int = -1 */
-    PD_EXPECT_NEAR(v[2], 0.5, 0);            /* scale: float = 0.5f */
-    PD_EXPECT_NEAR(v[3], 1e-5, 1e-18);  /* eps:double=1e-5 */
-    PD_EXPECT_NEAR(v[4], 4294967296.0, 0);   /* big: int64_t = 4294967296 */
-    PD_EXPECT_NEAR(v[5], 5.0, 0);            /* mode = "a\"b,c": 5 characters */
+    PD_EXPECT_NEAR(v[0], 1.0, 0);          /* flag: bool = true */
+    PD_EXPECT_NEAR(v[1], -1.0, 0);         /* axis: int = -1 */
+    PD_EXPECT_NEAR(v[2], 0.5, 0);          /* scale: float = 0.5f */
+    PD_EXPECT_NEAR(v[3], 1e-5, 1e-18);     /* eps:double=1e-5 */
+    PD_EXPECT_NEAR(v[4], 4294967296.0, 0); /* big: int64_t = 4294967296 */
+    PD_EXPECT_NEAR(v[5], 5.0, 0);          /* mode = "a\"b,c": 5 characters */
     PD_EXPECT_NEAR(v[6], (double)'"', 0);
-    PD_EXPECT_NEAR(v[7], 3.0, 0);            /* dims = {1, 2, 3} */
+    PD_EXPECT_NEAR(v[7], 3.0, 0); /* dims = {1, 2, 3} */
     PD_EXPECT_NEAR(v[8], 3.0, 0);
-    PD_EXPECT_NEAR(v[9], 2.0, 0);            /* scales = { 0.5, -1.25f } */
+    PD_EXPECT_NEAR(v[9], 2.0, 0); /* scales = { 0.5, -1.25f } */
     PD_EXPECT_NEAR(v[10], -1.25, 0);
-    PD_EXPECT_NEAR(v[11], 0.0, 0);           /* offsets = {} */
-    PD_EXPECT_NEAR(v[12], 2.0, 0);           /* tags = {"a", "b,c"} */
+    PD_EXPECT_NEAR(v[11], 0.0, 0); /* offsets = {} */
+    PD_EXPECT_NEAR(v[12], 2.0, 0); /* tags = {"a", "b,c"} */
     PD_EXPECT_NEAR(v[13], 3.0, 0);
-    PD_EXPECT_NEAR(v[14], 9.0, 0);           /* need: given */
-    PD_EXPECT_NEAR(v[15], 700.0, 0);         /* n: int64 = 7; X and Out at index 0 */
+    PD_EXPECT_NEAR(v[14], 9.0, 0);   /* need: given */
+    PD_EXPECT_NEAR(v[15], 700.0, 0); /* n: int64 = 7; X and Out at index 0 */
     pd_registry_destroy(reg);
 }
 

@@ -11,10 +11,13 @@
 
 #define N_MACROS 7
 
-static const char *const macro_lists[N_MACROS] = {
-    "floating_types", "floating_and_half_types", "integral_types", "complex_types",
-    "floating_and_integral_types", "floating_and_complex_types",
-    "floating_and_integral_and_complex_types"};
+static const char *const macro_lists[N_MACROS] = {"floating_types",
+                                                  "floating_and_half_types",
+                                                  "integral_types",
+                                                  "complex_types",
+                                                  "floating_and_integral_types",
+                                                  "floating_and_complex_types",
+                                                  "floating_and_integral_and_complex_types"};
 
 /* The dtypes each macro must accept, independent of pd_dispatch.h: Paddle's lists. */
 static bool accepts(int macro, pd_data_type t)
@@ -76,7 +79,8 @@ static void check_module(const char *module, const char *op, const char *lang)
             } else {
                 char want[256];
                 snprintf(want, sizeof want,
-                         "%s: function %s_%s is not implemented for data type `%s` [dispatch_ops.h:",
+                         "%s: function %s_%s is not implemented for data type `%s` "
+                         "[dispatch_ops.h:",
                          op, lang, macro_lists[macro], pd_dtype_name(dtype));
                 PD_EXPECT_ERROR(s, PD_ERR_OP_FAILED, want);
             }
@@ -89,7 +93,10 @@ static void check_module(const char *module, const char *op, const char *lang)
     pd_registry_destroy(reg);
 }
 
-PD_TEST(Dispatch, EachMacroAcceptsExactlyItsDtypesInC) { check_module("rt_dispatch_c", "dispatch_c", "c"); }
+PD_TEST(Dispatch, EachMacroAcceptsExactlyItsDtypesInC)
+{
+    check_module("rt_dispatch_c", "dispatch_c", "c");
+}
 
 PD_TEST(Dispatch, EachMacroAcceptsExactlyItsDtypesInCxx)
 {
@@ -214,7 +221,7 @@ PD_TEST(Dispatch, HalvesAccumulateInFloatInCxx) { check_sums("rt_dispatch_cc", "
 PD_TEST(HalfHelpers, ToFloatConvertsEveryRealType)
 {
     PD_EXPECT_EQ(pd_to_float(pd_float16_from_float(1.5f)), 1.5f);
-    PD_EXPECT_EQ(pd_to_float((pd_float16){0x3c00}), 1.0f); /* 1.0 in binary16 */
+    PD_EXPECT_EQ(pd_to_float((pd_float16){0x3c00}), 1.0f);  /* 1.0 in binary16 */
     PD_EXPECT_EQ(pd_to_float((pd_bfloat16){0x3fc0}), 1.5f); /* 1.5 in bfloat16 */
     PD_EXPECT_EQ(pd_to_float((int8_t)-7), -7.0f);
     PD_EXPECT_EQ(pd_to_float((uint8_t)200), 200.0f);
@@ -235,7 +242,7 @@ PD_TEST(HalfHelpers, FromFloatRoundsToNearestEvenForHalves)
 }
 
 /* The dtype of a C type, independent of pd_dtype.h's helpers. */
-#define TYPE_TAG(T)                                                                          \
+#define TYPE_TAG(T) \
     _Generic((T *)0, float *: PD_FLOAT32, double *: PD_FLOAT64, pd_float16 *: PD_FLOAT16,    \
              pd_bfloat16 *: PD_BFLOAT16, int8_t *: PD_INT8, pd_complex64 *: PD_COMPLEX64,   \
              default: PD_UNDEFINED)

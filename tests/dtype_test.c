@@ -12,14 +12,11 @@ static const struct {
     const char *name;
     size_t size;
 } all_types[15] = {
-    {PD_BOOL, "bool", 1},          {PD_INT8, "int8", 1},
-    {PD_UINT8, "uint8", 1},        {PD_INT16, "int16", 2},
-    {PD_UINT16, "uint16", 2},      {PD_INT32, "int32", 4},
-    {PD_UINT32, "uint32", 4},      {PD_INT64, "int64", 8},
-    {PD_UINT64, "uint64", 8},      {PD_FLOAT16, "float16", 2},
-    {PD_BFLOAT16, "bfloat16", 2},  {PD_FLOAT32, "float32", 4},
-    {PD_FLOAT64, "float64", 8},    {PD_COMPLEX64, "complex64", 8},
-    {PD_COMPLEX128, "complex128", 16},
+    {PD_BOOL, "bool", 1},       {PD_INT8, "int8", 1},           {PD_UINT8, "uint8", 1},
+    {PD_INT16, "int16", 2},     {PD_UINT16, "uint16", 2},       {PD_INT32, "int32", 4},
+    {PD_UINT32, "uint32", 4},   {PD_INT64, "int64", 8},         {PD_UINT64, "uint64", 8},
+    {PD_FLOAT16, "float16", 2}, {PD_BFLOAT16, "bfloat16", 2},   {PD_FLOAT32, "float32", 4},
+    {PD_FLOAT64, "float64", 8}, {PD_COMPLEX64, "complex64", 8}, {PD_COMPLEX128, "complex128", 16},
 };
 
 static uint16_t f16(float f) { return pd_float16_from_float(f).bits; }
@@ -40,7 +37,10 @@ static float float_of_bits(uint32_t u)
     memcpy(&f, &u, sizeof f);
     return f;
 }
-static bool f16_is_nan(uint16_t bits) { return (bits & 0x7c00u) == 0x7c00u && (bits & 0x3ffu) != 0; }
+static bool f16_is_nan(uint16_t bits)
+{
+    return (bits & 0x7c00u) == 0x7c00u && (bits & 0x3ffu) != 0;
+}
 
 /* --- Sizes, names, parsing -------------------------------------------------------------------- */
 
@@ -130,9 +130,9 @@ PD_TEST(Float16, EncodesExactValuesToTheirIeeeBitPatterns)
     PD_EXPECT_EQ(f16(0.5f), 0x3800);
     PD_EXPECT_EQ(f16(0.0f), 0x0000);
     PD_EXPECT_EQ(f16(-0.0f), 0x8000);
-    PD_EXPECT_EQ(f16(65504.0f), 0x7bff);             /* largest finite half */
-    PD_EXPECT_EQ(f16(ldexpf(1.0f, -14)), 0x0400);    /* smallest normal */
-    PD_EXPECT_EQ(f16(ldexpf(1.0f, -24)), 0x0001);    /* smallest subnormal */
+    PD_EXPECT_EQ(f16(65504.0f), 0x7bff);          /* largest finite half */
+    PD_EXPECT_EQ(f16(ldexpf(1.0f, -14)), 0x0400); /* smallest normal */
+    PD_EXPECT_EQ(f16(ldexpf(1.0f, -24)), 0x0001); /* smallest subnormal */
     PD_EXPECT_EQ(f16(-ldexpf(1.0f, -24)), 0x8001);
     PD_EXPECT_EQ(f16(ldexpf(1023.0f, -24)), 0x03ff); /* largest subnormal */
 }
@@ -148,13 +148,13 @@ PD_TEST(Float16, RoundsInexactValuesToNearest)
 
 PD_TEST(Float16, BreaksTiesToEven)
 {
-    PD_EXPECT_EQ(f16(1.0f + ldexpf(1.0f, -11)), 0x3c00);      /* between 0x3c00 and 0x3c01 */
-    PD_EXPECT_EQ(f16(1.0f + ldexpf(3.0f, -11)), 0x3c02);      /* between 0x3c01 and 0x3c02 */
-    PD_EXPECT_EQ(f16(ldexpf(0.5f, -24)), 0x0000);             /* half the smallest subnormal */
-    PD_EXPECT_EQ(f16(ldexpf(1.5f, -24)), 0x0002);             /* subnormal tie, up to even */
-    PD_EXPECT_EQ(f16(ldexpf(2.5f, -24)), 0x0002);             /* subnormal tie, down to even */
-    PD_EXPECT_EQ(f16(2049.0f), 0x6800);                       /* 2048 + 1: tie, to 2048 */
-    PD_EXPECT_EQ(f16(2051.0f), 0x6802);                       /* 2050 + 1: tie, to 2052 */
+    PD_EXPECT_EQ(f16(1.0f + ldexpf(1.0f, -11)), 0x3c00); /* between 0x3c00 and 0x3c01 */
+    PD_EXPECT_EQ(f16(1.0f + ldexpf(3.0f, -11)), 0x3c02); /* between 0x3c01 and 0x3c02 */
+    PD_EXPECT_EQ(f16(ldexpf(0.5f, -24)), 0x0000);        /* half the smallest subnormal */
+    PD_EXPECT_EQ(f16(ldexpf(1.5f, -24)), 0x0002);        /* subnormal tie, up to even */
+    PD_EXPECT_EQ(f16(ldexpf(2.5f, -24)), 0x0002);        /* subnormal tie, down to even */
+    PD_EXPECT_EQ(f16(2049.0f), 0x6800);                  /* 2048 + 1: tie, to 2048 */
+    PD_EXPECT_EQ(f16(2051.0f), 0x6802);                  /* 2050 + 1: tie, to 2052 */
 }
 
 PD_TEST(Float16, OverflowsToInfinity)

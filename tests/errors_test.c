@@ -153,7 +153,8 @@ PD_TEST(Errors, InferFunctionsCannotMakeOutputs)
     pd_registry_destroy(reg);
 }
 
-/* --- Misused table functions -------------------------------------------------------------------- */
+/* --- Misused table functions --------------------------------------------------------------------
+ */
 
 typedef struct misuse_case {
     int32_t what;
@@ -166,14 +167,16 @@ static const misuse_case misuses[] = {
     {1, PD_ERR_OP_FAILED, "pd_output: output index 3 is out of range; the op declares 1 output"},
     {2, PD_ERR_OP_FAILED, "pd_attr: attr index 9 is out of range; the op declares 2 attrs"},
     {3, PD_ERR_OP_FAILED, "pd_empty: shape[1] is -3"},
-    {4, PD_ERR_OUT_OF_MEMORY, "pd_scratch: 18446744073709551607 bytes is more than can be "
-                              "allocated"},
+    {4, PD_ERR_OUT_OF_MEMORY,
+     "pd_scratch: 18446744073709551607 bytes is more than can be "
+     "allocated"},
     {5, PD_ERR_OP_FAILED, "attr 'n' is declared int64_t, but was read as int"},
     {6, PD_ERR_OP_FAILED, "pd_set_output: the tensor given for output 'Out' item 0 is undefined"},
     {7, PD_ERR_OP_FAILED, "pd_output: item 4 of output 'Out' is out of range; it has 1 item"},
     {8, PD_ERR_OP_FAILED, "pd_input_named: the op has no input named 'Nope' (declared: X)"},
-    {9, PD_ERR_OP_FAILED, "pd_set_output_count: output 'Out' is not a vector output; its count is "
-                          "1, not 2"},
+    {9, PD_ERR_OP_FAILED,
+     "pd_set_output_count: output 'Out' is not a vector output; its count is "
+     "1, not 2"},
     {10, PD_ERR_UNAVAILABLE, "pd_empty: place gpu:0 needs CUDA"},
     {11, PD_ERR_OP_FAILED, "pd_tensor_full: dtype 99"},
     {12, PD_ERR_OP_FAILED, "pd_tensor_slice: rows [0, 1000) are out of range"},
@@ -218,7 +221,8 @@ PD_TEST(Errors, TableFunctionErrorsCarryNoSourceLocation)
     pd_registry_destroy(reg);
 }
 
-/* --- Outside any op call ------------------------------------------------------------------------ */
+/* --- Outside any op call ------------------------------------------------------------------------
+ */
 
 static void throw_outside(const char *fmt, ...)
 {

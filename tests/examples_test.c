@@ -89,8 +89,7 @@ PD_TEST(ExampleRelu, RejectsNonCpuTensorsAndOtherDtypesWithTheirMessages)
                     "`int32` [relu.c:");
     pd_tensor g64 = rt_random(PD_FLOAT64, 1, (int64_t[]){4});
     pd_arg grad_in[3] = {pd_arg_of(&x), pd_arg_of(&x), pd_arg_of(&g64)};
-    PD_EXPECT_ERROR(pd_run(reg, "custom_relu_grad", grad_in, 3, NULL, 0, NULL, 0),
-                    PD_ERR_OP_FAILED,
+    PD_EXPECT_ERROR(pd_run(reg, "custom_relu_grad", grad_in, 3, NULL, 0, NULL, 0), PD_ERR_OP_FAILED,
                     "custom_relu_grad: X, Out and Out@GRAD must have the same dtype, got "
                     "float32, float32 and float64. [relu.c:");
     pd_tensor_release(&g64);

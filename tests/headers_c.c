@@ -34,10 +34,10 @@ static void scale_kernel(pd_kernel_ctx *ctx)
 }
 
 /* PD_ACC_TYPE is float for the halves and the type itself otherwise. */
-_Static_assert(_Generic((PD_ACC_TYPE(pd_float16) *)0, float *: 1, default: 0), "half acc");
-_Static_assert(_Generic((PD_ACC_TYPE(pd_bfloat16) *)0, float *: 1, default: 0), "bf16 acc");
-_Static_assert(_Generic((PD_ACC_TYPE(double) *)0, double *: 1, default: 0), "double acc");
-_Static_assert(_Generic((PD_ACC_TYPE(int8_t) *)0, int8_t *: 1, default: 0), "int8 acc");
+_Static_assert(_Generic((PD_ACC_TYPE(pd_float16) *)0, float * : 1, default : 0), "half acc");
+_Static_assert(_Generic((PD_ACC_TYPE(pd_bfloat16) *)0, float * : 1, default : 0), "bf16 acc");
+_Static_assert(_Generic((PD_ACC_TYPE(double) *)0, double * : 1, default : 0), "double acc");
+_Static_assert(_Generic((PD_ACC_TYPE(int8_t) *)0, int8_t * : 1, default : 0), "int8 acc");
 
 typedef struct mean_args {
     const pd_tensor *x;

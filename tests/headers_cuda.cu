@@ -54,8 +54,8 @@ static void scale_kernel(pd_kernel_ctx *ctx)
     int64_t n = pd_numel(x);
     PD_DISPATCH_FLOATING_TYPES(pd_dtype(x), "headers_cuda_scale", {
         int blocks = (int)((n + 255) / 256);
-        headers_cuda_scale<data_t><<<blocks, 256>>>((const data_t *)pd_data(x),
-                                                    (data_t *)pd_data(out), n, factor);
+        headers_cuda_scale<data_t>
+            <<<blocks, 256>>>((const data_t *)pd_data(x), (data_t *)pd_data(out), n, factor);
     });
     PD_CHECK(cudaGetLastError() == cudaSuccess, "launch failed: %s",
              cudaGetErrorString(cudaGetLastError()));

@@ -22,10 +22,7 @@ static const char *library_in(const char *cache, const char *name)
     return tmp_path(rel);
 }
 
-static const char *library_of(const char *name)
-{
-    return library_in("cache", name);
-}
+static const char *library_of(const char *name) { return library_in("cache", name); }
 
 /* Loads shift.c as `name` in a child process and returns what jit_shift gave at X = 2, or
  * -1000 - signal when the child died of a signal (a SIGBUS from a damaged library). */

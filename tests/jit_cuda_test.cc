@@ -22,8 +22,8 @@ std::string find_nvcc()
 {
     if (const char *env = getenv("NVCC"); env && *env)
         return executable(env) ? env : "";
-    if (const char *home = getenv("CUDA_HOME"); home && *home &&
-                                                executable(std::string(home) + "/bin/nvcc"))
+    if (const char *home = getenv("CUDA_HOME");
+        home && *home && executable(std::string(home) + "/bin/nvcc"))
         return std::string(home) + "/bin/nvcc";
     std::string path = getenv("PATH") ? getenv("PATH") : "";
     for (size_t start = 0; start <= path.size();) {
@@ -84,8 +84,7 @@ TEST_F(JitCuda, CudaAndCSourcesBuildIntoOneModuleWarningFree)
     int64_t shape[1] = {4};
     pd_tensor x, out;
     memset(&out, 0, sizeof out);
-    ASSERT_EQ(pd_tensor_from_buffer(&x, xs, PD_FLOAT32, pd_place_cpu(), 1, shape, nullptr,
-                                    nullptr),
+    ASSERT_EQ(pd_tensor_from_buffer(&x, xs, PD_FLOAT32, pd_place_cpu(), 1, shape, nullptr, nullptr),
               PD_OK);
     pd_arg in = pd_arg_of(&x), outs = pd_arg_of(&out);
     ASSERT_EQ(pd_run(reg_, "jit_cuda_half", &in, 1, nullptr, 0, &outs, 1), PD_OK)

@@ -14,7 +14,7 @@ PD_TEST(JitErrors, CompileErrorShowsFileLineAndBuildDirectory)
     PD_ASSERT_OK(pd_registry_create(&reg));
     pd_jit_options o = options("broken", srcs, 1);
     pd_module *m = NULL;
-    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_BUILD, "broken.c:5:");
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_BUILD, "broken.c:4:");
     PD_EXPECT_CONTAINS(pd_last_error(), "undeclared_identifier_here");
     PD_EXPECT_CONTAINS(pd_last_error(), tmp_path("cache/broken"));
     PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
@@ -180,7 +180,6 @@ PD_TEST(JitErrors, RejectsNullArgumentsAndStaticKindForLoad)
     PD_EXPECT_ERROR(pd_jit_build(&o), PD_ERR_INVALID_ARGUMENT, "opts->output");
     pd_registry_destroy(reg);
 }
-
 
 /* --- messages that say what to do: the headers, the cache directory, the output --------- */
 
@@ -373,9 +372,16 @@ PD_TEST(JitErrors, CorruptedManifestOnlyEverCostsARebuild)
     const char *key = strstr(good, "\nkey "), *inputs = strstr(good, "\ninput ");
     PD_ASSERT(key != NULL && inputs != NULL);
     static const char *const hostile[] = {
-        "library .\n", "library ..\n", "library \n", "library manifest-shared\n",
-        "library .lock\ninput -1 -1 0 /dev/null\n", "input 99999999999999999999 0 0 /x\n",
-        "input 0 0 0 relative\n", "input 1 2 3 /\n", "key zz\n", "\n\n \n",
+        "library .\n",
+        "library ..\n",
+        "library \n",
+        "library manifest-shared\n",
+        "library .lock\ninput -1 -1 0 /dev/null\n",
+        "input 99999999999999999999 0 0 /x\n",
+        "input 0 0 0 relative\n",
+        "input 1 2 3 /\n",
+        "key zz\n",
+        "\n\n \n",
     };
     for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; ++i) {
         char bad[8192];

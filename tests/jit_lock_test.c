@@ -36,15 +36,9 @@ static void expect_lock_symlink_refused(const char *file)
     jit_teardown();
 }
 
-PD_TEST(JitLock, LockFileThatIsASymlinkIsRefusedNamingIt)
-{
-    expect_lock_symlink_refused(".lock");
-}
+PD_TEST(JitLock, LockFileThatIsASymlinkIsRefusedNamingIt) { expect_lock_symlink_refused(".lock"); }
 
-PD_TEST(JitLock, BusyFileThatIsASymlinkIsRefusedNamingIt)
-{
-    expect_lock_symlink_refused(".busy");
-}
+PD_TEST(JitLock, BusyFileThatIsASymlinkIsRefusedNamingIt) { expect_lock_symlink_refused(".busy"); }
 
 /* --- waiting for another process ---------------------------------------------------------- */
 
@@ -128,8 +122,7 @@ PD_TEST(JitLock, LockTimeoutComesFromTheEnvironment)
     PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_UNAVAILABLE, pid_text);
     PD_EXPECT_CONTAINS(pd_last_error(), "after 1 s");
     setenv("PDEXT_LOCK_TIMEOUT", "soon", 1);
-    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_INVALID_ARGUMENT,
-                    "PDEXT_LOCK_TIMEOUT='soon'");
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_INVALID_ARGUMENT, "PDEXT_LOCK_TIMEOUT='soon'");
     unsetenv("PDEXT_LOCK_TIMEOUT");
     release_lock(holder);
     pd_registry_destroy(reg);
@@ -181,7 +174,8 @@ PD_TEST(JitLock, DaemonStartedByACompilerWrapperSurvivesTheNextBuild)
     snprintf(script, sizeof script,
              "#!/bin/sh\ncase \"$*\" in *--version*) exec cc \"$@\";; esac\n"
              "setsid sleep 120 < /dev/null > /dev/null 2>&1 &\necho $! >> '%s'\n"
-             "exec cc \"$@\"\n", tmp_path("daemons"));
+             "exec cc \"$@\"\n",
+             tmp_path("daemons"));
     write_script(tmp_path("bin/wrapcc"), script);
     setenv("CC", tmp_path("bin/wrapcc"), 1);
     PD_ASSERT_NEAR(load_and_run("daemon", srcs, 1, "jit_shift"), 12.0, 0);

@@ -8,15 +8,15 @@
  */
 #include "jit_support.h"
 
-#define SCALE_TEXT(factor)                                                                  \
-    "#include \"extension.h\"\n"                                                            \
-    "static void k(pd_kernel_ctx *ctx) {\n"                                                 \
-    "    const pd_tensor *x = pd_input(ctx, 0);\n"                                          \
-    "    pd_tensor *out = pd_output(ctx, 0);\n"                                             \
-    "    const float *in = (const float *)pd_data(x);\n"                                    \
-    "    float *o = (float *)pd_data(out);\n"                                               \
-    "    for (int64_t i = 0; i < pd_numel(x); ++i) o[i] = in[i] * " factor ";\n"            \
-    "}\n"                                                                                   \
+#define SCALE_TEXT(factor)                                                       \
+    "#include \"extension.h\"\n"                                                 \
+    "static void k(pd_kernel_ctx *ctx) {\n"                                      \
+    "    const pd_tensor *x = pd_input(ctx, 0);\n"                               \
+    "    pd_tensor *out = pd_output(ctx, 0);\n"                                  \
+    "    const float *in = (const float *)pd_data(x);\n"                         \
+    "    float *o = (float *)pd_data(out);\n"                                    \
+    "    for (int64_t i = 0; i < pd_numel(x); ++i) o[i] = in[i] * " factor ";\n" \
+    "}\n"                                                                        \
     "PD_BUILD_OP(inline_scale, .inputs = {\"X\"}, .outputs = {\"Out\"}, .kernel = k);\n"
 
 /* Loads the inline source `text` as module `name` and returns inline_scale at X = 2. */
@@ -104,8 +104,7 @@ PD_TEST(JitPlan, InlineSourceNeedsAPlainFileNameWithAKnownExtension)
 static void write_launcher(const char *name, const char *log)
 {
     char script[1024];
-    snprintf(script, sizeof script, "#!/bin/sh\necho \"$1\" >> '%s'\nexec \"$@\"\n",
-             tmp_path(log));
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$1\" >> '%s'\nexec \"$@\"\n", tmp_path(log));
     char rel[64];
     snprintf(rel, sizeof rel, "bin/%s", name);
     write_script(tmp_path(rel), script);
@@ -281,8 +280,7 @@ PD_TEST(JitPlan, LineBreaksInPathsAreRefusedNamingThem)
     PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_INVALID_ARGUMENT, "contains a newline");
     o = options("crlf", (const char *const[]){fixture("scale.c")}, 1);
     o.build_dir = tmp_path("out\rdir");
-    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_INVALID_ARGUMENT,
-                    "build_dir '");
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_INVALID_ARGUMENT, "build_dir '");
     o.build_dir = NULL;
     o.cflags = (const char *const[]){"-DX=1\r"};
     o.n_cflags = 1;

@@ -171,8 +171,8 @@ static inline double run_at_2(const pd_registry *reg, const char *name)
     float xs[4] = {1, 2, 3, 4};
     pd_tensor x, out;
     memset(&out, 0, sizeof out);
-    if (pd_tensor_from_buffer(&x, xs, PD_FLOAT32, pd_place_cpu(), 1, (int64_t[]){4}, NULL,
-                              NULL) != PD_OK)
+    if (pd_tensor_from_buffer(&x, xs, PD_FLOAT32, pd_place_cpu(), 1, (int64_t[]){4}, NULL, NULL) !=
+        PD_OK)
         return -1e30;
     pd_arg in = pd_arg_of(&x), outs = pd_arg_of(&out);
     double v = -1e30;
@@ -188,7 +188,7 @@ static inline double run_at_2(const pd_registry *reg, const char *name)
 
 /* Loads `sources` as module `name` into a new registry and returns op `op` at X = 2. */
 static inline double load_and_run(const char *name, const char *const *sources, int32_t n,
-                           const char *op)
+                                  const char *op)
 {
     pd_registry *reg = NULL;
     if (pd_registry_create(&reg) != PD_OK)

@@ -574,8 +574,8 @@ PD_TEST(Jit, StaticBuildWritesAnArchiveOfHiddenObjects)
         const char *line = helper;
         while (line && line > text && line[-1] != '\n')
             --line;
-        PD_EXPECT(helper != NULL && line != NULL &&
-                  strstr(line, "HIDDEN") != NULL && strstr(line, "HIDDEN") < helper);
+        PD_EXPECT(helper != NULL && line != NULL && strstr(line, "HIDDEN") != NULL &&
+                  strstr(line, "HIDDEN") < helper);
         PD_EXPECT_CONTAINS(text, "LOCAL  HIDDEN");
         const char *info = strstr(text, " pd_bundle_info_bundle");
         const char *start = info;
@@ -612,8 +612,8 @@ PD_TEST(Jit, ExampleReluMatchesReference)
         xs[i] = pd_test_uniform(-1, 1);
     pd_tensor x, out;
     memset(&out, 0, sizeof out);
-    PD_ASSERT_OK(pd_tensor_from_buffer(&x, xs, PD_FLOAT64, pd_place_cpu(), 1, (int64_t[]){N},
-                                       NULL, NULL));
+    PD_ASSERT_OK(
+        pd_tensor_from_buffer(&x, xs, PD_FLOAT64, pd_place_cpu(), 1, (int64_t[]){N}, NULL, NULL));
     pd_arg in = pd_arg_of(&x), outs = pd_arg_of(&out);
     PD_ASSERT_OK(pd_run(reg, "custom_relu", &in, 1, NULL, 0, &outs, 1));
     const double *o_data = out.data;

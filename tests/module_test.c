@@ -110,9 +110,9 @@ PD_TEST(Module, ParsesEveryPaddleAttrSpelling)
     PD_ASSERT(reg != NULL);
     const pd_op *op = pd_op_find(reg, "tm_every_attr");
     PD_ASSERT(op != NULL);
-    const char *names[] = {"flag", "count", "scale", "eps", "axis",
-                           "mode", "dims", "weights", "shape", "names"};
-    pd_attr_type types[] = {PD_ATTR_BOOL,   PD_ATTR_INT,   PD_ATTR_FLOAT,  PD_ATTR_DOUBLE,
+    const char *names[] = {"flag", "count", "scale",   "eps",   "axis",
+                           "mode", "dims",  "weights", "shape", "names"};
+    pd_attr_type types[] = {PD_ATTR_BOOL,   PD_ATTR_INT,    PD_ATTR_FLOAT, PD_ATTR_DOUBLE,
                             PD_ATTR_INT64,  PD_ATTR_STRING, PD_ATTR_INTS,  PD_ATTR_FLOATS,
                             PD_ATTR_INT64S, PD_ATTR_STRINGS};
     PD_ASSERT_EQ(pd_op_attr_count(op), 10);
@@ -132,8 +132,8 @@ PD_TEST(Module, ParsesCAliasesWithLooseWhiteSpace)
     const pd_op *op = pd_op_find(reg, "tm_aliases");
     PD_ASSERT(op != NULL);
     const char *names[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
-    pd_attr_type types[] = {PD_ATTR_INT,    PD_ATTR_INT64,   PD_ATTR_STRING,
-                            PD_ATTR_INTS,   PD_ATTR_FLOATS,  PD_ATTR_INT64S,
+    pd_attr_type types[] = {PD_ATTR_INT,     PD_ATTR_INT64,   PD_ATTR_STRING,
+                            PD_ATTR_INTS,    PD_ATTR_FLOATS,  PD_ATTR_INT64S,
                             PD_ATTR_STRINGS, PD_ATTR_STRINGS, PD_ATTR_INT64S};
     PD_ASSERT_EQ(pd_op_attr_count(op), 9);
     for (int32_t i = 0; i < 9; ++i) {
@@ -245,8 +245,8 @@ PD_TEST(Module, RefusesAGradOpWhoseForwardOpComesInALaterModule)
 {
     pd_registry *reg = NULL;
     PD_ASSERT_OK(pd_registry_create(&reg));
-    PD_EXPECT_ERROR(pd_module_load(reg, module_path("tm_grad_only"), NULL),
-                    PD_ERR_INVALID_MODULE, "has no forward op 'tm_split'");
+    PD_EXPECT_ERROR(pd_module_load(reg, module_path("tm_grad_only"), NULL), PD_ERR_INVALID_MODULE,
+                    "has no forward op 'tm_split'");
     PD_EXPECT_CONTAINS(pd_last_error(), "op 'tm_split_grad'");
     PD_EXPECT_CONTAINS(pd_last_error(), module_path("tm_grad_only"));
     PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
@@ -320,8 +320,8 @@ PD_TEST(Module, RefusesALibraryWithoutEntryPoint)
 {
     pd_registry *reg = registry_with_good_ops(NULL);
     PD_ASSERT(reg != NULL);
-    PD_EXPECT_ERROR(pd_module_load(reg, module_path("tm_no_entry"), NULL),
-                    PD_ERR_INVALID_MODULE, "has no entry point pdext_module_info()");
+    PD_EXPECT_ERROR(pd_module_load(reg, module_path("tm_no_entry"), NULL), PD_ERR_INVALID_MODULE,
+                    "has no entry point pdext_module_info()");
     PD_EXPECT_EQ(pd_registry_op_count(reg), 5);
     pd_registry_destroy(reg);
 }
@@ -415,8 +415,7 @@ PD_TEST(Module, RefusesAnUnknownOpKind)
 PD_TEST(Module, RefusesAnOpWithoutKernel)
 {
     expect_refused("no_kernel", PD_ERR_INVALID_MODULE, "op 'tm_no_kernel' (",
-                   "refuse.c:",
-                   ") has no kernel");
+                   "refuse.c:", ") has no kernel");
 }
 
 PD_TEST(Module, RefusesAnEmptyInputName)
@@ -487,23 +486,20 @@ PD_TEST(Module, RefusesAnInplaceMapNamingAnUnknownOutput)
 
 PD_TEST(Module, RefusesAGradOpWithoutForwardOp)
 {
-    expect_refused("grad_no_forward", PD_ERR_INVALID_MODULE,
-                   "op 'tm_orphan_grad' (",
+    expect_refused("grad_no_forward", PD_ERR_INVALID_MODULE, "op 'tm_orphan_grad' (",
                    "has no forward op 'tm_orphan'");
 }
 
 PD_TEST(Module, RefusesADoubleGradOpWithoutGradOp)
 {
     expect_refused("double_grad_no_grad", PD_ERR_INVALID_MODULE,
-                   "has no forward op 'tm_no_grad_grad'",
-                   "op 'tm_no_grad_grad_grad'");
+                   "has no forward op 'tm_no_grad_grad'", "op 'tm_no_grad_grad_grad'");
 }
 
 PD_TEST(Module, RefusesGradAttrsThatAreNoSubsetOfTheForwardOps)
 {
     expect_refused("grad_attr_not_subset", PD_ERR_INVALID_MODULE,
-                   "attr \"scale: float\" is not an attr of 'tm_subset'",
-                   "op 'tm_subset_grad'");
+                   "attr \"scale: float\" is not an attr of 'tm_subset'", "op 'tm_subset_grad'");
 }
 
 PD_TEST(Module, RefusesAGradAttrOfAnotherTypeThanTheForwardOps)
@@ -516,24 +512,21 @@ PD_TEST(Module, RefusesAGradAttrOfAnotherTypeThanTheForwardOps)
 PD_TEST(Module, RefusesTheSameOpTwiceInOneModule)
 {
     expect_refused("dup_within", PD_ERR_INVALID_MODULE,
-                   "op 'tm_twice' is defined twice in this module",
-                   "refuse.c:",
-                   "refuse_twin.c:");
+                   "op 'tm_twice' is defined twice in this module", "refuse.c:", "refuse_twin.c:");
 }
 
 PD_TEST(Module, RefusesAnOpNameRegisteredByAnotherModuleNamingBothLibraries)
 {
     expect_refused("dup_across", PD_ERR_ALREADY_EXISTS, "op 'tm_aliases' is already registered by ",
-                   module_path("tm_good_ops"),
-                   module_path("tm_refuse_dup_across"));
+                   module_path("tm_good_ops"), module_path("tm_refuse_dup_across"));
 }
 
 /* --- Lookups racing with loads ------------------------------------------------------------ */
 
 typedef struct finder_arg {
     pd_registry *reg;
-    int misses;       /* good ops not found, or found under another name */
-    int toggled_bad;  /* tm_split found under a wrong name */
+    int misses;      /* good ops not found, or found under another name */
+    int toggled_bad; /* tm_split found under a wrong name */
 } finder_arg;
 
 static void *finder(void *p)

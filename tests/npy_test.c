@@ -80,8 +80,7 @@ static unsigned char *read_bytes(const char *path, size_t *n)
 
 /* A .npy image: magic, version, length field of 2 or 4 bytes, the dict padded to 64 bytes
  * with spaces and '\n' exactly as numpy pads it, then `data`. */
-static size_t make_npy(unsigned char *out, int major, const char *dict, const void *data,
-                       size_t n)
+static size_t make_npy(unsigned char *out, int major, const char *dict, const void *data, size_t n)
 {
     size_t len_bytes = major == 1 ? 2 : 4, pre = 8 + len_bytes;
     size_t total = (pre + strlen(dict) + 1 + 63) / 64 * 64, hlen = total - pre;
@@ -133,7 +132,8 @@ PD_TEST(Npy, RoundTripsEveryDtypeAndShape)
             continue;
         for (size_t s = 0; s < sizeof ndims / sizeof ndims[0]; ++s) {
             pd_tensor t, back = PD_TENSOR_UNDEFINED;
-            PD_ASSERT_OK(pd_tensor_empty(&t, (pd_data_type)dt, pd_place_cpu(), ndims[s], shapes[s]));
+            PD_ASSERT_OK(
+                pd_tensor_empty(&t, (pd_data_type)dt, pd_place_cpu(), ndims[s], shapes[s]));
             unsigned char *b = t.data;
             for (size_t i = 0; i < pd_nbytes(&t); ++i)
                 b[i] = dt == PD_BOOL ? (unsigned char)(i % 2) : (unsigned char)(i * 37 + dt);
@@ -174,8 +174,11 @@ PD_TEST(Npy, WritesTheHeaderNumpyWrites)
 
 PD_TEST(Npy, WritesScalarAndOneDimShapesAsPythonTuples)
 {
-    static const struct { int32_t ndim; int64_t shape[1]; const char *text; } cases[] = {
-        {0, {0}, "'shape': (), }"}, {1, {4}, "'shape': (4,), }"}};
+    static const struct {
+        int32_t ndim;
+        int64_t shape[1];
+        const char *text;
+    } cases[] = {{0, {0}, "'shape': (), }"}, {1, {4}, "'shape': (4,), }"}};
     for (int c = 0; c < 2; ++c) {
         pd_tensor t;
         PD_ASSERT_OK(pd_tensor_zeros(&t, PD_BOOL, pd_place_cpu(), cases[c].ndim, cases[c].shape));
@@ -220,8 +223,9 @@ PD_TEST(Npy, ReadsHandMadeHeadersOfVersions1And2And3)
 {
     for (int major = 1; major <= 3; ++major) {
         unsigned char buf[256];
-        size_t n = make_npy(buf, major, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
-                            six, sizeof six);
+        size_t n = make_npy(buf, major,
+                            "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", six,
+                            sizeof six);
         const char *path = tmp_path("v.npy");
         write_bytes(path, buf, n);
         pd_tensor t = PD_TENSOR_UNDEFINED;
@@ -250,7 +254,8 @@ PD_TEST(Npy, ReadsNumpyBoolAndOneByteTypesWithAnyByteOrderMark)
     static const pd_data_type types[] = {PD_BOOL, PD_BOOL, PD_BOOL, PD_UINT8, PD_UINT8, PD_INT8};
     for (int i = 0; i < 6; ++i) {
         char dict[128];
-        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (3,), }", descrs[i]);
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (3,), }",
+                 descrs[i]);
         unsigned char buf[256];
         size_t n = make_npy(buf, 1, dict, data, sizeof data);
         pd_tensor t = PD_TENSOR_UNDEFINED;
@@ -265,54 +270,67 @@ PD_TEST(Npy, ReadsNumpyBoolAndOneByteTypesWithAnyByteOrderMark)
 
 PD_TEST(Npy, RefusesFortranOrder)
 {
-    expect_refused("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24, "Fortran-order");
+    expect_refused("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24,
+                   "Fortran-order");
 }
 
 PD_TEST(Npy, RefusesBigEndianData)
 {
-    expect_refused("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24, "big-endian data ('>f4')");
+    expect_refused("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24,
+                   "big-endian data ('>f4')");
 }
 
 PD_TEST(Npy, RefusesObjectArrays)
 {
-    expect_refused("{'descr': '|O', 'fortran_order': False, 'shape': (3,), }", 24, "object arrays ('|O')");
+    expect_refused("{'descr': '|O', 'fortran_order': False, 'shape': (3,), }", 24,
+                   "object arrays ('|O')");
 }
 
 PD_TEST(Npy, RefusesStructuredAndUnsupportedDtypes)
 {
-    expect_refused("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }", 24, "structured");
-    expect_refused("{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", 24, "unsupported dtype '<U3'");
+    expect_refused("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }", 24,
+                   "structured");
+    expect_refused("{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", 24,
+                   "unsupported dtype '<U3'");
 }
 
 PD_TEST(Npy, RefusesShapeThatDoesNotMatchTheData)
 {
-    expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }", 24, "truncated data");
-    expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", 24, "trailing bytes");
+    expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }", 24,
+                   "truncated data");
+    expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", 24,
+                   "trailing bytes");
 }
 
 PD_TEST(Npy, RefusesMoreDimensionsThanPdMaxDims)
 {
-    expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 6), }",
+    expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 6), "
+                   "}",
                    24, "more than 8 dimensions");
 }
 
 PD_TEST(Npy, RefusesMalformedHeaders)
 {
     expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), ", 24, "malformed");
-    expect_refused("{'descr': '<f4', 'fortran_order': Nope, 'shape': (2, 3), }", 24, "True or False");
+    expect_refused("{'descr': '<f4', 'fortran_order': Nope, 'shape': (2, 3), }", 24,
+                   "True or False");
     expect_refused("{'descr': '<f4', 'shape': (2, 3), }", 24, "missing key 'fortran_order'");
     expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 24, "dimension");
-    expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", 24, "unexpected");
+    expect_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", 24,
+                   "unexpected");
     expect_refused("['descr', '<f4']", 24, "'{'");
 }
 
 PD_TEST(Npy, RefusesTruncatedHeaders)
 {
     unsigned char buf[256];
-    size_t n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", six, 24);
+    size_t n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", six,
+                        24);
     pd_tensor t = PD_TENSOR_UNDEFINED;
-    PD_EXPECT_ERROR(pd_npy_load_buffer(buf, 40, "cut", &t), PD_ERR_INVALID_ARGUMENT, "truncated .npy header");
-    PD_EXPECT_ERROR(pd_npy_load_buffer(buf, 9, "cut", &t), PD_ERR_INVALID_ARGUMENT, "truncated .npy header");
+    PD_EXPECT_ERROR(pd_npy_load_buffer(buf, 40, "cut", &t), PD_ERR_INVALID_ARGUMENT,
+                    "truncated .npy header");
+    PD_EXPECT_ERROR(pd_npy_load_buffer(buf, 9, "cut", &t), PD_ERR_INVALID_ARGUMENT,
+                    "truncated .npy header");
     PD_EXPECT_ERROR(pd_npy_load_buffer(buf, 3, "cut", &t), PD_ERR_INVALID_ARGUMENT, "truncated");
     const char *path = tmp_path("cut.npy");
     write_bytes(path, buf, 40);
@@ -356,7 +374,8 @@ PD_TEST(Npy, SaveIntoAMissingDirectoryFailsLeavingNothing)
 {
     pd_tensor t;
     PD_ASSERT_OK(pd_tensor_zeros(&t, PD_INT32, pd_place_cpu(), 1, (int64_t[]){2}));
-    PD_EXPECT_ERROR(pd_npy_save(tmp_path("no/such/dir.npy"), &t), PD_ERR_NOT_FOUND, "no/such/dir.npy");
+    PD_EXPECT_ERROR(pd_npy_save(tmp_path("no/such/dir.npy"), &t), PD_ERR_NOT_FOUND,
+                    "no/such/dir.npy");
     PD_EXPECT_EQ(tmp_count(), 0);
     pd_tensor_release(&t);
     tmp_done();
@@ -371,8 +390,16 @@ typedef struct zip_member {
     int method; /* 0 stored, 8 deflated */
 } zip_member;
 
-static unsigned char *le16(unsigned char *p, unsigned v) { p[0] = v & 0xff; p[1] = (v >> 8) & 0xff; return p + 2; }
-static unsigned char *le32(unsigned char *p, unsigned long v) { return le16(le16(p, v & 0xffff), (v >> 16) & 0xffff); }
+static unsigned char *le16(unsigned char *p, unsigned v)
+{
+    p[0] = v & 0xff;
+    p[1] = (v >> 8) & 0xff;
+    return p + 2;
+}
+static unsigned char *le32(unsigned char *p, unsigned long v)
+{
+    return le16(le16(p, v & 0xffff), (v >> 16) & 0xffff);
+}
 
 /* A zip archive built from the APPNOTE layout: local headers, data, central directory, end
  * record. `bad_crc` records a wrong CRC for every member. Returns the size. */
@@ -402,10 +429,16 @@ static size_t make_zip(unsigned char *out, const zip_member *m, int n, bool bad_
         }
         offsets[i] = (unsigned long)(p - out);
         p = le32(p, 0x04034b50);
-        p = le16(p, 20); p = le16(p, 0); p = le16(p, (unsigned)m[i].method);
-        p = le16(p, 0); p = le16(p, 0x21);
-        p = le32(p, crcs[i]); p = le32(p, csizes[i]); p = le32(p, m[i].n);
-        p = le16(p, (unsigned)strlen(m[i].name)); p = le16(p, 0);
+        p = le16(p, 20);
+        p = le16(p, 0);
+        p = le16(p, (unsigned)m[i].method);
+        p = le16(p, 0);
+        p = le16(p, 0x21);
+        p = le32(p, crcs[i]);
+        p = le32(p, csizes[i]);
+        p = le32(p, m[i].n);
+        p = le16(p, (unsigned)strlen(m[i].name));
+        p = le16(p, 0);
         memcpy(p, m[i].name, strlen(m[i].name));
         p += strlen(m[i].name);
         memcpy(p, cdata[i], csizes[i]);
@@ -415,18 +448,34 @@ static size_t make_zip(unsigned char *out, const zip_member *m, int n, bool bad_
     unsigned char *cd = p;
     for (int i = 0; i < n; ++i) {
         p = le32(p, 0x02014b50);
-        p = le16(p, 20); p = le16(p, 20); p = le16(p, 0); p = le16(p, (unsigned)m[i].method);
-        p = le16(p, 0); p = le16(p, 0x21);
-        p = le32(p, crcs[i]); p = le32(p, csizes[i]); p = le32(p, m[i].n);
-        p = le16(p, (unsigned)strlen(m[i].name)); p = le16(p, 0); p = le16(p, 0);
-        p = le16(p, 0); p = le16(p, 0); p = le32(p, 0); p = le32(p, offsets[i]);
+        p = le16(p, 20);
+        p = le16(p, 20);
+        p = le16(p, 0);
+        p = le16(p, (unsigned)m[i].method);
+        p = le16(p, 0);
+        p = le16(p, 0x21);
+        p = le32(p, crcs[i]);
+        p = le32(p, csizes[i]);
+        p = le32(p, m[i].n);
+        p = le16(p, (unsigned)strlen(m[i].name));
+        p = le16(p, 0);
+        p = le16(p, 0);
+        p = le16(p, 0);
+        p = le16(p, 0);
+        p = le32(p, 0);
+        p = le32(p, offsets[i]);
         memcpy(p, m[i].name, strlen(m[i].name));
         p += strlen(m[i].name);
     }
     unsigned long cd_size = (unsigned long)(p - cd), cd_off = (unsigned long)(cd - out);
     p = le32(p, 0x06054b50);
-    p = le16(p, 0); p = le16(p, 0); p = le16(p, (unsigned)n); p = le16(p, (unsigned)n);
-    p = le32(p, cd_size); p = le32(p, cd_off); p = le16(p, 0);
+    p = le16(p, 0);
+    p = le16(p, 0);
+    p = le16(p, (unsigned)n);
+    p = le16(p, (unsigned)n);
+    p = le32(p, cd_size);
+    p = le32(p, cd_off);
+    p = le16(p, 0);
     return (size_t)(p - out);
 }
 
@@ -435,8 +484,10 @@ static const char *make_npz(const char *file, int method, bool bad_crc)
 {
     static const int64_t b[3] = {7, -8, (int64_t)1 << 40};
     unsigned char a_npy[256], b_npy[256], zip[2048];
-    size_t na = make_npy(a_npy, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", six, sizeof six);
-    size_t nb = make_npy(b_npy, 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }", b, sizeof b);
+    size_t na = make_npy(a_npy, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                         six, sizeof six);
+    size_t nb = make_npy(b_npy, 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }", b,
+                         sizeof b);
     zip_member m[2] = {{"a.npy", a_npy, na, method}, {"b.npy", b_npy, nb, method}};
     size_t n = make_zip(zip, m, 2, bad_crc);
     const char *path = tmp_path(file);
@@ -490,7 +541,8 @@ PD_TEST(Npz, ReadsAnArchiveMadeByTheZipTool)
     if (system("command -v zip >/dev/null 2>&1") != 0)
         return; /* no zip tool here: the hand-built archives cover the format */
     unsigned char npy[256];
-    size_t n = make_npy(npy, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", six, sizeof six);
+    size_t n = make_npy(npy, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", six,
+                        sizeof six);
     write_bytes(tmp_path("x.npy"), npy, n);
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "cd %s && zip -q -9 z.npz x.npy", tmp_root);
@@ -507,7 +559,8 @@ PD_TEST(Npz, RefusesACrcMismatch)
     for (int method = 0; method <= 8; method += 8) {
         const char *path = make_npz("crc.npz", method, true);
         pd_tensor t = PD_TENSOR_UNDEFINED;
-        PD_EXPECT_ERROR(pd_npz_load(path, "a", &t), PD_ERR_INVALID_ARGUMENT, "CRC-32 mismatch in member 'a.npy'");
+        PD_EXPECT_ERROR(pd_npz_load(path, "a", &t), PD_ERR_INVALID_ARGUMENT,
+                        "CRC-32 mismatch in member 'a.npy'");
         PD_EXPECT(!pd_defined(&t));
     }
     tmp_done();
@@ -517,7 +570,8 @@ PD_TEST(Npz, MissingMemberIsNotFoundListingTheMembers)
 {
     const char *path = make_npz("m.npz", 0, false);
     pd_tensor t = PD_TENSOR_UNDEFINED;
-    PD_EXPECT_ERROR(pd_npz_load(path, "c", &t), PD_ERR_NOT_FOUND, "no member 'c' (members: 'a.npy', 'b.npy')");
+    PD_EXPECT_ERROR(pd_npz_load(path, "c", &t), PD_ERR_NOT_FOUND,
+                    "no member 'c' (members: 'a.npy', 'b.npy')");
     PD_EXPECT_ERROR(pd_npz_load(tmp_path("none.npz"), "a", &t), PD_ERR_NOT_FOUND, "none.npz");
     tmp_done();
 }
@@ -529,9 +583,11 @@ PD_TEST(Npz, RefusesTruncatedAndNonZipFiles)
     unsigned char *bytes = read_bytes(path, &n);
     pd_tensor t = PD_TENSOR_UNDEFINED;
     write_bytes(tmp_path("cut.npz"), bytes, n - 30);
-    PD_EXPECT_ERROR(pd_npz_load(tmp_path("cut.npz"), "a", &t), PD_ERR_INVALID_ARGUMENT, "no end of central directory");
+    PD_EXPECT_ERROR(pd_npz_load(tmp_path("cut.npz"), "a", &t), PD_ERR_INVALID_ARGUMENT,
+                    "no end of central directory");
     write_bytes(tmp_path("tiny.npz"), "PK", 2);
-    PD_EXPECT_ERROR(pd_npz_load(tmp_path("tiny.npz"), "a", &t), PD_ERR_INVALID_ARGUMENT, "not a valid .npz");
+    PD_EXPECT_ERROR(pd_npz_load(tmp_path("tiny.npz"), "a", &t), PD_ERR_INVALID_ARGUMENT,
+                    "not a valid .npz");
     bytes[60] ^= 0xff; /* inside a's deflated data */
     write_bytes(tmp_path("bad.npz"), bytes, n);
     PD_EXPECT(pd_npz_load(tmp_path("bad.npz"), "a", &t) == PD_ERR_INVALID_ARGUMENT);
@@ -567,7 +623,8 @@ PD_TEST(Npz, SaveRoundTripsStoredAndDeflated)
         char **listed = NULL;
         int32_t count = 0;
         PD_ASSERT_OK(pd_npz_list(path, &listed, &count));
-        PD_EXPECT(count == 3 && strcmp(listed[1], "X@GRAD") == 0 && strcmp(listed[2], "empty") == 0);
+        PD_EXPECT(count == 3 && strcmp(listed[1], "X@GRAD") == 0 &&
+                  strcmp(listed[2], "empty") == 0);
         pd_npz_names_free(listed, count);
         pd_tensor a = PD_TENSOR_UNDEFINED, c = PD_TENSOR_UNDEFINED, e = PD_TENSOR_UNDEFINED;
         PD_EXPECT_OK(pd_npz_load(path, "a", &a));
@@ -597,8 +654,10 @@ PD_TEST(Npz, SaveRefusesDuplicateNamesAndBfloat16LeavingNothing)
     PD_ASSERT_OK(pd_tensor_zeros(&t[0], PD_FLOAT32, pd_place_cpu(), 1, (int64_t[]){2}));
     PD_ASSERT_OK(pd_tensor_zeros(&t[1], PD_BFLOAT16, pd_place_cpu(), 1, (int64_t[]){2}));
     const char *dup[2] = {"x", "x.npy"}, *ok[2] = {"x", "y"};
-    PD_EXPECT_ERROR(pd_npz_save(tmp_path("d.npz"), dup, t, 2, false), PD_ERR_INVALID_ARGUMENT, "both give member 'x.npy'");
-    PD_EXPECT_ERROR(pd_npz_save(tmp_path("d.npz"), ok, t, 2, true), PD_ERR_INVALID_ARGUMENT, "member 'y.npy'");
+    PD_EXPECT_ERROR(pd_npz_save(tmp_path("d.npz"), dup, t, 2, false), PD_ERR_INVALID_ARGUMENT,
+                    "both give member 'x.npy'");
+    PD_EXPECT_ERROR(pd_npz_save(tmp_path("d.npz"), ok, t, 2, true), PD_ERR_INVALID_ARGUMENT,
+                    "member 'y.npy'");
     PD_EXPECT_CONTAINS(pd_last_error(), "bfloat16");
     PD_EXPECT_EQ(tmp_count(), 0);
     pd_tensor_release(&t[0]);
@@ -609,7 +668,8 @@ PD_TEST(Npz, SaveRefusesDuplicateNamesAndBfloat16LeavingNothing)
 PD_TEST(Npy, ReadsOneDimensionalArraysFlaggedFortranOrder)
 {
     unsigned char buf[256];
-    size_t n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", six, sizeof six);
+    size_t n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", six,
+                        sizeof six);
     pd_tensor t = PD_TENSOR_UNDEFINED;
     PD_EXPECT_OK(pd_npy_load_buffer(buf, n, "f1", &t));
     PD_EXPECT(pd_numel(&t) == 6 && ((float *)t.data)[5] == 6.0f);
@@ -625,20 +685,19 @@ PD_TEST(Npy, RefusesADirectory)
 /* Found by tests/fuzz/fuzz_npz.c: a 191-byte archive whose deflated member "x.npy" claims
  * 0xFFFFFFFF uncompressed bytes (and no zip64 extra) made the reader allocate 4 GiB before
  * looking at the data. Sizes the file cannot hold are now refused before any allocation. */
-static const unsigned char fuzz_npz_4gib_member[] = {
-    0x50, 0x4b, 0x03, 0x04, 0x14, 0x01, 0x00, 0x00, 0x32, 0x00, 0x00, 0x00, 0x21, 0x00, 0x4e,
-    0xfb, 0x20, 0x75, 0x53, 0x00, 0x00, 0x00, 0x90, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00,
-    0x78, 0x2e, 0x6e, 0x70, 0x79, 0x9b, 0xec, 0x17, 0xea, 0x1b, 0x10, 0xc9, 0xc8, 0x50, 0xc6,
-    0x50, 0xad, 0x9e, 0x92, 0x5a, 0x9c, 0x5c, 0xa4, 0x6e, 0xa5, 0xa0, 0x6e, 0x93, 0x66, 0xa2,
-    0xae, 0xa3, 0xa0, 0x9e, 0x96, 0x5f, 0x54, 0x52, 0x94, 0x98, 0x17, 0x9f, 0x5f, 0x94, 0x92,
-    0x0a, 0x12, 0x77, 0x4b, 0xcc, 0x29, 0x4e, 0x05, 0x8a, 0x17, 0x67, 0x24, 0x16, 0xa4, 0x02,
-    0xf9, 0x1a, 0x46, 0x3a, 0x0a, 0x46, 0x9a, 0x3a, 0x0a, 0xb5, 0x0a, 0x64, 0x03, 0x2e, 0x06,
-    0x86, 0x06, 0x7b, 0x06, 0x06, 0x06, 0x07, 0x20, 0x02, 0xe2, 0x06, 0x07, 0x00, 0x50, 0x4b,
-    0x01, 0x02, 0x14, 0x03, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x21, 0x00, 0x4c,
-    0xfb, 0x20, 0x75, 0x53, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x05, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x78,
-    0x2e, 0x6e, 0x70, 0x79, 0x50, 0x4b, 0x05, 0x06, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01,
-    0x00, 0x36, 0x00, 0x00, 0x00, 0x76, 0x00, 0x00, 0x00, 0x00, 0x00};
+static const unsigned char fuzz_npz_4gib_member[] =
+    {0x50, 0x4b, 0x03, 0x04, 0x14, 0x01, 0x00, 0x00, 0x32, 0x00, 0x00, 0x00, 0x21, 0x00, 0x4e, 0xfb,
+     0x20, 0x75, 0x53, 0x00, 0x00, 0x00, 0x90, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x78, 0x2e,
+     0x6e, 0x70, 0x79, 0x9b, 0xec, 0x17, 0xea, 0x1b, 0x10, 0xc9, 0xc8, 0x50, 0xc6, 0x50, 0xad, 0x9e,
+     0x92, 0x5a, 0x9c, 0x5c, 0xa4, 0x6e, 0xa5, 0xa0, 0x6e, 0x93, 0x66, 0xa2, 0xae, 0xa3, 0xa0, 0x9e,
+     0x96, 0x5f, 0x54, 0x52, 0x94, 0x98, 0x17, 0x9f, 0x5f, 0x94, 0x92, 0x0a, 0x12, 0x77, 0x4b, 0xcc,
+     0x29, 0x4e, 0x05, 0x8a, 0x17, 0x67, 0x24, 0x16, 0xa4, 0x02, 0xf9, 0x1a, 0x46, 0x3a, 0x0a, 0x46,
+     0x9a, 0x3a, 0x0a, 0xb5, 0x0a, 0x64, 0x03, 0x2e, 0x06, 0x86, 0x06, 0x7b, 0x06, 0x06, 0x06, 0x07,
+     0x20, 0x02, 0xe2, 0x06, 0x07, 0x00, 0x50, 0x4b, 0x01, 0x02, 0x14, 0x03, 0x14, 0x00, 0x00, 0x00,
+     0x08, 0x00, 0x00, 0x00, 0x21, 0x00, 0x4c, 0xfb, 0x20, 0x75, 0x53, 0x00, 0x00, 0x00, 0xff, 0xff,
+     0xff, 0xff, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x01,
+     0x00, 0x00, 0x00, 0x00, 0x78, 0x2e, 0x6e, 0x70, 0x79, 0x50, 0x4b, 0x05, 0x06, 0x00, 0x00, 0x00,
+     0x00, 0x01, 0x00, 0x01, 0x00, 0x36, 0x00, 0x00, 0x00, 0x76, 0x00, 0x00, 0x00, 0x00, 0x00};
 
 PD_TEST(Npz, RefusesMemberSizesTheFileCannotHoldBeforeAllocating)
 {

@@ -19,7 +19,7 @@ enum { INFO_THREADS = 0, INFO_CHUNKS = 1, INFO_ALL_ON_CALLER = 2, INFO_NESTED_EL
 
 typedef struct cover_result {
     pd_status status;
-    int64_t once;   /* indices visited exactly once (nested: exactly 8 times) */
+    int64_t once; /* indices visited exactly once (nested: exactly 8 times) */
     int64_t info[4];
 } cover_result;
 
@@ -158,10 +158,10 @@ PD_TEST(ParallelFor, RejectsBadArgumentsNamingThem)
 {
     pd_registry *reg = rt_registry1("rt_parallel_c");
     PD_ASSERT(reg != NULL);
-    static const char *const want[3] = {
-        "par_bad_args: pd_parallel_for: n must be >= 0, got -1",
-        "par_bad_args: pd_parallel_for: grain must be >= 0 (0 means 1), got -2",
-        "par_bad_args: pd_parallel_for: fn is NULL"};
+    static const char *const want[3] =
+        {"par_bad_args: pd_parallel_for: n must be >= 0, got -1",
+         "par_bad_args: pd_parallel_for: grain must be >= 0 (0 means 1), got -2",
+         "par_bad_args: pd_parallel_for: fn is NULL"};
     for (int which = 0; which < 3; ++which) {
         pd_attr a = pd_attr_of_int("which", which);
         PD_EXPECT_ERROR(run_simple(reg, "par_bad_args", 1, &a, 1), PD_ERR_INVALID_ARGUMENT,
@@ -181,8 +181,7 @@ PD_TEST(ParallelFor, RejectsAThreadCountThatIsNotANumber)
     pd_arg out[2] = {pd_arg_of(&hits), pd_arg_of(&info)};
     pd_attr attrs[3] = {pd_attr_of_int64("grain", 1), pd_attr_of_int64("want", 1),
                         pd_attr_of_int64("nested", 0)};
-    PD_EXPECT_ERROR(pd_run(reg, "par_cover", &in, 1, attrs, 3, out, 2),
-                    PD_ERR_INVALID_ARGUMENT,
+    PD_EXPECT_ERROR(pd_run(reg, "par_cover", &in, 1, attrs, 3, out, 2), PD_ERR_INVALID_ARGUMENT,
                     "par_cover: pd_parallel_for: PDEXT_NUM_THREADS='four' is not a whole number "
                     "from 1 to 1024");
     pd_tensor_release(&x);

@@ -18,7 +18,7 @@
 
 /* --- Helpers ------------------------------------------------------------------------------ */
 
-static char dir[256];           /* this test's working directory */
+static char dir[256]; /* this test's working directory */
 static char out_buf[1 << 16], err_buf[1 << 16];
 static const char *out_text = out_buf; /* stdout of the last command */
 static const char *err_text = err_buf; /* stderr of the last command */
@@ -81,11 +81,13 @@ static int pdext(const char *fmt, ...)
 }
 
 /* Runs and expects exit status `want`; shows the output otherwise. */
-#define EXPECT_PDEXT(want, ...)                                                              \
-    do {                                                                                     \
-        int pd__rc = pdext(__VA_ARGS__);                                                     \
-        PD__TEST_CHECK((void)0, pd__rc == (want), "pdext exited %d, expected %d\nstdout: %s\n" \
-                       "stderr: %s", pd__rc, (want), out_text, err_text);                    \
+#define EXPECT_PDEXT(want, ...)                                     \
+    do {                                                            \
+        int pd__rc = pdext(__VA_ARGS__);                            \
+        PD__TEST_CHECK((void)0, pd__rc == (want),                   \
+                       "pdext exited %d, expected %d\nstdout: %s\n" \
+                       "stderr: %s",                                \
+                       pd__rc, (want), out_text, err_text);         \
     } while (0)
 
 static void save_floats(const char *name, int32_t ndim, const int64_t *shape, const float *v)
@@ -142,7 +144,9 @@ PD_TEST(Cli, HelpListsEveryCommand)
 {
     EXPECT_PDEXT(0, "--help");
     PD_EXPECT_CONTAINS(out_text, "usage: pdext");
-    for (const char *const *c = (const char *const[]){"build", "list", "run", "demo", "bundle", NULL}; *c; ++c)
+    for (const char *const *c =
+             (const char *const[]){"build", "list", "run", "demo", "bundle", NULL};
+         *c; ++c)
         PD_EXPECT_CONTAINS(out_text, *c);
     EXPECT_PDEXT(0, "run --help");
     PD_EXPECT_CONTAINS(out_text, "--input NAME=FILE");
@@ -276,8 +280,10 @@ PD_TEST(Cli, RunsTheGradOpByItsRegisteredName)
     save_floats("x.npy", 2, s23, x6);
     save_floats("out.npy", 2, s23, out);
     save_floats("g.npy", 2, s23, g);
-    EXPECT_PDEXT(0, "run %s --op custom_relu_grad --input X=x.npy --input Out=out.npy "
-                    "--input Out@GRAD=g.npy --out res", relu_so());
+    EXPECT_PDEXT(0,
+                 "run %s --op custom_relu_grad --input X=x.npy --input Out=out.npy "
+                 "--input Out@GRAD=g.npy --out res",
+                 relu_so());
     PD_EXPECT_CONTAINS(out_text, "X@GRAD  shape=[2, 3]  dtype=float32  -> res/X@GRAD.npy");
     expect_floats("res/X@GRAD.npy", 2, s23, want);
     done();
@@ -300,8 +306,10 @@ PD_TEST(Cli, RunConcatTakesARepeatedVectorInputAndANegativeAxis)
     PD_EXPECT_CONTAINS(out_text, "Out  shape=[2, 3]  dtype=float32");
     expect_floats("Out.npy", 2, s23, want);
     /* The grad op's vector output: one file per item. */
-    EXPECT_PDEXT(0, "run %s --op custom_concat_grad --input X=a.npy --input X=in.npz:b "
-                    "--input Out@GRAD=Out.npy --attr axis=1 --out g", CONCAT_C);
+    EXPECT_PDEXT(0,
+                 "run %s --op custom_concat_grad --input X=a.npy --input X=in.npz:b "
+                 "--input Out@GRAD=Out.npy --attr axis=1 --out g",
+                 CONCAT_C);
     expect_floats("g/X@GRAD_0.npy", 2, sa, a);
     expect_floats("g/X@GRAD_1.npy", 2, sb, b);
     done();
@@ -390,9 +398,10 @@ PD_TEST(Cli, DemoBuildsRunsAndChecksBothExamples)
 
 /* --- attrs of every type and optional inputs (tests/cli/echo_op.c) ------------------------- */
 
-#define ECHO_ATTRS "--attr flag=true --attr n=-7 --attr scale=0.5 --attr eps=1e-6 " \
-                   "--attr big=1099511627776 --attr name=abc --attr shape=2,3 --attr ws=1.5 " \
-                   "--attr dims=4,5,6 --attr tags=a,bcd"
+#define ECHO_ATTRS                                                             \
+    "--attr flag=true --attr n=-7 --attr scale=0.5 --attr eps=1e-6 "           \
+    "--attr big=1099511627776 --attr name=abc --attr shape=2,3 --attr ws=1.5 " \
+    "--attr dims=4,5,6 --attr tags=a,bcd"
 
 static void expect_echo(const double *want)
 {
@@ -406,8 +415,10 @@ static void expect_echo(const double *want)
 
 PD_TEST(Cli, ParsesEveryAttrTypeAndLeavesOutAnOptionalInput)
 {
-    static const double want[18] = {1, -7, 0.5, 1e-6, 1099511627776.0, 3, 'a', 2, 3, 1, 1.5,
-                                    3, 6, 2, 3, 0, 6, 0};
+    static const double want[18] = {1,   -7,  0.5, 1e-6, 1099511627776.0,
+                                    3,   'a', 2,   3,    1,
+                                    1.5, 3,   6,   2,    3,
+                                    0,   6,   0};
     save_floats("x.npy", 2, s23, x6);
     EXPECT_PDEXT(0, "run %s --op cli_echo --input X=x.npy " ECHO_ATTRS,
                  pd_test_path("cli_echo.so"));
@@ -418,20 +429,24 @@ PD_TEST(Cli, ParsesEveryAttrTypeAndLeavesOutAnOptionalInput)
 
 PD_TEST(Cli, BindsAGivenOptionalInputAndAcceptsZeroOneAndEmptyLists)
 {
-    static const double want[18] = {0, -7, 0.5, 1e-6, 1099511627776.0, 3, 'a', 2, 3, 0, -1,
-                                    3, 6, 2, 3, 1, 6, 2};
+    static const double want[18] = {0, -7, 0.5, 1e-6, 1099511627776.0, 3, 'a', 2, 3, 0, -1, 3, 6, 2,
+                                    3, 1,  6,   2};
     save_floats("x.npy", 2, s23, x6);
     save_floats("y.npy", 1, (int64_t[]){2}, x6);
-    EXPECT_PDEXT(0, "run %s --op cli_echo --input X=x.npy --input Y=y.npy " ECHO_ATTRS
-                    " --attr flag=0 --attr ws=", pd_test_path("cli_echo.so"));
+    EXPECT_PDEXT(0,
+                 "run %s --op cli_echo --input X=x.npy --input Y=y.npy " ECHO_ATTRS
+                 " --attr flag=0 --attr ws=",
+                 pd_test_path("cli_echo.so"));
     expect_echo(want);
     done();
 }
 
 PD_TEST(Cli, RefusesAttrValuesThatDoNotFitTheirType)
 {
-    static const char *const bad[][2] = {{"flag=maybe", "bool"},       {"n=3000000000", "int"},
-                                         {"scale=fast", "float"},      {"shape=2,x", "std::vector<int>"},
+    static const char *const bad[][2] = {{"flag=maybe", "bool"},
+                                         {"n=3000000000", "int"},
+                                         {"scale=fast", "float"},
+                                         {"shape=2,x", "std::vector<int>"},
                                          {"dims=1,,2", "std::vector<int64_t>"}};
     save_floats("x.npy", 2, s23, x6);
     for (int i = 0; i < 5; ++i) {
@@ -447,8 +462,10 @@ PD_TEST(Cli, RefusesAttrValuesThatDoNotFitTheirType)
 PD_TEST(Cli, MissingAttrFailsNamingIt)
 {
     save_floats("x.npy", 2, s23, x6);
-    EXPECT_PDEXT(1, "run %s --op cli_echo --input X=x.npy --attr flag=1", pd_test_path("cli_echo.so"));
-    PD_EXPECT_CONTAINS(err_text, "pdext run: missing attr 'n' of cli_echo: give --attr n=VALUE (int)");
+    EXPECT_PDEXT(1, "run %s --op cli_echo --input X=x.npy --attr flag=1",
+                 pd_test_path("cli_echo.so"));
+    PD_EXPECT_CONTAINS(err_text,
+                       "pdext run: missing attr 'n' of cli_echo: give --attr n=VALUE (int)");
     done();
 }
 
@@ -501,7 +518,7 @@ PD_TEST(Cli, NameIsTakenAsGivenUpToTheLibrarysLimit)
     name[200] = '\0';
     EXPECT_PDEXT(0, "build -o liblong.so --name %s %s", name, RELU_C);
     PD_EXPECT_CONTAINS(out_text, name); /* not cut */
-    strcat(name, "n"); /* 201: one more than the library allows */
+    strcat(name, "n");                  /* 201: one more than the library allows */
     EXPECT_PDEXT(1, "build -o liblong.so --name %s %s", name, RELU_C);
     PD_EXPECT_CONTAINS(err_text, "is not a safe file name: use 1 to 200 letters");
     done();
@@ -530,7 +547,8 @@ PD_TEST(Cli, BuildPassesIncludeDirsAndCflagsToTheCompiler)
     fputs("#include \"extension.h\"\n#include \"cli_extra.h\"\n#ifndef CLI_FLAG\n"
           "#error CLI_FLAG is not defined\n#endif\n"
           "static void k(pd_kernel_ctx *ctx) { (void)ctx; }\n"
-          "PD_BUILD_OP(cli_flagged, .inputs = {\"X\"}, .outputs = {\"Out\"}, .kernel = k);\n", fp);
+          "PD_BUILD_OP(cli_flagged, .inputs = {\"X\"}, .outputs = {\"Out\"}, .kernel = k);\n",
+          fp);
     fclose(fp);
     PD_ASSERT(mkdir(in_dir("inc"), 0700) == 0);
     fp = fopen(in_dir("inc/cli_extra.h"), "w");
@@ -637,9 +655,10 @@ PD_TEST(Cli, StaticArchiveIsRefusedPointingAtBundles)
  * with the real one. */
 static void write_fake_cxx(void)
 {
-    static const char script[] = "#!/bin/sh\n"
-                                 "case \"$*\" in *--version*) echo 'g++ (Fake) 1.2.3'; exit 0;; esac\n"
-                                 "exec c++ \"$@\"\n";
+    static const char script[] =
+        "#!/bin/sh\n"
+        "case \"$*\" in *--version*) echo 'g++ (Fake) 1.2.3'; exit 0;; esac\n"
+        "exec c++ \"$@\"\n";
     write_file("fake-c++", script, sizeof script - 1);
     PD_ASSERT(chmod(in_dir("fake-c++"), 0755) == 0);
 }

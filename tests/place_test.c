@@ -191,11 +191,11 @@ static const int64_t shape2[2] = {2, 3};
 PD_TEST(Place, GpuAllocationIsUnavailableNamingTheFunctionAndThePlace)
 {
     pd_tensor t = PD_TENSOR_UNDEFINED;
-    PD_EXPECT_ERROR(pd_tensor_empty(&t, PD_FLOAT32, pd_place_gpu(0), 2, shape2),
-                    PD_ERR_UNAVAILABLE, "pd_tensor_empty: place gpu:0 needs CUDA");
+    PD_EXPECT_ERROR(pd_tensor_empty(&t, PD_FLOAT32, pd_place_gpu(0), 2, shape2), PD_ERR_UNAVAILABLE,
+                    "pd_tensor_empty: place gpu:0 needs CUDA");
     PD_EXPECT_CONTAINS(pd_last_error(), "pd_place_cpu()");
-    PD_EXPECT_ERROR(pd_tensor_zeros(&t, PD_FLOAT32, pd_place_gpu(1), 2, shape2),
-                    PD_ERR_UNAVAILABLE, "pd_tensor_zeros: place gpu:1");
+    PD_EXPECT_ERROR(pd_tensor_zeros(&t, PD_FLOAT32, pd_place_gpu(1), 2, shape2), PD_ERR_UNAVAILABLE,
+                    "pd_tensor_zeros: place gpu:1");
     PD_EXPECT(!pd_defined(&t));
 }
 
@@ -213,7 +213,8 @@ PD_TEST(Place, CustomAllocationIsUnavailableNamingTheDeviceType)
     PD_ASSERT_OK(pd_device_type_register("npu", &type));
     pd_tensor t = PD_TENSOR_UNDEFINED;
     PD_EXPECT_ERROR(pd_tensor_full(&t, PD_FLOAT64, pd_place_custom("npu", 1), 2, shape2, 1.0),
-                    PD_ERR_UNAVAILABLE, "pd_tensor_full: place npu:1 is a custom device of type 'npu'");
+                    PD_ERR_UNAVAILABLE,
+                    "pd_tensor_full: place npu:1 is a custom device of type 'npu'");
     PD_EXPECT(!pd_defined(&t));
 }
 
@@ -245,8 +246,8 @@ enum { RACE_THREADS = 4, RACE_NAMES = 6 };
 
 typedef struct race_arg {
     int index;
-    int32_t common;                  /* the number this thread got for the shared name */
-    int32_t own[RACE_NAMES];         /* numbers of its own names */
+    int32_t common;          /* the number this thread got for the shared name */
+    int32_t own[RACE_NAMES]; /* numbers of its own names */
     bool lookups_ok;
 } race_arg;
 

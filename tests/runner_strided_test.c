@@ -130,7 +130,8 @@ PD_TEST(RunnerStrided, RefusesAStridedInputThatADenseOpWritesInPlace)
     pd_registry_destroy(reg);
 }
 
-/* --- Storage bounds ---------------------------------------------------------------------------- */
+/* --- Storage bounds ----------------------------------------------------------------------------
+ */
 
 PD_TEST(RunnerStrided, RefusesAnInputWhoseShapeExceedsItsStorage)
 {
@@ -140,15 +141,14 @@ PD_TEST(RunnerStrided, RefusesAnInputWhoseShapeExceedsItsStorage)
     pd_tensor bad = x; /* a host's edited copy (no reference) */
     bad.shape[0] = 100;
     int32_t contig;
-    PD_EXPECT_ERROR(run_probe(reg, "st_dense_probe", &bad, &out, &contig),
-                    PD_ERR_INVALID_ARGUMENT,
+    PD_EXPECT_ERROR(run_probe(reg, "st_dense_probe", &bad, &out, &contig), PD_ERR_INVALID_ARGUMENT,
                     "st_dense_probe: input 'X' reaches bytes [0, 1200) of its storage, which "
                     "holds 24 bytes (shape [100, 3], strides [3, 1], data at byte 0)");
     PD_EXPECT_CONTAINS(pd_last_error(), "expected a shape, strides and offset that stay inside");
     bad = x;
     bad.data = (float *)x.data + 4; /* data moved past the start: 2 of 6 elements left */
-    PD_EXPECT_ERROR(run_probe(reg, "st_dense_probe", &bad, &out, &contig),
-                    PD_ERR_INVALID_ARGUMENT, "input 'X' reaches bytes [16, 40)");
+    PD_EXPECT_ERROR(run_probe(reg, "st_dense_probe", &bad, &out, &contig), PD_ERR_INVALID_ARGUMENT,
+                    "input 'X' reaches bytes [16, 40)");
     PD_EXPECT_EQ(pd_tensor_use_count(&x), 1);
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
@@ -167,14 +167,15 @@ PD_TEST(RunnerStrided, RefusesAStridedInputWhoseStridesExceedItsStorage)
                     PD_ERR_INVALID_ARGUMENT,
                     "st_strided_probe: input 'X' reaches bytes [0, 32) of its storage, which "
                     "holds 24 bytes (shape [3, 2], strides [1, 5]");
-    PD_EXPECT_ERROR(run_probe(reg, "st_dense_probe", &bad, &out, &contig),
-                    PD_ERR_INVALID_ARGUMENT, "st_dense_probe: input 'X' reaches bytes [0, 32)");
+    PD_EXPECT_ERROR(run_probe(reg, "st_dense_probe", &bad, &out, &contig), PD_ERR_INVALID_ARGUMENT,
+                    "st_dense_probe: input 'X' reaches bytes [0, 32)");
     pd_tensor_release(&xt);
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
 }
 
-/* --- Op code ----------------------------------------------------------------------------------- */
+/* --- Op code -----------------------------------------------------------------------------------
+ */
 
 PD_TEST(RunnerStrided, OpCodeTransposesAndMakesContiguousThroughItsContext)
 {
@@ -222,7 +223,8 @@ PD_TEST(RunnerStrided, OpCodeLooksUpACustomPlaceThroughTheTable)
     pd_registry_destroy(reg);
 }
 
-/* --- Declarations and ABI ---------------------------------------------------------------------- */
+/* --- Declarations and ABI ----------------------------------------------------------------------
+ */
 
 static const char *module_file(const char *name)
 {
@@ -236,8 +238,7 @@ PD_TEST(RunnerStrided, ModuleWithAnUnknownOpFlagIsRefused)
     pd_registry *reg = NULL;
     PD_ASSERT_OK(pd_registry_create(&reg));
     PD_EXPECT_ERROR(pd_module_load(reg, module_file("tm_strided_bad_flags"), NULL),
-                    PD_ERR_INVALID_MODULE,
-                    "op 'sb_op' (");
+                    PD_ERR_INVALID_MODULE, "op 'sb_op' (");
     PD_EXPECT_CONTAINS(pd_last_error(), "has flags 0x10 that this runtime does not know");
     PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
     pd_registry_destroy(reg);
@@ -248,8 +249,9 @@ PD_TEST(RunnerStrided, ModuleWithAStridedBitPastItsInputsIsRefused)
     pd_registry *reg = NULL;
     PD_ASSERT_OK(pd_registry_create(&reg));
     PD_EXPECT_ERROR(pd_module_load(reg, module_file("tm_strided_bad_bit"), NULL),
-                    PD_ERR_INVALID_MODULE, "has strided_inputs 0x9, which names input 3, but "
-                                           "the op declares 2 inputs");
+                    PD_ERR_INVALID_MODULE,
+                    "has strided_inputs 0x9, which names input 3, but "
+                    "the op declares 2 inputs");
     PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
     pd_registry_destroy(reg);
 }

@@ -105,8 +105,8 @@ PD_TEST(Runner, RejectsBadInputBindingsNamingTheInput)
     pd_arg twice[2] = {pd_arg_named("A", &x, 1), pd_arg_of(&x)}; /* position 1 is B: fine */
     PD_EXPECT_OK(pd_run(reg, "rt_multi", twice, 2, NULL, 0, NULL, 0));
     pd_arg twice_a[2] = {pd_arg_of(&x), pd_arg_named("A", &x, 1)};
-    PD_EXPECT_ERROR(pd_run(reg, "rt_multi", twice_a, 2, NULL, 0, NULL, 0),
-                    PD_ERR_INVALID_ARGUMENT, "rt_multi: input 'A' is bound twice");
+    PD_EXPECT_ERROR(pd_run(reg, "rt_multi", twice_a, 2, NULL, 0, NULL, 0), PD_ERR_INVALID_ARGUMENT,
+                    "rt_multi: input 'A' is bound twice");
     pd_arg undef[2] = {pd_arg_of(&x), pd_arg_of(&undefined)};
     PD_EXPECT_ERROR(pd_run(reg, "rt_multi", undef, 2, NULL, 0, NULL, 0), PD_ERR_INVALID_ARGUMENT,
                     "rt_multi: input 'B' is an undefined tensor; it takes a defined one");
@@ -187,7 +187,8 @@ PD_TEST(Runner, RejectsMalformedInputTensorsNamingTheInput)
     pd_registry_destroy(reg);
 }
 
-/* --- Vector and optional inputs ---------------------------------------------------------------- */
+/* --- Vector and optional inputs ----------------------------------------------------------------
+ */
 
 PD_TEST(Runner, VectorInputTakesAnyNumberOfTensorsAndAbsentOptionalIsNull)
 {
@@ -244,8 +245,7 @@ PD_TEST(Runner, OptionalInputIsSeenWhenGivenAndAbsentWhenUndefined)
     pd_tensor_release(&seen);
 
     pd_arg two_biases[2] = {pd_arg_named("X", xs, 2), pd_arg_named("Bias", xs, 2)};
-    PD_EXPECT_ERROR(pd_run(reg, "rt_vec", two_biases, 2, NULL, 0, NULL, 0),
-                    PD_ERR_INVALID_ARGUMENT,
+    PD_EXPECT_ERROR(pd_run(reg, "rt_vec", two_biases, 2, NULL, 0, NULL, 0), PD_ERR_INVALID_ARGUMENT,
                     "rt_vec: input 'Bias' takes at most one tensor, but 2 were given");
     pd_tensor_release(&bias);
     rt_release_all(xs, 2);
@@ -306,7 +306,8 @@ PD_TEST(Runner, VectorOutputNeedsRoomForEveryItemAndWritesNothingOtherwise)
     pd_registry_destroy(reg);
 }
 
-/* --- Outputs ----------------------------------------------------------------------------------- */
+/* --- Outputs -----------------------------------------------------------------------------------
+ */
 
 PD_TEST(Runner, VectorOutputCountIsWhatTheKernelSets)
 {
@@ -448,7 +449,8 @@ PD_TEST(Runner, OutputsAreCheckedAgainstTheDefaultInferenceToo)
     pd_registry_destroy(reg);
 }
 
-/* --- Inplace ------------------------------------------------------------------------------------ */
+/* --- Inplace ------------------------------------------------------------------------------------
+ */
 
 PD_TEST(Runner, InplaceOutputIsTheInputTensorItself)
 {
@@ -494,7 +496,8 @@ PD_TEST(Runner, InplaceVectorOutputsAreTheInputTensors)
     pd_registry_destroy(reg);
 }
 
-/* --- Attrs -------------------------------------------------------------------------------------- */
+/* --- Attrs --------------------------------------------------------------------------------------
+ */
 
 static const int32_t ints[] = {1, 2, 3};
 static const float floats[] = {0.5f, 0.25f};
@@ -588,7 +591,8 @@ PD_TEST(Runner, RejectsMissingUnknownAndWronglyTypedAttrsNamingThem)
     pd_registry_destroy(reg);
 }
 
-/* --- Handles, names, grad ops ------------------------------------------------------------------- */
+/* --- Handles, names, grad ops -------------------------------------------------------------------
+ */
 
 PD_TEST(Runner, RunsByHandleAndByNameAlike)
 {
@@ -686,7 +690,8 @@ static void nested_outer(pd_kernel_ctx *ctx)
     pd_arg out = pd_arg_of(&res);
     if (pd_op_run(nested_inner_op, &in, 1, &fail, 1, &out, 1) != PD_OK) {
         PD_CHECK(!rethrow, "inner said: %s", pd_last_error());
-        pd_set_output(ctx, 0, pd_zeros(ctx, PD_FLOAT64, pd_place_cpu(), 1, pd_input(ctx, 0)->shape));
+        pd_set_output(ctx, 0,
+                      pd_zeros(ctx, PD_FLOAT64, pd_place_cpu(), 1, pd_input(ctx, 0)->shape));
         return;
     }
     pd_set_output(ctx, 0, &res);

@@ -76,14 +76,17 @@ PD_TEST(Storage, FailedFromBufferNeverCallsTheDeleter)
     deleter_log log = {0, NULL};
     pd_tensor t;
     const int64_t bad[2] = {2, -1};
-    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, buf, PD_FLOAT32, pd_place_gpu(0), 2, shape23,
-                                                     count_deleter, &log),
+    EXPECT_FAILS_UNTOUCHED(&t,
+                           pd_tensor_from_buffer(&t, buf, PD_FLOAT32, pd_place_gpu(0), 2, shape23,
+                                                 count_deleter, &log),
                            PD_ERR_UNAVAILABLE, "pd_tensor_from_buffer: place gpu:0 needs CUDA");
-    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, buf, PD_FLOAT32, CPU, 2, bad, count_deleter,
-                                                     &log),
+    EXPECT_FAILS_UNTOUCHED(&t,
+                           pd_tensor_from_buffer(&t, buf, PD_FLOAT32, CPU, 2, bad, count_deleter,
+                                                 &log),
                            PD_ERR_INVALID_ARGUMENT, "pd_tensor_from_buffer: shape[1] is -1");
-    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, buf, PD_UNDEFINED, CPU, 2, shape23,
-                                                     count_deleter, &log),
+    EXPECT_FAILS_UNTOUCHED(&t,
+                           pd_tensor_from_buffer(&t, buf, PD_UNDEFINED, CPU, 2, shape23,
+                                                 count_deleter, &log),
                            PD_ERR_INVALID_ARGUMENT, "dtype is PD_UNDEFINED");
     PD_EXPECT_EQ(log.calls, 0);
 }
@@ -91,8 +94,10 @@ PD_TEST(Storage, FailedFromBufferNeverCallsTheDeleter)
 PD_TEST(Storage, FromBufferRejectsNullData)
 {
     pd_tensor t;
-    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, NULL, PD_FLOAT32, CPU, 2, shape23, NULL, NULL),
-                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_from_buffer: data is NULL for 24 bytes");
+    EXPECT_FAILS_UNTOUCHED(&t,
+                           pd_tensor_from_buffer(&t, NULL, PD_FLOAT32, CPU, 2, shape23, NULL, NULL),
+                           PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_from_buffer: data is NULL for 24 bytes");
 }
 
 PD_TEST(Storage, FromBufferRejectsDataMisalignedForItsElements)
@@ -102,7 +107,8 @@ PD_TEST(Storage, FromBufferRejectsDataMisalignedForItsElements)
     const int64_t n = 2;
     char *odd = (char *)buf + 4;
     EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_from_buffer(&t, odd, PD_FLOAT64, CPU, 1, &n, NULL, NULL),
-                           PD_ERR_INVALID_ARGUMENT, "is not aligned to 8 bytes, as float64 elements need");
+                           PD_ERR_INVALID_ARGUMENT,
+                           "is not aligned to 8 bytes, as float64 elements need");
     /* float32 elements need only 4. */
     PD_ASSERT_OK(pd_tensor_from_buffer(&t, odd, PD_FLOAT32, CPU, 1, &n, NULL, NULL));
     pd_tensor_release(&t);
@@ -174,7 +180,6 @@ PD_TEST(Storage, ReferenceCountingIsSafeAcrossThreads)
     PD_EXPECT_EQ(log.calls, 1);
 }
 
-
 /* --- The big-block cache ------------------------------------------------------------------ */
 
 static void *big_block(pd_tensor *t, int64_t floats)
@@ -206,7 +211,7 @@ PD_TEST(Storage, CachedBlockIsNotSpentOnAMuchSmallerTensor)
     pd_tensor a, b;
     void *first = big_block(&a, 1 << 21); /* 8 MiB */
     PD_ASSERT(first != NULL);
-    pd_tensor_release(&a); /* cached, so malloc cannot hand out its address */
+    pd_tensor_release(&a);                       /* cached, so malloc cannot hand out its address */
     void *second = big_block(&b, (1 << 19) + 1); /* a bit over 2 MiB: less than half */
     PD_ASSERT(second != NULL);
     PD_EXPECT(second != first);

@@ -36,19 +36,19 @@ static int32_t at3(const pd_tensor *t, int64_t i, int64_t j, int64_t k)
 
 /* Every element of a 3-d int32 view equals expect(i, j, k), read through its strides and, in
  * C order, in its dense copy. */
-#define EXPECT_VIEW_VALUES(view, expect)                                                     \
-    do {                                                                                     \
-        pd_tensor dense_;                                                                    \
-        PD_ASSERT_OK(pd_tensor_contiguous(&dense_, (view)));                                 \
-        PD_EXPECT(pd_is_contiguous(&dense_));                                                \
-        const int32_t *flat_ = dense_.data;                                                  \
-        for (int64_t i = 0; i < (view)->shape[0]; ++i)                                       \
-            for (int64_t j = 0; j < (view)->shape[1]; ++j)                                   \
-                for (int64_t k = 0; k < (view)->shape[2]; ++k) {                             \
-                    PD_EXPECT_EQ(at3((view), i, j, k), (expect));                            \
-                    PD_EXPECT_EQ(*flat_++, (expect));                                        \
-                }                                                                            \
-        pd_tensor_release(&dense_);                                                          \
+#define EXPECT_VIEW_VALUES(view, expect)                          \
+    do {                                                          \
+        pd_tensor dense_;                                         \
+        PD_ASSERT_OK(pd_tensor_contiguous(&dense_, (view)));      \
+        PD_EXPECT(pd_is_contiguous(&dense_));                     \
+        const int32_t *flat_ = dense_.data;                       \
+        for (int64_t i = 0; i < (view)->shape[0]; ++i)            \
+            for (int64_t j = 0; j < (view)->shape[1]; ++j)        \
+                for (int64_t k = 0; k < (view)->shape[2]; ++k) {  \
+                    PD_EXPECT_EQ(at3((view), i, j, k), (expect)); \
+                    PD_EXPECT_EQ(*flat_++, (expect));             \
+                }                                                 \
+        pd_tensor_release(&dense_);                               \
     } while (0)
 
 static void release4(pd_tensor *a, pd_tensor *b, pd_tensor *c, pd_tensor *d)
@@ -204,15 +204,15 @@ PD_TEST(Stride, PermuteRejectsAWrongRankAndARepeatedAxis)
     const int32_t two[2] = {1, 0}, repeated[3] = {0, 2, -1};
     EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_permute(&out, &t, 2, two), PD_ERR_INVALID_ARGUMENT,
                            "pd_tensor_permute: ndim is 2, but src has 3 axes");
-    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_permute(&out, &t, 3, repeated),
-                           PD_ERR_INVALID_ARGUMENT,
+    EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_permute(&out, &t, 3, repeated), PD_ERR_INVALID_ARGUMENT,
                            "dims names axis 2 twice; expected a permutation of 0 .. 2");
     EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_transpose(&out, &t, 0, 5), PD_ERR_INVALID_ARGUMENT,
                            "pd_tensor_transpose: axis b 5 is out of range");
     pd_tensor_release(&t);
 }
 
-/* --- Expand ------------------------------------------------------------------------------------ */
+/* --- Expand ------------------------------------------------------------------------------------
+ */
 
 PD_TEST(Stride, ExpandBroadcastsWithZeroStrides)
 {
@@ -248,12 +248,14 @@ PD_TEST(Stride, ExpandRejectsAnAxisThatIsNotOne)
                            "pd_tensor_expand: ndim is 2; expected src's 3 up to 8");
     const int64_t lead[4] = {-1, 2, 3, 4};
     EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_expand(&out, &t, 4, lead), PD_ERR_INVALID_ARGUMENT,
-                           "pd_tensor_expand: shape[0] is -1; a new leading axis needs a size >= 0");
+                           "pd_tensor_expand: shape[0] is -1; a new leading axis needs a size >= "
+                           "0");
     PD_EXPECT_EQ(pd_tensor_use_count(&t), 1);
     pd_tensor_release(&t);
 }
 
-/* --- as_strided -------------------------------------------------------------------------------- */
+/* --- as_strided --------------------------------------------------------------------------------
+ */
 
 PD_TEST(Stride, AsStridedMakesAnyViewInsideTheStorage)
 {
@@ -286,7 +288,8 @@ PD_TEST(Stride, AsStridedOutOfTheStorageIsAnErrorNamingTheBytes)
     pd_tensor_release(&t);
 }
 
-/* --- Reshape of strided views ------------------------------------------------------------------ */
+/* --- Reshape of strided views ------------------------------------------------------------------
+ */
 
 PD_TEST(Stride, ReshapeOfAStridedViewWhereTheStridesAllowIt)
 {
@@ -326,7 +329,8 @@ PD_TEST(Stride, ReshapeOfANonViewableTensorSaysToMakeItContiguous)
     pd_tensor_release(&t);
 }
 
-/* --- Contiguous, cast and copy_to of strided sources ------------------------------------------- */
+/* --- Contiguous, cast and copy_to of strided sources -------------------------------------------
+ */
 
 PD_TEST(Stride, ContiguousOfADenseTensorSharesItsStorage)
 {
@@ -412,7 +416,8 @@ PD_TEST(Stride, CopyToOfAnExpandedViewRepeatsTheElements)
     pd_tensor_release(&t);
 }
 
-/* --- Structs edited by hand are checked against their storage ---------------------------------- */
+/* --- Structs edited by hand are checked against their storage ----------------------------------
+ */
 
 PD_TEST(Stride, HostFunctionsRefuseATensorReachingPastItsStorage)
 {

@@ -86,13 +86,13 @@ PD_TEST(Tensor, FullOfEveryDtypeHoldsTheConvertedValue)
     /* -1.5 in each type, written out by hand. */
     pd_tensor t;
     const int64_t n = 5;
-#define CHECK_FULL(dtype, ctype, cond)                                 \
-    do {                                                               \
-        PD_ASSERT_OK(pd_tensor_full(&t, dtype, CPU, 1, &n, -1.5));     \
-        const ctype *e = t.data;                                       \
-        for (int i = 0; i < n; ++i)                                    \
-            PD_EXPECT(cond);                                           \
-        pd_tensor_release(&t);                                         \
+#define CHECK_FULL(dtype, ctype, cond)                             \
+    do {                                                           \
+        PD_ASSERT_OK(pd_tensor_full(&t, dtype, CPU, 1, &n, -1.5)); \
+        const ctype *e = t.data;                                   \
+        for (int i = 0; i < n; ++i)                                \
+            PD_EXPECT(cond);                                       \
+        pd_tensor_release(&t);                                     \
     } while (0)
     CHECK_FULL(PD_BOOL, unsigned char, e[i] == 1);
     CHECK_FULL(PD_INT8, int8_t, e[i] == -1);
@@ -247,7 +247,8 @@ PD_TEST(Tensor, RejectsAnUndefinedOrUnknownDtype)
     EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_UNDEFINED, CPU, 2, shape23),
                            PD_ERR_INVALID_ARGUMENT, "pd_tensor_empty: dtype is PD_UNDEFINED");
     EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_full(&t, PD_NUM_DTYPES, CPU, 2, shape23, 0),
-                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_full: dtype 16 is not a pdext data type");
+                           PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_full: dtype 16 is not a pdext data type");
     EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_zeros(&t, (pd_data_type)-2, CPU, 2, shape23),
                            PD_ERR_INVALID_ARGUMENT, "dtype -2 is not a pdext data type");
 }
@@ -284,8 +285,8 @@ PD_TEST(Tensor, RejectsAByteSizeThatOverflows)
 {
     pd_tensor t;
     const int64_t huge[2] = {INT64_MAX, 2};
-    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_INT8, CPU, 2, huge),
-                           PD_ERR_INVALID_ARGUMENT, "pd_tensor_empty: shape is too large");
+    EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_INT8, CPU, 2, huge), PD_ERR_INVALID_ARGUMENT,
+                           "pd_tensor_empty: shape is too large");
     const int64_t big[1] = {INT64_MAX / 4};
     EXPECT_FAILS_UNTOUCHED(&t, pd_tensor_empty(&t, PD_COMPLEX128, CPU, 1, big),
                            PD_ERR_INVALID_ARGUMENT, "too large");
@@ -383,4 +384,3 @@ PD_TEST(Tensor, CopyFromANonCpuTensorIsUnavailable)
                            "pd_tensor_copy_to: src is on gpu:1");
     pd_tensor_release(&src);
 }
-

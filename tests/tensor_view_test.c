@@ -4,7 +4,6 @@
 
 /* --- Views --------------------------------------------------------------------------------- */
 
-
 PD_TEST(View, SliceIsAViewOfRowsSharingStorage)
 {
     pd_tensor t = iota43(), rows;
@@ -157,7 +156,8 @@ PD_TEST(View, ReshapeRejectsTwoMinusOnes)
     pd_tensor t = iota43(), out;
     const int64_t shape[3] = {-1, 3, -1};
     EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_reshape(&out, &t, 3, shape), PD_ERR_INVALID_ARGUMENT,
-                           "pd_tensor_reshape: shape has 2 -1 entries; at most one dimension may be -1");
+                           "pd_tensor_reshape: shape has 2 -1 entries; at most one dimension may "
+                           "be -1");
     pd_tensor_release(&t);
 }
 
@@ -194,4 +194,3 @@ PD_TEST(View, ContiguousReturnsANewReferenceToTheSameStorage)
                            "pd_tensor_contiguous: src is NULL");
     pd_tensor_release(&t);
 }
-

@@ -15,7 +15,7 @@ typedef struct worker {
     pd_registry *reg;
     const pd_op *relu; /* handle resolved once, shared by all threads */
     int id;
-    int failures;      /* checks that failed in this thread (reported by the main thread) */
+    int failures; /* checks that failed in this thread (reported by the main thread) */
     char first_failure[256];
 } worker;
 
@@ -58,8 +58,7 @@ static void run_once(worker *w, int run)
     pd_attr axis = pd_attr_of_int64("axis", 0);
     if (pd_run(w->reg, "custom_concat", &cin, 1, &axis, 1, &co, 1) != PD_OK)
         note_failure(w, pd_last_error());
-    else if (pd_dim(&joined, 0) != 2 * n ||
-             memcmp(joined.data, x.data, (size_t)n * 4) != 0 ||
+    else if (pd_dim(&joined, 0) != 2 * n || memcmp(joined.data, x.data, (size_t)n * 4) != 0 ||
              memcmp((float *)joined.data + n, out.data, (size_t)n * 4) != 0)
         note_failure(w, "concat values differ");
 

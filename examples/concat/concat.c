@@ -3,7 +3,7 @@
  * the int64_t attr `axis` (negative counts from the end), and its grad op splits Out@GRAD back
  * into one gradient per input.
  *
- * Build it by hand (see README.md):  cc -O3 -shared -fPIC -I<prefix>/include/pdext concat.c -o libconcat.so
+ * By hand (README.md): cc -O3 -shared -fPIC -I<prefix>/include/pdext concat.c -o libconcat.so
  *
  * Concatenation only moves bytes, so one byte-copy kernel serves every dtype. In row-major
  * order, everything from `axis` inward is one contiguous block per outer index: for each outer
@@ -18,8 +18,8 @@ static int32_t normalized_axis(int64_t axis, int32_t ndim)
 {
     PD_CHECK(ndim > 0, "inputs must have at least one dimension, got a scalar.");
     PD_CHECK(axis >= -ndim && axis < ndim,
-             "attr 'axis' is %lld, but it must be in [%d, %d) for rank-%d inputs.",
-             (long long)axis, -ndim, ndim, ndim);
+             "attr 'axis' is %lld, but it must be in [%d, %d) for rank-%d inputs.", (long long)axis,
+             -ndim, ndim, ndim);
     return (int32_t)(axis < 0 ? axis + ndim : axis);
 }
 
@@ -112,7 +112,8 @@ static void concat_forward(pd_kernel_ctx *ctx)
     const pd_tensor *x0 = pd_input_at(ctx, 0, 0);
     int32_t axis = normalized_axis(pd_attr_int64(ctx, 0), x0->ndim);
     pd_tensor *parts[64];
-    pd_tensor **p = n <= 64 ? parts : (pd_tensor **)pd_scratch(ctx, sizeof(pd_tensor *) * (size_t)n);
+    pd_tensor **p = n <= 64 ? parts
+                            : (pd_tensor **)pd_scratch(ctx, sizeof(pd_tensor *) * (size_t)n);
     for (int32_t k = 0; k < n; ++k) {
         p[k] = (pd_tensor *)pd_input_at(ctx, 0, k);
         PD_CHECK(pd_is_cpu(p[k]), "input X[%d] must be a CPU Tensor.", k);
@@ -132,12 +133,13 @@ static void concat_backward(pd_kernel_ctx *ctx)
     int64_t shape[PD_MAX_DIMS];
     memcpy(shape, x0->shape, sizeof shape);
     shape[axis] = checked_axis_size(ctx, axis);
-    PD_CHECK(grad_out->ndim == x0->ndim && memcmp(grad_out->shape, shape,
-                                                  sizeof(int64_t) * (size_t)x0->ndim) == 0,
+    PD_CHECK(grad_out->ndim == x0->ndim &&
+                 memcmp(grad_out->shape, shape, sizeof(int64_t) * (size_t)x0->ndim) == 0,
              "Out@GRAD must have the shape of the concatenated X (rank %d, %lld along axis %d).",
              x0->ndim, (long long)shape[axis], axis);
     pd_tensor *parts[64];
-    pd_tensor **p = n <= 64 ? parts : (pd_tensor **)pd_scratch(ctx, sizeof(pd_tensor *) * (size_t)n);
+    pd_tensor **p = n <= 64 ? parts
+                            : (pd_tensor **)pd_scratch(ctx, sizeof(pd_tensor *) * (size_t)n);
     for (int32_t k = 0; k < n; ++k)
         p[k] = pd_output_at(ctx, 0, k); /* X@GRAD[k]: X[k]'s shape and dtype */
     copy_blocks(p, n, (pd_tensor *)grad_out, axis, 0);

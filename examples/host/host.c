@@ -129,14 +129,13 @@ static void test_relu(const pd_registry *reg)
     pd_tensor junk = PD_TENSOR_UNDEFINED;
     pd_arg two[2] = {pd_arg_of(&x), pd_arg_of(&x)};
     pd_arg junk_res = pd_arg_of(&junk);
-    expect_error(pd_run(reg, "custom_relu", two, 2, NULL, 0, &junk_res, 1),
-                 PD_ERR_INVALID_ARGUMENT, "custom_relu with 2 inputs", "custom_relu", "2 inputs",
-                 NULL);
+    expect_error(pd_run(reg, "custom_relu", two, 2, NULL, 0, &junk_res, 1), PD_ERR_INVALID_ARGUMENT,
+                 "custom_relu with 2 inputs", "custom_relu", "2 inputs", NULL);
     pd_tensor xi = PD_TENSOR_UNDEFINED;
     if (ok_call(pd_tensor_zeros(&xi, PD_INT32, pd_place_cpu(), 2, shape), "pd_tensor_zeros")) {
         pd_arg in_i = pd_arg_of(&xi);
-        expect_error(pd_run(reg, "custom_relu", &in_i, 1, NULL, 0, &junk_res, 1),
-                     PD_ERR_OP_FAILED, "custom_relu on int32", "custom_relu",
+        expect_error(pd_run(reg, "custom_relu", &in_i, 1, NULL, 0, &junk_res, 1), PD_ERR_OP_FAILED,
+                     "custom_relu on int32", "custom_relu",
                      "is not implemented for data type `int32`", NULL);
     }
     check(!pd_defined(&junk), "failed calls write no output");
@@ -152,8 +151,8 @@ done:
 /* --- concat -------------------------------------------------------------------------------- */
 
 /* out = concat(a, b) along `axis` of two 2-D row-major matrices, computed here by hand. */
-static void concat2(const float *a, const int64_t *sa, const float *b, const int64_t *sb,
-                    int axis, float *out)
+static void concat2(const float *a, const int64_t *sa, const float *b, const int64_t *sb, int axis,
+                    float *out)
 {
     if (axis == 0) {
         memcpy(out, a, (size_t)(sa[0] * sa[1]) * sizeof(float));
@@ -170,8 +169,8 @@ static void concat2(const float *a, const int64_t *sa, const float *b, const int
 }
 
 /* concat of a and b along `axis` (given to the op as `axis_attr`, e.g. -1), then its grad. */
-static void concat_case(const pd_registry *reg, const int64_t sa[2], const int64_t sb[2],
-                        int axis, int64_t axis_attr)
+static void concat_case(const pd_registry *reg, const int64_t sa[2], const int64_t sb[2], int axis,
+                        int64_t axis_attr)
 {
     float av[12], bv[12], want[24], dout_values[24];
     for (int i = 0; i < 12; ++i) {

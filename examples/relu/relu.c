@@ -2,7 +2,7 @@
  * relu.c - the reference elementwise op: custom_relu (Out = max(X, 0)) and its gradient
  * (X@GRAD = Out@GRAD where Out > 0, else 0), for float32 and float64 on the CPU.
  *
- * Build it by hand (see README.md):  cc -O3 -shared -fPIC -I<prefix>/include/pdext relu.c -o librelu.so
+ * By hand (README.md): cc -O3 -shared -fPIC -I<prefix>/include/pdext relu.c -o librelu.so
  *
  * The loops are written branch-free (a conditional select per element) so that -O3
  * vectorizes them. From PARALLEL_MIN elements on they run on the runtime's thread pool

@@ -40,10 +40,9 @@ __attribute__((weak, visibility("hidden"))) const pd_api *pd__api = NULL;
 __attribute__((weak, visibility("default"))) const pd_module_info *pdext_module_info(void);
 __attribute__((weak, visibility("default"))) const pd_module_info *pdext_module_info(void)
 {
-    static const pd_module_info info = {
-        sizeof(pd_module_info), PD_ABI_MAJOR,   PD_ABI_MINOR,       __start_pd_ops,
-        __stop_pd_ops,          &pd__api,       PD_VERSION_STRING,  PD__COMPILER_ID,
-        pd__cxx_invoke};
+    static const pd_module_info info = {sizeof(pd_module_info), PD_ABI_MAJOR,    PD_ABI_MINOR,
+                                        __start_pd_ops,         __stop_pd_ops,   &pd__api,
+                                        PD_VERSION_STRING,      PD__COMPILER_ID, pd__cxx_invoke};
     return &info;
 }
 

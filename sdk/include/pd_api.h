@@ -139,13 +139,14 @@ namespace pd {
 /* What PD_THROW / PD_CHECK and failing table functions throw in C++ op code. */
 class op_error : public std::exception {
 public:
-    op_error(const char *message, const char *file, int line,
-             pd_status status = PD_ERR_OP_FAILED)
+    op_error(const char *message, const char *file, int line, pd_status status = PD_ERR_OP_FAILED)
         : message_(message ? message : "", message ? std::strlen(message) : 0), file_(file),
-          line_(line), status_(status) {}
+          line_(line), status_(status)
+    {}
     op_error(const std::string &message, const char *file, int line,
              pd_status status = PD_ERR_OP_FAILED)
-        : message_(message), file_(file), line_(line), status_(status) {}
+        : message_(message), file_(file), line_(line), status_(status)
+    {}
     const char *what() const noexcept override { return message_.c_str(); }
     const char *file() const noexcept { return file_; } /* NULL for a table function's error */
     int line() const noexcept { return line_; }
@@ -230,48 +231,69 @@ static inline int32_t pd__cxx_result(pd_kernel_ctx *ctx, int32_t result)
 PD_EXTERN_C_BEGIN
 
 /* PD_THROW(fmt, ...): ends the op call with a printf-style message ("An error occurred." when
- * called with none); in C++ by throwing pd::op_error. The leading " " keeps an empty format from being a zero-length format. */
+ * called with none); in C++ by throwing pd::op_error. The leading " " keeps an empty format from
+ * being a zero-length format. */
 #define PD_THROW(...) pd__throw(__FILE__, __LINE__, " " __VA_ARGS__)
 
 /* PD_CHECK(cond [, fmt, ...]): throws the message unless cond holds; with no message:
  * "Expected <cond>, but it is not satisfied." */
 #define PD__CHECK_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, \
-                       NAME, ...) NAME
-#define PD__CHECK_MSG(cond, ...)                                                              \
-    do {                                                                                      \
-        if (!(cond))                                                                          \
-            pd__throw(__FILE__, __LINE__, __VA_ARGS__);                                       \
+                       NAME, ...)                                                             \
+    NAME
+#define PD__CHECK_MSG(cond, ...)                        \
+    do {                                                \
+        if (!(cond))                                    \
+            pd__throw(__FILE__, __LINE__, __VA_ARGS__); \
     } while (0)
-#define PD__CHECK_NOMSG(cond)                                                                 \
-    do {                                                                                      \
-        if (!(cond))                                                                          \
-            pd__throw(__FILE__, __LINE__, "Expected %s, but it is not satisfied.", #cond);    \
+#define PD__CHECK_NOMSG(cond)                                                              \
+    do {                                                                                   \
+        if (!(cond))                                                                       \
+            pd__throw(__FILE__, __LINE__, "Expected %s, but it is not satisfied.", #cond); \
     } while (0)
 #define PD_CHECK(...)                                                                         \
     PD__CHECK_PICK(__VA_ARGS__, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG,   \
                    PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, \
                    PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, PD__CHECK_MSG, \
-                   PD__CHECK_MSG, PD__CHECK_NOMSG, unused)(__VA_ARGS__)
+                   PD__CHECK_MSG, PD__CHECK_NOMSG, unused)                                    \
+    (__VA_ARGS__)
 
 /* --- Context: inputs, attrs, outputs ---------------------------------------------------- */
 
 static inline const char *pd_op_name_of(pd_kernel_ctx *ctx) { return PD__CALL(ctx, op_name(ctx)); }
 
 /* Input `index` (its first tensor for a vector input); NULL for an absent optional input. */
-static inline const pd_tensor *pd_input(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, input(ctx, index, 0)); }
+static inline const pd_tensor *pd_input(pd_kernel_ctx *ctx, int32_t index)
+{
+    return PD__CALL(ctx, input(ctx, index, 0));
+}
 /* Item `item` of vector input `index`. */
-static inline const pd_tensor *pd_input_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return PD__CALL(ctx, input(ctx, index, item)); }
+static inline const pd_tensor *pd_input_at(pd_kernel_ctx *ctx, int32_t index, int32_t item)
+{
+    return PD__CALL(ctx, input(ctx, index, item));
+}
 /* Tensors bound to input `index`: vector length, 1, or 0 for an absent optional. */
-static inline int32_t pd_input_count(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, input_count(ctx, index)); }
+static inline int32_t pd_input_count(pd_kernel_ctx *ctx, int32_t index)
+{
+    return PD__CALL(ctx, input_count(ctx, index));
+}
 /* Declared position of an input / output by name ("X", "Out@GRAD"; suffixes @VECTOR /
  * @OPTIONAL may be left off); a name the op does not declare ends the call naming it. */
-static inline int32_t pd_input_index(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, input_index(ctx, name)); }
-static inline int32_t pd_output_index(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, output_index(ctx, name)); }
+static inline int32_t pd_input_index(pd_kernel_ctx *ctx, const char *name)
+{
+    return PD__CALL(ctx, input_index(ctx, name));
+}
+static inline int32_t pd_output_index(pd_kernel_ctx *ctx, const char *name)
+{
+    return PD__CALL(ctx, output_index(ctx, name));
+}
 /* Input by declared name: pd_input(ctx, pd_input_index(ctx, name)). */
-static inline const pd_tensor *pd_input_named(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, input(ctx, PD__CALL(ctx, input_index(ctx, name)), 0)); }
+static inline const pd_tensor *pd_input_named(pd_kernel_ctx *ctx, const char *name)
+{
+    return PD__CALL(ctx, input(ctx, PD__CALL(ctx, input_index(ctx, name)), 0));
+}
 
 static inline const pd_attr *pd__attr_typed(pd_kernel_ctx *ctx, int32_t index, pd_attr_type type,
-                                             const char *file, int line)
+                                            const char *file, int line)
 {
     const pd_attr *a = PD__CALL(ctx, attr(ctx, index));
     if (a->type != type)
@@ -280,17 +302,62 @@ static inline const pd_attr *pd__attr_typed(pd_kernel_ctx *ctx, int32_t index, p
     return a;
 }
 /* Typed reads of attribute `index` (declared order). Reading as the wrong type throws. */
-static inline bool pd__attr_bool_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_BOOL, file, line)->v.b; }
-static inline int32_t pd__attr_int_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_INT, file, line)->v.i; }
-static inline float pd__attr_float_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_FLOAT, file, line)->v.f; }
-static inline double pd__attr_double_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_DOUBLE, file, line)->v.d; }
-static inline int64_t pd__attr_int64_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_INT64, file, line)->v.i64; }
-static inline const char *pd__attr_string_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line) { return pd__attr_typed(ctx, index, PD_ATTR_STRING, file, line)->v.s; }
+static inline bool pd__attr_bool_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line)
+{
+    return pd__attr_typed(ctx, index, PD_ATTR_BOOL, file, line)->v.b;
+}
+static inline int32_t pd__attr_int_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line)
+{
+    return pd__attr_typed(ctx, index, PD_ATTR_INT, file, line)->v.i;
+}
+static inline float pd__attr_float_at(pd_kernel_ctx *ctx, int32_t index, const char *file, int line)
+{
+    return pd__attr_typed(ctx, index, PD_ATTR_FLOAT, file, line)->v.f;
+}
+static inline double pd__attr_double_at(pd_kernel_ctx *ctx, int32_t index, const char *file,
+                                        int line)
+{
+    return pd__attr_typed(ctx, index, PD_ATTR_DOUBLE, file, line)->v.d;
+}
+static inline int64_t pd__attr_int64_at(pd_kernel_ctx *ctx, int32_t index, const char *file,
+                                        int line)
+{
+    return pd__attr_typed(ctx, index, PD_ATTR_INT64, file, line)->v.i64;
+}
+static inline const char *pd__attr_string_at(pd_kernel_ctx *ctx, int32_t index, const char *file,
+                                             int line)
+{
+    return pd__attr_typed(ctx, index, PD_ATTR_STRING, file, line)->v.s;
+}
 /* Vector attrs: the elements, with their count in *count. */
-static inline const int32_t *pd__attr_ints_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count, const char *file, int line) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INTS, file, line); *count = a->count; return a->v.ints; }
-static inline const float *pd__attr_floats_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count, const char *file, int line) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_FLOATS, file, line); *count = a->count; return a->v.floats; }
-static inline const int64_t *pd__attr_int64s_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count, const char *file, int line) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INT64S, file, line); *count = a->count; return a->v.int64s; }
-static inline const char *const *pd__attr_strings_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count, const char *file, int line) { const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_STRINGS, file, line); *count = a->count; return a->v.strings; }
+static inline const int32_t *pd__attr_ints_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count,
+                                              const char *file, int line)
+{
+    const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INTS, file, line);
+    *count = a->count;
+    return a->v.ints;
+}
+static inline const float *pd__attr_floats_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count,
+                                              const char *file, int line)
+{
+    const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_FLOATS, file, line);
+    *count = a->count;
+    return a->v.floats;
+}
+static inline const int64_t *pd__attr_int64s_at(pd_kernel_ctx *ctx, int32_t index, int32_t *count,
+                                                const char *file, int line)
+{
+    const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_INT64S, file, line);
+    *count = a->count;
+    return a->v.int64s;
+}
+static inline const char *const *pd__attr_strings_at(pd_kernel_ctx *ctx, int32_t index,
+                                                     int32_t *count, const char *file, int line)
+{
+    const pd_attr *a = pd__attr_typed(ctx, index, PD_ATTR_STRINGS, file, line);
+    *count = a->count;
+    return a->v.strings;
+}
 /* The getters are macros so that a wrong-type read reports the caller's [file:line], not this
  * header's. */
 #define pd_attr_bool(ctx, index) pd__attr_bool_at(ctx, index, __FILE__, __LINE__)
@@ -302,62 +369,164 @@ static inline const char *const *pd__attr_strings_at(pd_kernel_ctx *ctx, int32_t
 #define pd_attr_ints(ctx, index, count) pd__attr_ints_at(ctx, index, count, __FILE__, __LINE__)
 #define pd_attr_floats(ctx, index, count) pd__attr_floats_at(ctx, index, count, __FILE__, __LINE__)
 #define pd_attr_int64s(ctx, index, count) pd__attr_int64s_at(ctx, index, count, __FILE__, __LINE__)
-#define pd_attr_strings(ctx, index, count) pd__attr_strings_at(ctx, index, count, __FILE__, __LINE__)
+#define pd_attr_strings(ctx, index, count) \
+    pd__attr_strings_at(ctx, index, count, __FILE__, __LINE__)
 /* Declared position of an attribute by name; throws if undeclared. */
-static inline int32_t pd_attr_index(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, attr_index(ctx, name)); }
+static inline int32_t pd_attr_index(pd_kernel_ctx *ctx, const char *name)
+{
+    return PD__CALL(ctx, attr_index(ctx, name));
+}
 /* Typed reads of an attribute by declared name: the pd_attr_* reads of
  * pd_attr_index(ctx, name). An undeclared name or the wrong type ends the call naming it. */
-#define pd_attr_bool_named(ctx, name) pd__attr_bool_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
-#define pd_attr_int_named(ctx, name) pd__attr_int_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
-#define pd_attr_float_named(ctx, name) pd__attr_float_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
-#define pd_attr_double_named(ctx, name) pd__attr_double_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
-#define pd_attr_int64_named(ctx, name) pd__attr_int64_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
-#define pd_attr_string_named(ctx, name) pd__attr_string_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
-#define pd_attr_ints_named(ctx, name, count) pd__attr_ints_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
-#define pd_attr_floats_named(ctx, name, count) pd__attr_floats_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
-#define pd_attr_int64s_named(ctx, name, count) pd__attr_int64s_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
-#define pd_attr_strings_named(ctx, name, count) pd__attr_strings_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
+#define pd_attr_bool_named(ctx, name) \
+    pd__attr_bool_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_int_named(ctx, name) \
+    pd__attr_int_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_float_named(ctx, name) \
+    pd__attr_float_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_double_named(ctx, name) \
+    pd__attr_double_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_int64_named(ctx, name) \
+    pd__attr_int64_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_string_named(ctx, name) \
+    pd__attr_string_at(ctx, pd_attr_index(ctx, name), __FILE__, __LINE__)
+#define pd_attr_ints_named(ctx, name, count) \
+    pd__attr_ints_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
+#define pd_attr_floats_named(ctx, name, count) \
+    pd__attr_floats_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
+#define pd_attr_int64s_named(ctx, name, count) \
+    pd__attr_int64s_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
+#define pd_attr_strings_named(ctx, name, count) \
+    pd__attr_strings_at(ctx, pd_attr_index(ctx, name), count, __FILE__, __LINE__)
 
 /* Output `index`: see pd_api.output. */
-static inline pd_tensor *pd_output(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, output(ctx, index, 0)); }
-static inline pd_tensor *pd_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item) { return PD__CALL(ctx, output(ctx, index, item)); }
+static inline pd_tensor *pd_output(pd_kernel_ctx *ctx, int32_t index)
+{
+    return PD__CALL(ctx, output(ctx, index, 0));
+}
+static inline pd_tensor *pd_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item)
+{
+    return PD__CALL(ctx, output(ctx, index, item));
+}
 /* Output by declared name: pd_output(ctx, pd_output_index(ctx, name)). */
-static inline pd_tensor *pd_output_named(pd_kernel_ctx *ctx, const char *name) { return PD__CALL(ctx, output(ctx, PD__CALL(ctx, output_index(ctx, name)), 0)); }
-static inline int32_t pd_output_count(pd_kernel_ctx *ctx, int32_t index) { return PD__CALL(ctx, output_count(ctx, index)); }
-static inline void pd_set_output(pd_kernel_ctx *ctx, int32_t index, const pd_tensor *t) { PD__CALL_VOID(ctx, set_output(ctx, index, 0, t)); }
-static inline void pd_set_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t) { PD__CALL_VOID(ctx, set_output(ctx, index, item, t)); }
+static inline pd_tensor *pd_output_named(pd_kernel_ctx *ctx, const char *name)
+{
+    return PD__CALL(ctx, output(ctx, PD__CALL(ctx, output_index(ctx, name)), 0));
+}
+static inline int32_t pd_output_count(pd_kernel_ctx *ctx, int32_t index)
+{
+    return PD__CALL(ctx, output_count(ctx, index));
+}
+static inline void pd_set_output(pd_kernel_ctx *ctx, int32_t index, const pd_tensor *t)
+{
+    PD__CALL_VOID(ctx, set_output(ctx, index, 0, t));
+}
+static inline void pd_set_output_at(pd_kernel_ctx *ctx, int32_t index, int32_t item,
+                                    const pd_tensor *t)
+{
+    PD__CALL_VOID(ctx, set_output(ctx, index, item, t));
+}
 
 /* For infer functions. */
-static inline void pd_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count) { PD__CALL_VOID(ctx, set_output_count(ctx, index, count)); }
-static inline void pd_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t ndim, const int64_t *shape) { PD__CALL_VOID(ctx, set_output_shape(ctx, index, 0, ndim, shape)); }
-static inline void pd_set_output_shape_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim, const int64_t *shape) { PD__CALL_VOID(ctx, set_output_shape(ctx, index, item, ndim, shape)); }
-static inline void pd_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, pd_data_type dtype) { PD__CALL_VOID(ctx, set_output_dtype(ctx, index, 0, dtype)); }
-static inline void pd_set_output_dtype_at(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype) { PD__CALL_VOID(ctx, set_output_dtype(ctx, index, item, dtype)); }
+static inline void pd_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count)
+{
+    PD__CALL_VOID(ctx, set_output_count(ctx, index, count));
+}
+static inline void pd_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t ndim,
+                                       const int64_t *shape)
+{
+    PD__CALL_VOID(ctx, set_output_shape(ctx, index, 0, ndim, shape));
+}
+static inline void pd_set_output_shape_at(pd_kernel_ctx *ctx, int32_t index, int32_t item,
+                                          int32_t ndim, const int64_t *shape)
+{
+    PD__CALL_VOID(ctx, set_output_shape(ctx, index, item, ndim, shape));
+}
+static inline void pd_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, pd_data_type dtype)
+{
+    PD__CALL_VOID(ctx, set_output_dtype(ctx, index, 0, dtype));
+}
+static inline void pd_set_output_dtype_at(pd_kernel_ctx *ctx, int32_t index, int32_t item,
+                                          pd_data_type dtype)
+{
+    PD__CALL_VOID(ctx, set_output_dtype(ctx, index, item, dtype));
+}
 
 /* --- Tensors owned by the call ----------------------------------------------------------- */
 
-static inline pd_tensor *pd_empty(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, empty(ctx, dtype, place, ndim, shape)); }
-static inline pd_tensor *pd_full(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape, double value) { return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, value)); }
-static inline pd_tensor *pd_zeros(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, 0.0)); }
-static inline pd_tensor *pd_ones(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, 1.0)); }
-static inline pd_tensor *pd_empty_like(pd_kernel_ctx *ctx, const pd_tensor *t) { return PD__CALL(ctx, empty(ctx, t->dtype, t->place, t->ndim, t->shape)); }
-static inline pd_tensor *pd_full_like(pd_kernel_ctx *ctx, const pd_tensor *t, double value) { return PD__CALL(ctx, full(ctx, t->dtype, t->place, t->ndim, t->shape, value)); }
-static inline pd_tensor *pd_copy_to(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place) { return PD__CALL(ctx, copy_to(ctx, src, place)); }
-static inline pd_tensor *pd_cast(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype) { return PD__CALL(ctx, cast(ctx, src, dtype)); }
-static inline pd_tensor *pd_slice(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin, int64_t end) { return PD__CALL(ctx, slice(ctx, src, begin, end)); }
-static inline pd_tensor *pd_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, reshape(ctx, src, ndim, shape)); }
-static inline pd_tensor *pd_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src) { return PD__CALL(ctx, contiguous(ctx, src)); }
-static inline void *pd_scratch(pd_kernel_ctx *ctx, size_t bytes) { return PD__CALL(ctx, scratch(ctx, bytes)); }
+static inline pd_tensor *pd_empty(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place,
+                                  int32_t ndim, const int64_t *shape)
+{
+    return PD__CALL(ctx, empty(ctx, dtype, place, ndim, shape));
+}
+static inline pd_tensor *pd_full(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place,
+                                 int32_t ndim, const int64_t *shape, double value)
+{
+    return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, value));
+}
+static inline pd_tensor *pd_zeros(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place,
+                                  int32_t ndim, const int64_t *shape)
+{
+    return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, 0.0));
+}
+static inline pd_tensor *pd_ones(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place,
+                                 int32_t ndim, const int64_t *shape)
+{
+    return PD__CALL(ctx, full(ctx, dtype, place, ndim, shape, 1.0));
+}
+static inline pd_tensor *pd_empty_like(pd_kernel_ctx *ctx, const pd_tensor *t)
+{
+    return PD__CALL(ctx, empty(ctx, t->dtype, t->place, t->ndim, t->shape));
+}
+static inline pd_tensor *pd_full_like(pd_kernel_ctx *ctx, const pd_tensor *t, double value)
+{
+    return PD__CALL(ctx, full(ctx, t->dtype, t->place, t->ndim, t->shape, value));
+}
+static inline pd_tensor *pd_copy_to(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place)
+{
+    return PD__CALL(ctx, copy_to(ctx, src, place));
+}
+static inline pd_tensor *pd_cast(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype)
+{
+    return PD__CALL(ctx, cast(ctx, src, dtype));
+}
+static inline pd_tensor *pd_slice(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin,
+                                  int64_t end)
+{
+    return PD__CALL(ctx, slice(ctx, src, begin, end));
+}
+static inline pd_tensor *pd_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                                    const int64_t *shape)
+{
+    return PD__CALL(ctx, reshape(ctx, src, ndim, shape));
+}
+static inline pd_tensor *pd_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src)
+{
+    return PD__CALL(ctx, contiguous(ctx, src));
+}
+static inline void *pd_scratch(pd_kernel_ctx *ctx, size_t bytes)
+{
+    return PD__CALL(ctx, scratch(ctx, bytes));
+}
 
 /* --- Strided views (pd_tensor.h) ----------------------------------------------------------- */
 
 /* Elements begin, begin + step, ... before end along `axis` (negative counts from the end);
  * a negative step walks backwards (begin > end), as numpy's a[begin:end:step]. */
-static inline pd_tensor *pd_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis, int64_t begin, int64_t end, int64_t step) { return PD__CALL(ctx, slice_step(ctx, src, axis, begin, end, step)); }
+static inline pd_tensor *pd_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis,
+                                       int64_t begin, int64_t end, int64_t step)
+{
+    return PD__CALL(ctx, slice_step(ctx, src, axis, begin, end, step));
+}
 /* Axes reordered: the result's axis d is src's axis dims[d] (ndim == src's ndim). */
-static inline pd_tensor *pd_permute(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int32_t *dims) { return PD__CALL(ctx, permute(ctx, src, ndim, dims)); }
+static inline pd_tensor *pd_permute(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                                    const int32_t *dims)
+{
+    return PD__CALL(ctx, permute(ctx, src, ndim, dims));
+}
 /* Axes a and b swapped. */
-static inline pd_tensor *pd_transpose(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t a, int32_t b)
+static inline pd_tensor *pd_transpose(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t a,
+                                      int32_t b)
 {
     int32_t dims[PD_MAX_DIMS], ndim = src ? src->ndim : 0; /* permute refuses a NULL src */
     int32_t x = a < 0 ? a + ndim : a, y = b < 0 ? b + ndim : b;
@@ -370,7 +539,11 @@ static inline pd_tensor *pd_transpose(pd_kernel_ctx *ctx, const pd_tensor *src, 
     return PD__CALL(ctx, permute(ctx, src, ndim, dims));
 }
 /* Broadcast to `shape` without copying (expanded axes get stride 0), numpy's rules. */
-static inline pd_tensor *pd_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim, const int64_t *shape) { return PD__CALL(ctx, expand(ctx, src, ndim, shape)); }
+static inline pd_tensor *pd_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
+                                   const int64_t *shape)
+{
+    return PD__CALL(ctx, expand(ctx, src, ndim, shape));
+}
 
 /* --- Custom device places (pd_place.h) ----------------------------------------------------- */
 
@@ -408,7 +581,11 @@ static inline const char *pd__place_type_name_op(const pd_place *p)
  * Bad input (n < 0, grain < 0, fn NULL, a PDEXT_NUM_THREADS that is not a number from 1 to
  * 1024) ends the op call with a message naming it. */
 #ifndef PD__CXX_EXCEPTIONS
-static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain, pd_parallel_fn fn, void *arg) { PD__CALL_VOID(ctx, parallel_for(ctx, n, grain, fn, arg)); }
+static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain, pd_parallel_fn fn,
+                                   void *arg)
+{
+    PD__CALL_VOID(ctx, parallel_for(ctx, n, grain, fn, arg));
+}
 #endif
 
 PD_EXTERN_C_END
@@ -443,8 +620,8 @@ static inline void pd__parallel_cxx_chunk(void *arg, int64_t begin, int64_t end)
         pd__parallel_cxx_report(c->ctx);
     }
 }
-static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain,
-                                   pd_parallel_fn fn, void *arg)
+static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain, pd_parallel_fn fn,
+                                   void *arg)
 {
     pd__parallel_cxx c = {ctx, fn, arg};
     PD__CALL_VOID(ctx, parallel_for(ctx, n, grain, fn ? pd__parallel_cxx_chunk : nullptr, &c));

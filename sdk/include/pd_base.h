@@ -67,7 +67,8 @@
 #if defined(__clang__)
 #define PD__COMPILER_ID "clang " __clang_version__
 #elif defined(__GNUC__)
-#define PD__COMPILER_ID "gcc " PD__STR(__GNUC__) "." PD__STR(__GNUC_MINOR__) "." PD__STR(__GNUC_PATCHLEVEL__)
+#define PD__COMPILER_ID \
+    "gcc " PD__STR(__GNUC__) "." PD__STR(__GNUC_MINOR__) "." PD__STR(__GNUC_PATCHLEVEL__)
 #else
 #define PD__COMPILER_ID "unknown"
 #endif

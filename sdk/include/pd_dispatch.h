@@ -29,6 +29,9 @@
         PD_THROW("function %s is not implemented for data type `%s`", (const char *)(name), \
                  pd_dtype_name(dtype));
 
+/* The case lists, one dtype per line (clang-format reflows these lists differently on each
+ * pass, so they are kept as written). */
+/* clang-format off */
 #define PD__FLOATING_CASES(...) \
     PD__CASE(PD_FLOAT32, float, __VA_ARGS__) PD__CASE(PD_FLOAT64, double, __VA_ARGS__)
 #define PD__HALF_CASES(...) \
@@ -39,14 +42,14 @@
     PD__CASE(PD_INT16, int16_t, __VA_ARGS__)
 #define PD__COMPLEX_CASES(...) \
     PD__CASE(PD_COMPLEX64, pd_complex64, __VA_ARGS__) PD__CASE(PD_COMPLEX128, pd_complex128, __VA_ARGS__)
+/* clang-format on */
 
-#define PD__DISPATCH(dtype, name, cases)          \
-    do {                                          \
-        pd_data_type pd__dispatch_type = (dtype); \
-        switch (pd__dispatch_type) {              \
-            cases                                 \
-            PD__DISPATCH_DEFAULT(pd__dispatch_type, name) \
-        }                                         \
+#define PD__DISPATCH(dtype, name, cases)                        \
+    do {                                                        \
+        pd_data_type pd__dispatch_type = (dtype);               \
+        switch (pd__dispatch_type) {                            \
+            cases PD__DISPATCH_DEFAULT(pd__dispatch_type, name) \
+        }                                                       \
     } while (0)
 
 /* float32, float64 */
@@ -68,8 +71,9 @@
 #define PD_DISPATCH_FLOATING_AND_COMPLEX_TYPES(dtype, name, ...) \
     PD__DISPATCH(dtype, name, PD__FLOATING_CASES(__VA_ARGS__) PD__COMPLEX_CASES(__VA_ARGS__))
 /* float32, float64, the integral list, complex64, complex128 */
-#define PD_DISPATCH_FLOATING_AND_INTEGRAL_AND_COMPLEX_TYPES(dtype, name, ...)          \
-    PD__DISPATCH(dtype, name, PD__FLOATING_CASES(__VA_ARGS__) PD__INTEGRAL_CASES(__VA_ARGS__) \
-                                  PD__COMPLEX_CASES(__VA_ARGS__))
+#define PD_DISPATCH_FLOATING_AND_INTEGRAL_AND_COMPLEX_TYPES(dtype, name, ...)    \
+    PD__DISPATCH(dtype, name,                                                    \
+                 PD__FLOATING_CASES(__VA_ARGS__) PD__INTEGRAL_CASES(__VA_ARGS__) \
+                     PD__COMPLEX_CASES(__VA_ARGS__))
 
 #endif /* PD_DISPATCH_H */

@@ -17,18 +17,18 @@ PD_EXTERN_C_BEGIN
 
 /* Element types: Paddle's list. Values are part of the ABI and never renumbered. */
 typedef enum pd_data_type {
-    PD_UNDEFINED = 0,   /* no type: the dtype of an undefined tensor */
-    PD_BOOL = 1,        /* 1 byte, 0 or 1 */
+    PD_UNDEFINED = 0, /* no type: the dtype of an undefined tensor */
+    PD_BOOL = 1,      /* 1 byte, 0 or 1 */
     PD_INT8 = 2,
     PD_UINT8 = 3,
     PD_INT16 = 4,
-    PD_UINT16 = 5,      /* plain unsigned 16-bit integer (not a float format) */
+    PD_UINT16 = 5, /* plain unsigned 16-bit integer (not a float format) */
     PD_INT32 = 6,
     PD_UINT32 = 7,
     PD_INT64 = 8,
     PD_UINT64 = 9,
-    PD_FLOAT16 = 10,    /* IEEE 754 binary16, held in pd_float16 */
-    PD_BFLOAT16 = 11,   /* brain float (upper half of a float32), held in pd_bfloat16 */
+    PD_FLOAT16 = 10,  /* IEEE 754 binary16, held in pd_float16 */
+    PD_BFLOAT16 = 11, /* brain float (upper half of a float32), held in pd_bfloat16 */
     PD_FLOAT32 = 12,
     PD_FLOAT64 = 13,
     PD_COMPLEX64 = 14,  /* two float32, interleaved (re, im): pd_complex64 */
@@ -59,7 +59,8 @@ typedef struct pd_complex128 {
 /* Bytes per element; 0 for PD_UNDEFINED and for values outside the enum. */
 static inline size_t pd_dtype_size(pd_data_type t)
 {
-    static const unsigned char sizes[PD_NUM_DTYPES] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 8, 16};
+    static const unsigned char sizes[PD_NUM_DTYPES] = {0, 1, 1, 1, 2, 2, 4, 4,
+                                                       8, 8, 2, 2, 4, 8, 8, 16};
     return ((unsigned)t < PD_NUM_DTYPES) ? sizes[t] : 0;
 }
 
@@ -67,9 +68,12 @@ static inline size_t pd_dtype_size(pd_data_type t)
  * value outside the enum, so it is always safe to print. */
 static inline const char *pd_dtype_name(pd_data_type t)
 {
-    static const char *const names[PD_NUM_DTYPES] = {
-        "undefined", "bool",    "int8",     "uint8",   "int16",   "uint16",  "int32",     "uint32",
-        "int64",     "uint64",  "float16",  "bfloat16", "float32", "float64", "complex64", "complex128"};
+    static const char *const names[PD_NUM_DTYPES] = {"undefined", "bool",    "int8",
+                                                     "uint8",     "int16",   "uint16",
+                                                     "int32",     "uint32",  "int64",
+                                                     "uint64",    "float16", "bfloat16",
+                                                     "float32",   "float64", "complex64",
+                                                     "complex128"};
     return ((unsigned)t < PD_NUM_DTYPES) ? names[t] : "undefined";
 }
 
@@ -77,10 +81,13 @@ static inline const char *pd_dtype_name(pd_data_type t)
  * "half", "int", "long", "complex", "bf16", "fp16", "fp32", "fp64". PD_UNDEFINED if unknown. */
 static inline pd_data_type pd_dtype_from_name(const char *name)
 {
-    static const struct { const char *alias; pd_data_type type; } aliases[] = {
-        {"float", PD_FLOAT32}, {"double", PD_FLOAT64}, {"half", PD_FLOAT16}, {"fp16", PD_FLOAT16},
-        {"bf16", PD_BFLOAT16}, {"fp32", PD_FLOAT32}, {"fp64", PD_FLOAT64}, {"int", PD_INT32},
-        {"long", PD_INT64},    {"complex", PD_COMPLEX64}};
+    static const struct {
+        const char *alias;
+        pd_data_type type;
+    } aliases[] = {{"float", PD_FLOAT32},    {"double", PD_FLOAT64}, {"half", PD_FLOAT16},
+                   {"fp16", PD_FLOAT16},     {"bf16", PD_BFLOAT16},  {"fp32", PD_FLOAT32},
+                   {"fp64", PD_FLOAT64},     {"int", PD_INT32},      {"long", PD_INT64},
+                   {"complex", PD_COMPLEX64}};
     if (name == NULL)
         return PD_UNDEFINED;
     for (int t = 1; t < PD_NUM_DTYPES; ++t)
@@ -103,10 +110,7 @@ static inline bool pd_dtype_is_complex(pd_data_type t)
 }
 
 /* bool is not integral here, as in Paddle's dispatch lists. */
-static inline bool pd_dtype_is_integral(pd_data_type t)
-{
-    return t >= PD_INT8 && t <= PD_UINT64;
-}
+static inline bool pd_dtype_is_integral(pd_data_type t) { return t >= PD_INT8 && t <= PD_UINT64; }
 
 /* Bit-exact float <-> uint32 without aliasing violations (memcpy is free once inlined). */
 static inline PD_HOST_DEVICE uint32_t pd__f32_bits(float f)
@@ -225,24 +229,36 @@ static inline pd_complex64 pd__keep_c64(pd_complex64 v) { return v; }
 static inline pd_complex128 pd__keep_c128(pd_complex128 v) { return v; }
 
 #define PD_ACC_TYPE(T) \
-    __typeof__(_Generic((T *)0, pd_float16 *: 0.0f, pd_bfloat16 *: 0.0f, default: *(T *)0))
-#define pd_to_acc(v)                                                                          \
-    _Generic((v), pd_float16: pd_float16_to_float, pd_bfloat16: pd_bfloat16_to_float,         \
-             bool: pd__keep_bool, int8_t: pd__keep_i8, uint8_t: pd__keep_u8,                  \
-             int16_t: pd__keep_i16, uint16_t: pd__keep_u16, int32_t: pd__keep_i32,            \
-             uint32_t: pd__keep_u32, int64_t: pd__keep_i64, uint64_t: pd__keep_u64,           \
-             float: pd__keep_f32, double: pd__keep_f64, pd_complex64: pd__keep_c64,           \
-             pd_complex128: pd__keep_c128)(v)
-#define pd_from_acc(T, a)                                                                     \
+    __typeof__(_Generic((T *)0, pd_float16 * : 0.0f, pd_bfloat16 * : 0.0f, default : *(T *)0))
+#define pd_to_acc(v)                            \
+    _Generic((v), pd_float16                    \
+             : pd_float16_to_float, pd_bfloat16 \
+             : pd_bfloat16_to_float, bool       \
+             : pd__keep_bool, int8_t            \
+             : pd__keep_i8, uint8_t             \
+             : pd__keep_u8, int16_t             \
+             : pd__keep_i16, uint16_t           \
+             : pd__keep_u16, int32_t            \
+             : pd__keep_i32, uint32_t           \
+             : pd__keep_u32, int64_t            \
+             : pd__keep_i64, uint64_t           \
+             : pd__keep_u64, float              \
+             : pd__keep_f32, double             \
+             : pd__keep_f64, pd_complex64       \
+             : pd__keep_c64, pd_complex128      \
+             : pd__keep_c128)(v)
+#define pd_from_acc(T, a) \
     _Generic((T *)0, pd_float16 *: pd_float16_from_float, pd_bfloat16 *: pd_bfloat16_from_float, \
              bool *: pd__keep_bool, int8_t *: pd__keep_i8, uint8_t *: pd__keep_u8,            \
              int16_t *: pd__keep_i16, uint16_t *: pd__keep_u16, int32_t *: pd__keep_i32,      \
              uint32_t *: pd__keep_u32, int64_t *: pd__keep_i64, uint64_t *: pd__keep_u64,     \
              float *: pd__keep_f32, double *: pd__keep_f64, pd_complex64 *: pd__keep_c64,     \
              pd_complex128 *: pd__keep_c128)(a)
-#define pd_to_float(v)                                                                        \
-    _Generic((v), pd_float16: pd_float16_to_float, pd_bfloat16: pd_bfloat16_to_float,         \
-             default: pd__keep_f32)(v)
+#define pd_to_float(v)                          \
+    _Generic((v), pd_float16                    \
+             : pd_float16_to_float, pd_bfloat16 \
+             : pd_bfloat16_to_float, default    \
+             : pd__keep_f32)(v)
 #define pd_from_float(T, f) pd_from_acc(T, f)
 #endif /* !__cplusplus */
 
@@ -266,16 +282,28 @@ template <class T> static inline PD_HOST_DEVICE T pd_to_acc(T v) { return v; }
 static inline PD_HOST_DEVICE float pd_to_acc(pd_float16 v) { return pd_float16_to_float(v); }
 static inline PD_HOST_DEVICE float pd_to_acc(pd_bfloat16 v) { return pd_bfloat16_to_float(v); }
 
-template <class T> static inline PD_HOST_DEVICE float pd_to_float(T v) { return static_cast<float>(v); }
+template <class T> static inline PD_HOST_DEVICE float pd_to_float(T v)
+{
+    return static_cast<float>(v);
+}
 static inline PD_HOST_DEVICE float pd_to_float(pd_float16 v) { return pd_float16_to_float(v); }
 static inline PD_HOST_DEVICE float pd_to_float(pd_bfloat16 v) { return pd_bfloat16_to_float(v); }
 
 /* pd_from_acc / pd_from_float: the target type is a tag argument, so that overloading picks
  * the halves' rounding (the more specialized template) for any argument type. */
 template <class T> struct pd__to {};
-template <class T, class A> static inline PD_HOST_DEVICE T pd__convert(pd__to<T>, A a) { return static_cast<T>(a); }
-template <class A> static inline PD_HOST_DEVICE pd_float16 pd__convert(pd__to<pd_float16>, A a) { return pd_float16_from_float(static_cast<float>(a)); }
-template <class A> static inline PD_HOST_DEVICE pd_bfloat16 pd__convert(pd__to<pd_bfloat16>, A a) { return pd_bfloat16_from_float(static_cast<float>(a)); }
+template <class T, class A> static inline PD_HOST_DEVICE T pd__convert(pd__to<T>, A a)
+{
+    return static_cast<T>(a);
+}
+template <class A> static inline PD_HOST_DEVICE pd_float16 pd__convert(pd__to<pd_float16>, A a)
+{
+    return pd_float16_from_float(static_cast<float>(a));
+}
+template <class A> static inline PD_HOST_DEVICE pd_bfloat16 pd__convert(pd__to<pd_bfloat16>, A a)
+{
+    return pd_bfloat16_from_float(static_cast<float>(a));
+}
 #define pd_from_acc(T, a) pd__convert(pd__to<T>(), (a))
 #define pd_from_float(T, f) pd__convert(pd__to<T>(), (f))
 #endif /* __cplusplus */

@@ -24,15 +24,15 @@ typedef int (*pd_invoke_fn)(pd_kernel_fn fn, pd_kernel_ctx *ctx);
 
 /* Append-only; the runtime reads no field past struct_size. */
 typedef struct pd_module_info {
-    uint32_t struct_size;               /* sizeof(pd_module_info) where the module was built */
-    uint32_t abi_major;                 /* PD_ABI_MAJOR the module was built against */
-    uint32_t abi_minor;                 /* PD_ABI_MINOR the module was built against */
-    const pd_op_def *const *ops_begin;  /* first entry of the op table (NULL when empty) */
-    const pd_op_def *const *ops_end;    /* one past the last entry */
-    const pd_api **api_slot;            /* where the runtime stores its table (NULL: no ops) */
-    const char *sdk_version;            /* PD_VERSION_STRING of the headers used */
-    const char *compiler;               /* the compiler of the unit that emitted this block */
-    pd_invoke_fn invoke;                /* ABI 1.1: C++ invoke hook; NULL: call op code directly */
+    uint32_t struct_size;              /* sizeof(pd_module_info) where the module was built */
+    uint32_t abi_major;                /* PD_ABI_MAJOR the module was built against */
+    uint32_t abi_minor;                /* PD_ABI_MINOR the module was built against */
+    const pd_op_def *const *ops_begin; /* first entry of the op table (NULL when empty) */
+    const pd_op_def *const *ops_end;   /* one past the last entry */
+    const pd_api **api_slot;           /* where the runtime stores its table (NULL: no ops) */
+    const char *sdk_version;           /* PD_VERSION_STRING of the headers used */
+    const char *compiler;              /* the compiler of the unit that emitted this block */
+    pd_invoke_fn invoke;               /* ABI 1.1: C++ invoke hook; NULL: call op code directly */
 } pd_module_info;
 
 /* The entry point's name and type, for dlsym. */

@@ -40,9 +40,9 @@ PD_EXTERN_C_BEGIN
 #define PD_NEW(name) name "@NEW"           /* a distinct output in an inplace map */
 
 typedef enum pd_op_kind {
-    PD_OP_FORWARD = 0,     /* registered as <name> */
-    PD_OP_GRAD = 1,        /* registered as <name>_grad */
-    PD_OP_DOUBLE_GRAD = 2  /* registered as <name>_grad_grad */
+    PD_OP_FORWARD = 0,    /* registered as <name> */
+    PD_OP_GRAD = 1,       /* registered as <name>_grad */
+    PD_OP_DOUBLE_GRAD = 2 /* registered as <name>_grad_grad */
 } pd_op_kind;
 
 /* The runtime's per-call state; opaque. Kernels and infer functions reach inputs, attrs and
@@ -65,11 +65,11 @@ typedef void (*pd_kernel_fn)(pd_kernel_ctx *ctx);
 #endif
 
 typedef struct pd_op_def {
-    uint32_t struct_size;  /* sizeof(pd_op_def) where the op was compiled */
-    int32_t kind;          /* pd_op_kind */
-    const char *name;      /* the forward op's name, also for grad ops */
-    const char *file;      /* source file of the definition, for messages */
-    int32_t line;          /* its line */
+    uint32_t struct_size; /* sizeof(pd_op_def) where the op was compiled */
+    int32_t kind;         /* pd_op_kind */
+    const char *name;     /* the forward op's name, also for grad ops */
+    const char *file;     /* source file of the definition, for messages */
+    int32_t line;         /* its line */
     /* Input names, in order: "X", PD_VEC("X"), PD_OPTIONAL("Y"), PD_GRAD("Out"), ... */
     const char *inputs[PD_MAX_INPUTS] PD__ZERO;
     /* Output names, in order; PD_VEC for a vector output. */
@@ -121,9 +121,9 @@ typedef enum pd_attr_type {
  * point at `count` elements owned by whoever built the pd_attr (the runner does not copy
  * them: they must stay valid for the call). */
 typedef struct pd_attr {
-    const char *name;  /* the declared name */
+    const char *name; /* the declared name */
     pd_attr_type type;
-    int32_t count;     /* element count for vector types; 0 otherwise */
+    int32_t count; /* element count for vector types; 0 otherwise */
     union {
         bool b;
         int32_t i;
@@ -147,23 +147,85 @@ static inline pd_attr pd__attr_make(const char *name, pd_attr_type type)
     a.type = type;
     return a;
 }
-static inline pd_attr pd_attr_of_bool(const char *n, bool v) { pd_attr a = pd__attr_make(n, PD_ATTR_BOOL); a.v.b = v; return a; }
-static inline pd_attr pd_attr_of_int(const char *n, int32_t v) { pd_attr a = pd__attr_make(n, PD_ATTR_INT); a.v.i = v; return a; }
-static inline pd_attr pd_attr_of_float(const char *n, float v) { pd_attr a = pd__attr_make(n, PD_ATTR_FLOAT); a.v.f = v; return a; }
-static inline pd_attr pd_attr_of_double(const char *n, double v) { pd_attr a = pd__attr_make(n, PD_ATTR_DOUBLE); a.v.d = v; return a; }
-static inline pd_attr pd_attr_of_int64(const char *n, int64_t v) { pd_attr a = pd__attr_make(n, PD_ATTR_INT64); a.v.i64 = v; return a; }
-static inline pd_attr pd_attr_of_string(const char *n, const char *v) { pd_attr a = pd__attr_make(n, PD_ATTR_STRING); a.v.s = v; return a; }
-static inline pd_attr pd_attr_of_ints(const char *n, const int32_t *v, int32_t count) { pd_attr a = pd__attr_make(n, PD_ATTR_INTS); a.v.ints = v; a.count = count; return a; }
-static inline pd_attr pd_attr_of_floats(const char *n, const float *v, int32_t count) { pd_attr a = pd__attr_make(n, PD_ATTR_FLOATS); a.v.floats = v; a.count = count; return a; }
-static inline pd_attr pd_attr_of_int64s(const char *n, const int64_t *v, int32_t count) { pd_attr a = pd__attr_make(n, PD_ATTR_INT64S); a.v.int64s = v; a.count = count; return a; }
-static inline pd_attr pd_attr_of_strings(const char *n, const char *const *v, int32_t count) { pd_attr a = pd__attr_make(n, PD_ATTR_STRINGS); a.v.strings = v; a.count = count; return a; }
+static inline pd_attr pd_attr_of_bool(const char *n, bool v)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_BOOL);
+    a.v.b = v;
+    return a;
+}
+static inline pd_attr pd_attr_of_int(const char *n, int32_t v)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_INT);
+    a.v.i = v;
+    return a;
+}
+static inline pd_attr pd_attr_of_float(const char *n, float v)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_FLOAT);
+    a.v.f = v;
+    return a;
+}
+static inline pd_attr pd_attr_of_double(const char *n, double v)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_DOUBLE);
+    a.v.d = v;
+    return a;
+}
+static inline pd_attr pd_attr_of_int64(const char *n, int64_t v)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_INT64);
+    a.v.i64 = v;
+    return a;
+}
+static inline pd_attr pd_attr_of_string(const char *n, const char *v)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_STRING);
+    a.v.s = v;
+    return a;
+}
+static inline pd_attr pd_attr_of_ints(const char *n, const int32_t *v, int32_t count)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_INTS);
+    a.v.ints = v;
+    a.count = count;
+    return a;
+}
+static inline pd_attr pd_attr_of_floats(const char *n, const float *v, int32_t count)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_FLOATS);
+    a.v.floats = v;
+    a.count = count;
+    return a;
+}
+static inline pd_attr pd_attr_of_int64s(const char *n, const int64_t *v, int32_t count)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_INT64S);
+    a.v.int64s = v;
+    a.count = count;
+    return a;
+}
+static inline pd_attr pd_attr_of_strings(const char *n, const char *const *v, int32_t count)
+{
+    pd_attr a = pd__attr_make(n, PD_ATTR_STRINGS);
+    a.v.strings = v;
+    a.count = count;
+    return a;
+}
 
 /* Paddle's spelling of an attr type ("int64_t", "std::vector<int>", ...); "undefined" else. */
 static inline const char *pd_attr_type_name(pd_attr_type t)
 {
-    static const char *const names[] = {"undefined", "bool", "int", "float", "double", "int64_t",
-                                        "std::string", "std::vector<int>", "std::vector<float>",
-                                        "std::vector<int64_t>", "std::vector<std::string>"};
+    static const char *const names[] = {"undefined",
+                                        "bool",
+                                        "int",
+                                        "float",
+                                        "double",
+                                        "int64_t",
+                                        "std::string",
+                                        "std::vector<int>",
+                                        "std::vector<float>",
+                                        "std::vector<int64_t>",
+                                        "std::vector<std::string>"};
     return ((unsigned)t <= PD_ATTR_STRINGS) ? names[t] : "undefined";
 }
 
@@ -225,26 +287,25 @@ PD__STATIC_ASSERT(sizeof(pd__op_probe) == sizeof(pd_op_def) + sizeof(pd__input_o
                   "pd__op_probe must have the members of pd_op_def, in their order");
 
 /* The probe's initializer elides the braces of `inputs` and leaves the overflow slot out. */
-#define PD__CHECK_INPUT_COUNT(kind_, op_name, ...)                                               \
-    _Pragma("GCC diagnostic push")                                                               \
-    _Pragma("GCC diagnostic ignored \"-Wmissing-braces\"")                                       \
-    _Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")                           \
-    PD__PROBE_DIAGNOSTICS                                                                        \
-    PD__STATIC_ASSERT(PD__INPUTS_FIT(.struct_size = 0, .kind = kind_, .name = #op_name,          \
-                                     .file = __FILE__, .line = __LINE__, __VA_ARGS__),           \
-                      PD__TOO_MANY_INPUTS);                                                      \
+#define PD__CHECK_INPUT_COUNT(kind_, op_name, ...)                                                 \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmissing-braces\"") _Pragma( \
+        "GCC diagnostic ignored \"-Wmissing-field-initializers\"")                                 \
+        PD__PROBE_DIAGNOSTICS PD__STATIC_ASSERT(PD__INPUTS_FIT(.struct_size = 0, .kind = kind_,    \
+                                                               .name = #op_name, .file = __FILE__, \
+                                                               .line = __LINE__, __VA_ARGS__),     \
+                                                PD__TOO_MANY_INPUTS);                              \
     _Pragma("GCC diagnostic pop")
 
-#define PD__BUILD(kind_, suffix, op_name, ...)                                                   \
-    PD__CHECK_INPUT_COUNT(kind_, op_name, __VA_ARGS__)                                           \
-    static const pd_op_def PD__CAT(pd__def_, PD__CAT(op_name, suffix)) = {                      \
-        .struct_size = sizeof(pd_op_def),                                                        \
-        .kind = kind_,                                                                           \
-        .name = #op_name,                                                                        \
-        .file = __FILE__,                                                                        \
-        .line = __LINE__,                                                                        \
-        __VA_ARGS__};                                                                            \
-    PD__OP_SECTION static const pd_op_def *const PD__CAT(pd__ptr_, PD__CAT(op_name, suffix)) = \
+#define PD__BUILD(kind_, suffix, op_name, ...)                                                    \
+    PD__CHECK_INPUT_COUNT(kind_, op_name, __VA_ARGS__)                                            \
+    static const pd_op_def PD__CAT(pd__def_,                                                      \
+                                   PD__CAT(op_name, suffix)) = {.struct_size = sizeof(pd_op_def), \
+                                                                .kind = kind_,                    \
+                                                                .name = #op_name,                 \
+                                                                .file = __FILE__,                 \
+                                                                .line = __LINE__,                 \
+                                                                __VA_ARGS__};                     \
+    PD__OP_SECTION static const pd_op_def *const PD__CAT(pd__ptr_, PD__CAT(op_name, suffix)) =    \
         &PD__CAT(pd__def_, PD__CAT(op_name, suffix))
 
 /* Defines forward op `name` (an identifier). Fields: see pd_op_def. */
@@ -252,7 +313,8 @@ PD__STATIC_ASSERT(sizeof(pd__op_probe) == sizeof(pd_op_def) + sizeof(pd__input_o
 /* Defines the grad op of forward op `name`; it is registered as <name>_grad. */
 #define PD_BUILD_GRAD_OP(name, ...) PD__BUILD(PD_OP_GRAD, _grad, name, __VA_ARGS__)
 /* Defines the double grad op of forward op `name`; registered as <name>_grad_grad. */
-#define PD_BUILD_DOUBLE_GRAD_OP(name, ...) PD__BUILD(PD_OP_DOUBLE_GRAD, _grad_grad, name, __VA_ARGS__)
+#define PD_BUILD_DOUBLE_GRAD_OP(name, ...) \
+    PD__BUILD(PD_OP_DOUBLE_GRAD, _grad_grad, name, __VA_ARGS__)
 
 PD_EXTERN_C_END
 

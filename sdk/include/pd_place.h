@@ -19,12 +19,12 @@ PD_EXTERN_C_BEGIN
 
 /* Device type numbers. Values are part of the ABI and never renumbered. */
 typedef enum pd_place_type {
-    PD_PLACE_UNDEFINED = 0,   /* no place: the place of an undefined tensor, or an invalid one */
-    PD_PLACE_CPU = 1,         /* host memory; device_id is 0 */
-    PD_PLACE_GPU = 2,         /* CUDA device memory of device_id */
-    PD_PLACE_GPU_PINNED = 3,  /* page-locked host memory, readable by the CPU; device_id is 0 */
+    PD_PLACE_UNDEFINED = 0,  /* no place: the place of an undefined tensor, or an invalid one */
+    PD_PLACE_CPU = 1,        /* host memory; device_id is 0 */
+    PD_PLACE_GPU = 2,        /* CUDA device memory of device_id */
+    PD_PLACE_GPU_PINNED = 3, /* page-locked host memory, readable by the CPU; device_id is 0 */
     /* 4 .. 15 are reserved for built-in device types. */
-    PD_PLACE_CUSTOM_FIRST = 16, /* the first number handed to a registered custom device type */
+    PD_PLACE_CUSTOM_FIRST = 16,     /* the first number handed to a registered custom device type */
     PD__PLACE_TYPE_MAX = 0x7fffffff /* keeps every int32_t type number a value of the enum */
 } pd_place_type;
 
@@ -52,7 +52,10 @@ static inline pd_place pd_place_make(int32_t type, int32_t device_id)
 }
 
 static inline pd_place pd_place_cpu(void) { return pd_place_make(PD_PLACE_CPU, 0); }
-static inline pd_place pd_place_gpu(int32_t device_id) { return pd_place_make(PD_PLACE_GPU, device_id); }
+static inline pd_place pd_place_gpu(int32_t device_id)
+{
+    return pd_place_make(PD_PLACE_GPU, device_id);
+}
 static inline pd_place pd_place_gpu_pinned(void) { return pd_place_make(PD_PLACE_GPU_PINNED, 0); }
 
 static inline pd_place_type pd_place_get_type(pd_place p) { return (pd_place_type)p.type; }

@@ -75,9 +75,13 @@ typedef struct pd_tensor {
 
 /* An undefined tensor value: pd_tensor t = PD_TENSOR_UNDEFINED; */
 #ifdef __cplusplus
-#define PD_TENSOR_UNDEFINED {}
+#define PD_TENSOR_UNDEFINED \
+    {}
 #else
-#define PD_TENSOR_UNDEFINED {0}
+#define PD_TENSOR_UNDEFINED \
+    {                       \
+        0                   \
+    }
 #endif
 
 /* Number of elements: the product of the shape (1 for a scalar, 0 if undefined). */
@@ -118,7 +122,10 @@ static inline size_t pd_nbytes(const pd_tensor *t)
 static inline bool pd_defined(const pd_tensor *t) { return t != NULL && t->dtype != PD_UNDEFINED; }
 
 /* Defined and backed by memory. */
-static inline bool pd_initialized(const pd_tensor *t) { return pd_defined(t) && t->storage != NULL; }
+static inline bool pd_initialized(const pd_tensor *t)
+{
+    return pd_defined(t) && t->storage != NULL;
+}
 
 static inline bool pd_is_cpu(const pd_tensor *t) { return t->place.type == PD_PLACE_CPU; }
 static inline bool pd_is_gpu(const pd_tensor *t) { return t->place.type == PD_PLACE_GPU; }

@@ -219,24 +219,24 @@ pd_attr_type pd_op_attr_type(const pd_op *op, int32_t index);
 /* A declared input or output as the runtime parsed it. Strings belong to the op (valid until
  * its module unloads). */
 typedef struct pd_arg_info {
-    const char *name;  /* the name a host binds by: the declaration without its @VECTOR and
-                        * @OPTIONAL segments ("X", "Out@GRAD"); other segments, including
-                        * unknown ones such as "@VECTORS", stay part of it */
-    const char *decl;  /* as declared ("X@VECTOR") */
-    bool is_vector;    /* declared with @VECTOR: takes any number of tensors */
-    bool is_optional;  /* declared with @OPTIONAL: may be absent */
+    const char *name; /* the name a host binds by: the declaration without its @VECTOR and
+                       * @OPTIONAL segments ("X", "Out@GRAD"); other segments, including
+                       * unknown ones such as "@VECTORS", stay part of it */
+    const char *decl; /* as declared ("X@VECTOR") */
+    bool is_vector;   /* declared with @VECTOR: takes any number of tensors */
+    bool is_optional; /* declared with @OPTIONAL: may be absent */
 } pd_arg_info;
 
 /* A declared attr as the runtime parsed it ("axis: int64_t = -1"). */
 typedef struct pd_attr_info {
-    const char *name;          /* "axis" */
-    const char *decl;          /* as declared */
-    pd_attr_type type;         /* PD_ATTR_INT64 */
-    bool has_default;          /* declared with "= value": a call may leave it out */
-    const char *default_text;  /* the default as written, trimmed ("-1"); NULL if none */
-    pd_attr default_value;     /* the value a call that leaves it out gets (name set; type
-                                * PD_ATTR_UNDEFINED when there is no default); vector and
-                                * string values point into the op */
+    const char *name;         /* "axis" */
+    const char *decl;         /* as declared */
+    pd_attr_type type;        /* PD_ATTR_INT64 */
+    bool has_default;         /* declared with "= value": a call may leave it out */
+    const char *default_text; /* the default as written, trimmed ("-1"); NULL if none */
+    pd_attr default_value;    /* the value a call that leaves it out gets (name set; type
+                               * PD_ATTR_UNDEFINED when there is no default); vector and
+                               * string values point into the op */
 } pd_attr_info;
 
 /* Input / output / attr `index` of op (declared order) into *out. PD_ERR_INVALID_ARGUMENT for
@@ -264,14 +264,13 @@ typedef struct pd_arg {
  * then the kernel; outputs are checked against the inferred shapes and dtypes. On success each
  * output slot's tensors are new references the caller releases (an output the op made as a
  * view may be strided: pd_is_contiguous tells, pd_tensor_contiguous makes it dense); an input
- * whose shape, strides or data reach outside its storage is refused, naming it; on failure nothing is written
- * and everything the call made is freed. Safe to call from many threads at once. */
+ * whose shape, strides or data reach outside its storage is refused, naming it; on failure nothing
+ * is written and everything the call made is freed. Safe to call from many threads at once. */
 pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
                     int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
 /* The same, finding the op by name in `reg` first. */
-pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs,
-                 int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
-                 int32_t n_outputs);
+pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs, int32_t n_inputs,
+                 const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
 
 /* Argument slot builders: one tensor by position, or a named list. */
 static inline pd_arg pd_arg_of(pd_tensor *t)

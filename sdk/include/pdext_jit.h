@@ -100,37 +100,37 @@ typedef void (*pd_jit_log_fn)(void *user, const char *line);
  * fields you need; lists are (pointer, count) pairs and may be NULL/0. Append-only. */
 typedef struct pd_jit_options {
     uint32_t struct_size;
-    const char *name;                   /* module name: letters, digits, '_', '-', '.';
-                                         * not starting with '.' (it names a directory) */
-    const char *const *sources;         /* source files (.c .cc .cpp .cxx .cu) */
+    const char *name;           /* module name: letters, digits, '_', '-', '.';
+                                 * not starting with '.' (it names a directory) */
+    const char *const *sources; /* source files (.c .cc .cpp .cxx .cu) */
     int32_t n_sources;
-    const char *const *cflags;          /* extra flags for C sources */
+    const char *const *cflags; /* extra flags for C sources */
     int32_t n_cflags;
-    const char *const *cxxflags;        /* extra flags for C++ sources */
+    const char *const *cxxflags; /* extra flags for C++ sources */
     int32_t n_cxxflags;
-    const char *const *cuda_flags;      /* extra flags for CUDA sources (nvcc) */
+    const char *const *cuda_flags; /* extra flags for CUDA sources (nvcc) */
     int32_t n_cuda_flags;
-    const char *const *ldflags;         /* extra link flags (-L, -l, ...) */
+    const char *const *ldflags; /* extra link flags (-L, -l, ...) */
     int32_t n_ldflags;
-    const char *const *include_dirs;    /* extra -I directories */
+    const char *const *include_dirs; /* extra -I directories */
     int32_t n_include_dirs;
-    const char *build_dir;              /* NULL: the default cache directory (see above);
-                                         * "" is refused */
-    bool verbose;                       /* log commands and compiler output, not just progress */
-    pd_jit_log_fn log;                  /* NULL: no progress reporting */
+    const char *build_dir; /* NULL: the default cache directory (see above);
+                            * "" is refused */
+    bool verbose;          /* log commands and compiler output, not just progress */
+    pd_jit_log_fn log;     /* NULL: no progress reporting */
     void *log_user;
-    pd_jit_output_kind output_kind;     /* pd_jit_build only; pd_jit_load needs PD_JIT_SHARED */
-    const char *output;                 /* pd_jit_build only: where to place the result */
-    int32_t lock_timeout_s;             /* how long to wait for another process building the
-                                         * same module before failing with an error naming its
-                                         * pid: > 0 seconds; 0: PDEXT_LOCK_TIMEOUT, else 600;
-                                         * < 0: no limit. After 1 s of waiting the log gets
-                                         * "pdext: waiting for pid N building <name> ..." */
+    pd_jit_output_kind output_kind;      /* pd_jit_build only; pd_jit_load needs PD_JIT_SHARED */
+    const char *output;                  /* pd_jit_build only: where to place the result */
+    int32_t lock_timeout_s;              /* how long to wait for another process building the
+                                          * same module before failing with an error naming its
+                                          * pid: > 0 seconds; 0: PDEXT_LOCK_TIMEOUT, else 600;
+                                          * < 0: no limit. After 1 s of waiting the log gets
+                                          * "pdext: waiting for pid N building <name> ..." */
     const pd_jit_source *inline_sources; /* sources given as text, compiled after `sources`;
                                           * a module may have either kind or both */
     int32_t n_inline_sources;
-    bool portable;                      /* no -march=native: code for the baseline ISA (always
-                                         * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
+    bool portable; /* no -march=native: code for the baseline ISA (always
+                    * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
 } pd_jit_options;
 
 /* Builds (if the cache has no up-to-date library) and loads the module into `reg`; *out gets

@@ -15,14 +15,14 @@
  * buffers point `ptr` at the caller's memory and call `deleter` once at the end. */
 struct pd_storage {
     atomic_int_fast64_t refcount;
-    void *ptr;              /* first byte of the buffer */
-    size_t bytes;           /* its size */
-    pd_place place;         /* where it lives */
-    pd_deleter_fn deleter;  /* external buffers: called once with (ptr, user); else NULL */
+    void *ptr;             /* first byte of the buffer */
+    size_t bytes;          /* its size */
+    pd_place place;        /* where it lives */
+    pd_deleter_fn deleter; /* external buffers: called once with (ptr, user); else NULL */
     void *user;
-    bool external;          /* ptr is the caller's, not part of this allocation */
-    void *block;            /* runtime allocations: what malloc returned (header and data) */
-    size_t capacity;        /* runtime allocations: usable data bytes at ptr (>= bytes) */
+    bool external;   /* ptr is the caller's, not part of this allocation */
+    void *block;     /* runtime allocations: what malloc returned (header and data) */
+    size_t capacity; /* runtime allocations: usable data bytes at ptr (>= bytes) */
 };
 
 /* libpdext_jit is a separate library on top of libpdext that needs these few internals; they
@@ -55,7 +55,7 @@ void pd__storage_release(pd_storage *s);
 /* Validates dtype, ndim and shape and computes the byte size without overflow; the message
  * names `who` and the offending argument. */
 PD__SIBLING_API pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim,
-                          const int64_t *shape, size_t *bytes);
+                                          const int64_t *shape, size_t *bytes);
 /* pd__shape_check's verdict, without a message: true, with the byte size in *bytes, for a data
  * type, ndim in [0, PD_MAX_DIMS], a shape (when ndim > 0) of dims >= 0 and a byte size (of
  * the non-zero dims) within PTRDIFF_MAX. Inline for the runner's output path; pd__shape_check
@@ -153,30 +153,30 @@ void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx);
  * module is published (grad links live in the registry's snapshot, not here), so any number
  * of threads may read it without a lock. */
 struct pd_op {
-    const pd_op_def *def;     /* the module's definition (read only up to def->struct_size) */
-    char name[PD__NAME_MAX];  /* registered name: name, name_grad or name_grad_grad */
+    const pd_op_def *def;    /* the module's definition (read only up to def->struct_size) */
+    char name[PD__NAME_MAX]; /* registered name: name, name_grad or name_grad_grad */
     pd_op_kind kind;
     pd_module *module;
     int32_t n_inputs, n_outputs, n_attrs;
     pd__arg_decl inputs[PD_MAX_INPUTS];
     pd__arg_decl outputs[PD_MAX_OUTPUTS];
     pd__attr_decl attrs[PD_MAX_ATTRS];
-    int32_t inplace_input[PD_MAX_OUTPUTS]; /* per output: the input it aliases, or -1 */
+    int32_t inplace_input[PD_MAX_OUTPUTS];         /* per output: the input it aliases, or -1 */
     pd_kernel_fn kernel, infer_shape, infer_dtype; /* copied from def (NULL past struct_size) */
-    pd_invoke_fn invoke;      /* the module's C++ invoke hook (NULL: call op code directly) */
+    pd_invoke_fn invoke; /* the module's C++ invoke hook (NULL: call op code directly) */
     /* Facts the runner's binder needs on every call, computed once by pd__op_parse (opdef.c)
      * so that a call does no string work and no per-declaration tests for them. */
     int32_t default_source[PD_MAX_OUTPUTS]; /* per output: the input the default inference
                                              * mirrors (see opdef.c), or -1 */
     uint32_t strided_inputs; /* bit i: input i may reach the kernel strided (strided_inputs.c) */
-    uint32_t plain_inputs;    /* bit i: input i takes exactly one tensor (not @VECTOR, not
-                               * @OPTIONAL), so a positional pd_arg of one good tensor is all
-                               * its binding needs */
-    uint32_t required_attrs;  /* bit i: attr i has no default, so a call must give it */
-    bool setup_outputs;       /* some output's item count or tensors come from its input
-                               * (vector, inplace, or mirroring an optional input) */
-    bool plain_infer;         /* no infer functions and no setup_outputs: the default
-                               * inference is one copy per mirroring output */
+    uint32_t plain_inputs;   /* bit i: input i takes exactly one tensor (not @VECTOR, not
+                              * @OPTIONAL), so a positional pd_arg of one good tensor is all
+                              * its binding needs */
+    uint32_t required_attrs; /* bit i: attr i has no default, so a call must give it */
+    bool setup_outputs;      /* some output's item count or tensors come from its input
+                              * (vector, inplace, or mirroring an optional input) */
+    bool plain_infer;        /* no infer functions and no setup_outputs: the default
+                              * inference is one copy per mirroring output */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */
@@ -184,8 +184,8 @@ struct pd_op {
 /* Like pd_module_load, but the ops of `replace` (a module of the same registry, may be NULL)
  * count as absent during validation, and `replace` is unloaded once the new module is in:
  * the JIT's "reload in the same process". On failure `replace` stays loaded, untouched. */
-PD__SIBLING_API pd_status pd__module_load_replacing(pd_registry *reg, const char *path, pd_module *replace,
-                                    pd_module **out);
+PD__SIBLING_API pd_status pd__module_load_replacing(pd_registry *reg, const char *path,
+                                                    pd_module *replace, pd_module **out);
 
 /* --- api_table.c / runner.c ---------------------------------------------------------------- */
 
@@ -252,7 +252,7 @@ PD__SIBLING_API pd_status pd__npy_check_savable(const char *who, const pd_tensor
  * 0 if it does not fit. t must have passed pd__npy_check_savable. */
 PD__SIBLING_API size_t pd__npy_header_format(const pd_tensor *t, char *buf, size_t cap);
 /* Parses a whole .npy image in memory into a new CPU tensor; messages name who and origin. */
-PD__SIBLING_API pd_status pd__npy_parse(const char *who, const char *origin, const void *data, size_t size,
-                        pd_tensor *out);
+PD__SIBLING_API pd_status pd__npy_parse(const char *who, const char *origin, const void *data,
+                                        size_t size, pd_tensor *out);
 
 #endif /* PD_INTERNAL_H */

@@ -1,7 +1,5 @@
-/* ops_broken.c - fixture: a source that does not compile (line 6 uses an undeclared name);
+/* ops_broken.c - fixture: a source that does not compile (line 5 uses an undeclared name);
  * `pdext bundle` must show the compiler's diagnostic with file:line. */
 #include "extension.h"
 
-static int broken(void) {
-    return undeclared_name_in_bundle_fixture;
-}
+static int broken(void) { return undeclared_name_in_bundle_fixture; }

@@ -18,7 +18,7 @@ static void cuda_scale_kernel(pd_kernel_ctx *ctx)
     int64_t n = pd_numel(x);
     if (n > 0)
         scale2<<<(unsigned)((n + 255) / 256), 256>>>(static_cast<const float *>(pd_data(x)),
-                                                      static_cast<float *>(pd_data(out)), n);
+                                                     static_cast<float *>(pd_data(out)), n);
 }
 
 PD_BUILD_OP(bundle_cuda_scale,

@@ -4,10 +4,7 @@
  */
 #include "extension.h"
 
-static void copy_kernel(pd_kernel_ctx *ctx)
-{
-    pd_set_output(ctx, 0, pd_input(ctx, 0));
-}
+static void copy_kernel(pd_kernel_ctx *ctx) { pd_set_output(ctx, 0, pd_input(ctx, 0)); }
 
 PD_BUILD_OP(bundle_scale,
     .inputs = {"X"},

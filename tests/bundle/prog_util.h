@@ -14,14 +14,14 @@
 
 static int prog_failures = 0;
 
-#define PROG_CHECK(cond, ...)                                   \
-    do {                                                        \
-        if (!(cond)) {                                          \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);     \
-            fprintf(stderr, __VA_ARGS__);                       \
-            fputc('\n', stderr);                                \
-            ++prog_failures;                                    \
-        }                                                       \
+#define PROG_CHECK(cond, ...)                               \
+    do {                                                    \
+        if (!(cond)) {                                      \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                   \
+            fputc('\n', stderr);                            \
+            ++prog_failures;                                \
+        }                                                   \
     } while (0)
 
 /* Runs op `name` of reg on the fixed input and checks Out[i] == factor * x[i] + 0 (or x^2
@@ -32,8 +32,8 @@ static void prog_check_op(pd_registry *reg, const char *name, float factor, int 
     pd_tensor x, out;
     memset(&out, 0, sizeof out);
     int64_t shape[1] = {4};
-    if (pd_tensor_from_buffer(&x, (void *)xs, PD_FLOAT32, pd_place_cpu(), 1, shape, NULL,
-                              NULL) != PD_OK) {
+    if (pd_tensor_from_buffer(&x, (void *)xs, PD_FLOAT32, pd_place_cpu(), 1, shape, NULL, NULL) !=
+        PD_OK) {
         PROG_CHECK(0, "pd_tensor_from_buffer: %s", pd_last_error());
         return;
     }

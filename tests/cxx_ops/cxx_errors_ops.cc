@@ -19,10 +19,10 @@
 #include <vector>
 
 static std::atomic<int> destroyed; /* Tracker destructors run (threads run ops too) */
-static int reached_after;     /* code after a failing call ran (it must not) */
-static std::string caught;    /* what() of the last error a kernel caught */
-static int caught_line;       /* its line */
-static int caught_status;     /* its status */
+static int reached_after;          /* code after a failing call ran (it must not) */
+static std::string caught;         /* what() of the last error a kernel caught */
+static int caught_line;            /* its line */
+static int caught_status;          /* its status */
 
 namespace {
 
@@ -136,7 +136,8 @@ static void dispatch_kernel(pd_kernel_ctx *ctx)
     const pd_tensor *x = pd_input(ctx, 0);
     pd_tensor *out = pd_output(ctx, 0);
     PD_DISPATCH_FLOATING_TYPES(pd_dtype(x), "cxx_dispatch", {
-        std::vector<data_t> tmp((const data_t *)pd_data(x), (const data_t *)pd_data(x) + pd_numel(x));
+        std::vector<data_t> tmp((const data_t *)pd_data(x),
+                                (const data_t *)pd_data(x) + pd_numel(x));
         for (size_t i = 0; i < tmp.size(); ++i)
             ((data_t *)pd_data(out))[i] = tmp[i] + 1;
     });

@@ -51,11 +51,11 @@ double pd_test_uniform(double lo, double hi)
 
 namespace {
 class CTest : public testing::Test {
-  public:
+public:
     explicit CTest(pd_test_fn fn) : fn_(fn) {}
     void TestBody() override { fn_(); }
 
-  private:
+private:
     pd_test_fn fn_;
 };
 } // namespace

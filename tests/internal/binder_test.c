@@ -182,7 +182,8 @@ PD_TEST(Binder, APositionalCallOfAPlainOpTakesTheFastCases)
     PD_ASSERT(reg != NULL);
     pd_tensor x = rt_vec_f64(2, (double[]){1, 2}), y = rt_vec_f64(1, (double[]){3});
     pd_tensor ins[2] = {x, y}, a = PD_TENSOR_UNDEFINED, b = PD_TENSOR_UNDEFINED;
-    pd_arg in[2] = {pd_arg_of(&ins[0]), pd_arg_of(&ins[1])}, out[2] = {pd_arg_of(&a), pd_arg_of(&b)};
+    pd_arg in[2] = {pd_arg_of(&ins[0]), pd_arg_of(&ins[1])},
+           out[2] = {pd_arg_of(&a), pd_arg_of(&b)};
     pd__runner_stats_t before = pd__runner_stats;
     PD_ASSERT_OK(pd_run(reg, "bd_alias", in, 2, NULL, 0, out, 2));
     PD_EXPECT_EQ(pd__runner_stats.fast_inputs - before.fast_inputs, 2);
@@ -210,7 +211,7 @@ PD_TEST(Binder, NamedInputsAndVectorInputsLeaveTheFastCaseButBind)
     pd_arg xs = pd_arg_named(NULL, &x, 1);
     before = pd__runner_stats;
     PD_ASSERT_OK(pd_run(reg, "bd_first", &xs, 1, NULL, 0, &oa, 1));
-    PD_EXPECT_EQ(pd__runner_stats.fast_inputs - before.fast_inputs, 0); /* a vector input */
+    PD_EXPECT_EQ(pd__runner_stats.fast_inputs - before.fast_inputs, 0);   /* a vector input */
     PD_EXPECT_EQ(pd__runner_stats.plain_infers - before.plain_infers, 1); /* one plain output */
     PD_EXPECT_EQ(out.shape[0], 2);
     pd_tensor_release(&out);

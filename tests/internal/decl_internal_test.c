@@ -75,12 +75,18 @@ PD_TEST(DeclParse, ReadsDefaultsAtTheEdgesOfTheirTypes)
 PD_TEST(DeclParse, RefusesDefaultsThatAreNotValuesOfTheType)
 {
     pd__attr_decl a;
-    const char *bad[] = {"n: int = 2147483648",     "n: int = 1.5",
-                         "n: int64_t = 0x10",       "b: bool = 1",
-                         "f: float = 1e39",         "d: double = nan",
-                         "s: std::string = \"a",    "s: std::string = \"a\\q\"",
-                         "v: int[] = {1, 2,}",      "v: int[] = {1,, 2}",
-                         "v: std::vector<int> = 1", "t: string[] = {\"a\" \"b\"}",
+    const char *bad[] = {"n: int = 2147483648",
+                         "n: int = 1.5",
+                         "n: int64_t = 0x10",
+                         "b: bool = 1",
+                         "f: float = 1e39",
+                         "d: double = nan",
+                         "s: std::string = \"a",
+                         "s: std::string = \"a\\q\"",
+                         "v: int[] = {1, 2,}",
+                         "v: int[] = {1,, 2}",
+                         "v: std::vector<int> = 1",
+                         "t: string[] = {\"a\" \"b\"}",
                          "n: int ="};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         PD_EXPECT_ERROR(attr(bad[i], &a), PD_ERR_INVALID_MODULE, "but its default");

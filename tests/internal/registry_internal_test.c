@@ -106,14 +106,12 @@ PD_TEST(Replacing, SwapsAModuleForANewOneWithTheSameOps)
     pd_registry *reg = registry_with("tm_good_ops", &old);
     PD_ASSERT(reg != NULL);
     /* Without `replace` the same ops collide... */
-    PD_EXPECT_ERROR(pd__module_load_replacing(reg, module_path("tm_refuse_dup_across"), NULL,
-                                              NULL),
+    PD_EXPECT_ERROR(pd__module_load_replacing(reg, module_path("tm_refuse_dup_across"), NULL, NULL),
                     PD_ERR_ALREADY_EXISTS, "op 'tm_aliases' is already registered by");
     /* ...with it they replace the old module's. tm_refuse_dup_across holds tm_bystander and
      * tm_aliases only. */
     pd_module *fresh = NULL;
-    PD_ASSERT_OK(pd__module_load_replacing(reg, module_path("tm_refuse_dup_across"), old,
-                                           &fresh));
+    PD_ASSERT_OK(pd__module_load_replacing(reg, module_path("tm_refuse_dup_across"), old, &fresh));
     PD_EXPECT_EQ(pd_registry_op_count(reg), 2);
     const pd_op *aliases = pd_op_find(reg, "tm_aliases");
     PD_ASSERT(aliases != NULL);

@@ -16,9 +16,14 @@ PD_BUILD_OP(jit_newer,
 __attribute__((visibility("default"))) const pd_module_info *pdext_module_info(void);
 __attribute__((visibility("default"))) const pd_module_info *pdext_module_info(void)
 {
-    static const pd_module_info info = {
-        sizeof(pd_module_info), PD_ABI_MAJOR, PD_ABI_MINOR + 1, __start_pd_ops,
-        __stop_pd_ops,          &pd__api,     "99.0.0",         PD__COMPILER_ID,
-        NULL};
+    static const pd_module_info info = {sizeof(pd_module_info),
+                                        PD_ABI_MAJOR,
+                                        PD_ABI_MINOR + 1,
+                                        __start_pd_ops,
+                                        __stop_pd_ops,
+                                        &pd__api,
+                                        "99.0.0",
+                                        PD__COMPILER_ID,
+                                        NULL};
     return &info;
 }

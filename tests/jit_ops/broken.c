@@ -1,6 +1,4 @@
-/* broken.c - JIT test fixture: a compile error on line 5. */
+/* broken.c - JIT test fixture: a compile error on line 4. */
 #include "extension.h"
 
-static int broken(void) {
-    return undeclared_identifier_here;
-}
+static int broken(void) { return undeclared_identifier_here; }

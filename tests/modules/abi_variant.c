@@ -20,7 +20,6 @@ __attribute__((visibility("default"))) const pd_module_info *pdext_module_info(v
 {
     static const pd_module_info info = {TEST_INFO_SIZE, TEST_ABI_MAJOR, TEST_ABI_MINOR,
                                         __start_pd_ops, __stop_pd_ops,  &pd__api,
-                                        "9.9.9",        "test",
-                                        NULL};
+                                        "9.9.9",        "test",         NULL};
     return &info;
 }

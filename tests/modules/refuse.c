@@ -10,10 +10,15 @@ static void noop(pd_kernel_ctx *ctx) { (void)ctx; }
 PD_BUILD_OP(tm_bystander, .inputs = {"X"}, .outputs = {"Out"}, .kernel = noop);
 
 /* A definition written out by hand, for what PD_BUILD_OP cannot produce. */
-#define HAND_DEF(id, size, kind_, name_)                                                      \
-    static const pd_op_def id = {.struct_size = size, .kind = kind_, .name = name_,          \
-                                 .file = __FILE__, .line = __LINE__, .inputs = {"X"},        \
-                                 .outputs = {"Out"}, .kernel = noop};                        \
+#define HAND_DEF(id, size, kind_, name_)              \
+    static const pd_op_def id = {.struct_size = size, \
+                                 .kind = kind_,       \
+                                 .name = name_,       \
+                                 .file = __FILE__,    \
+                                 .line = __LINE__,    \
+                                 .inputs = {"X"},     \
+                                 .outputs = {"Out"},  \
+                                 .kernel = noop};     \
     PD__OP_SECTION static const pd_op_def *const id##_ptr = &id
 
 #if defined(REFUSE_BAD_NAME)

@@ -17,8 +17,10 @@
 
 #ifdef __cplusplus
 template <class T> struct type_tag;
-#define TYPE_TAG_OF(c_type, value) \
-    template <> struct type_tag<c_type> { static constexpr int v = value; };
+#define TYPE_TAG_OF(c_type, value)        \
+    template <> struct type_tag<c_type> { \
+        static constexpr int v = value;   \
+    };
 TYPE_TAG_OF(float, PD_FLOAT32)
 TYPE_TAG_OF(double, PD_FLOAT64)
 TYPE_TAG_OF(pd_float16, PD_FLOAT16)
@@ -32,7 +34,7 @@ TYPE_TAG_OF(pd_complex64, PD_COMPLEX64)
 TYPE_TAG_OF(pd_complex128, PD_COMPLEX128)
 #define TYPE_TAG(T) (type_tag<T>::v)
 #else
-#define TYPE_TAG(T)                                                                          \
+#define TYPE_TAG(T) \
     _Generic((T *)0, float *: PD_FLOAT32, double *: PD_FLOAT64, pd_float16 *: PD_FLOAT16,    \
              pd_bfloat16 *: PD_BFLOAT16, int8_t *: PD_INT8, uint8_t *: PD_UINT8,             \
              int16_t *: PD_INT16, int32_t *: PD_INT32, int64_t *: PD_INT64,                  \
@@ -50,11 +52,17 @@ static void dispatch_kernel(pd_kernel_ctx *ctx)
     int64_t tag = -1;
     switch (pd_attr_int(ctx, 0)) {
     case 0: PD_DISPATCH_FLOATING_TYPES(t, LANG "_floating_types", RECORD_TAG); break;
-    case 1: PD_DISPATCH_FLOATING_AND_HALF_TYPES(t, LANG "_floating_and_half_types", RECORD_TAG); break;
+    case 1:
+        PD_DISPATCH_FLOATING_AND_HALF_TYPES(t, LANG "_floating_and_half_types", RECORD_TAG);
+        break;
     case 2: PD_DISPATCH_INTEGRAL_TYPES(t, LANG "_integral_types", RECORD_TAG); break;
     case 3: PD_DISPATCH_COMPLEX_TYPES(t, LANG "_complex_types", RECORD_TAG); break;
-    case 4: PD_DISPATCH_FLOATING_AND_INTEGRAL_TYPES(t, LANG "_floating_and_integral_types", RECORD_TAG); break;
-    case 5: PD_DISPATCH_FLOATING_AND_COMPLEX_TYPES(t, LANG "_floating_and_complex_types", RECORD_TAG); break;
+    case 4:
+        PD_DISPATCH_FLOATING_AND_INTEGRAL_TYPES(t, LANG "_floating_and_integral_types", RECORD_TAG);
+        break;
+    case 5:
+        PD_DISPATCH_FLOATING_AND_COMPLEX_TYPES(t, LANG "_floating_and_complex_types", RECORD_TAG);
+        break;
     case 6:
         PD_DISPATCH_FLOATING_AND_INTEGRAL_AND_COMPLEX_TYPES(
             t, LANG "_floating_and_integral_and_complex_types", RECORD_TAG);
@@ -68,15 +76,15 @@ static void dispatch_kernel(pd_kernel_ctx *ctx)
  * for PD_DISPATCH_INTEGRAL_TYPES. Sum (X's dtype, shape [1]) adds X's elements in
  * PD_ACC_TYPE(data_t) with pd_to_acc / pd_from_acc; AccTag (int64) is the type tag of the
  * accumulation type times 100 plus its size, as RECORD_TAG does for data_t. */
-#define SUM_BODY                                                                            \
-    {                                                                                       \
-        const data_t *in = (const data_t *)pd_data(x);                                      \
-        PD_ACC_TYPE(data_t) acc = 0;                                                        \
-        for (int64_t i = 0; i < n; ++i)                                                     \
-            acc += pd_to_acc(in[i]);                                                        \
-        *(data_t *)pd_data(sum) = pd_from_acc(data_t, acc);                                 \
-        acc_tag = (int64_t)TYPE_TAG(PD_ACC_TYPE(data_t)) * 100 +                            \
-                  (int64_t)sizeof(PD_ACC_TYPE(data_t));                                     \
+#define SUM_BODY                                                 \
+    {                                                            \
+        const data_t *in = (const data_t *)pd_data(x);           \
+        PD_ACC_TYPE(data_t) acc = 0;                             \
+        for (int64_t i = 0; i < n; ++i)                          \
+            acc += pd_to_acc(in[i]);                             \
+        *(data_t *)pd_data(sum) = pd_from_acc(data_t, acc);      \
+        acc_tag = (int64_t)TYPE_TAG(PD_ACC_TYPE(data_t)) * 100 + \
+                  (int64_t)sizeof(PD_ACC_TYPE(data_t));          \
     }
 
 static void sum_infer_shape(pd_kernel_ctx *ctx)

@@ -20,7 +20,8 @@ static void check_nomsg(pd_kernel_ctx *ctx)
 static void check_msg(pd_kernel_ctx *ctx)
 {
     const pd_tensor *x = pd_input(ctx, 0);
-    PD_CHECK(pd_ndim(x) == 3, "x has %d dims, wanted %s (%.1f%%)", (int)pd_ndim(x), "three", 12.5); /* @line:check_msg */
+    int nd = (int)pd_ndim(x);
+    PD_CHECK(nd == 3, "x has %d dims, wanted %s (%.1f%%)", nd, "three", 12.5); /* @line:check_msg */
 }
 
 static void throw_empty(pd_kernel_ctx *ctx)
@@ -51,7 +52,7 @@ static void helper(pd_kernel_ctx *ctx, int depth)
 
 static void deep(pd_kernel_ctx *ctx)
 {
-    pd_output(ctx, 0); /* an output made before the failure is freed too */
+    pd_output(ctx, 0);          /* an output made before the failure is freed too */
     for (int i = 0; i < 6; ++i) /* more tensors than the context keeps inline */
         pd_empty_like(ctx, pd_input(ctx, 0));
     helper(ctx, 5);
@@ -63,13 +64,15 @@ static void infer_shape_throws(pd_kernel_ctx *ctx)
 {
     int64_t n = 4;
     pd_empty(ctx, PD_FLOAT64, pd_place_cpu(), 1, &n);
-    PD_CHECK(pd_ndim(pd_input(ctx, 0)) > 5, "infer_shape refuses rank %d", (int)pd_ndim(pd_input(ctx, 0))); /* @line:infer_shape */
+    int rank = (int)pd_ndim(pd_input(ctx, 0));
+    PD_CHECK(rank > 5, "infer_shape refuses rank %d", rank); /* @line:infer_shape */
 }
 
 static void infer_dtype_throws(pd_kernel_ctx *ctx)
 {
     pd_scratch(ctx, 64);
-    PD_THROW("infer_dtype refuses %s", pd_dtype_name(pd_dtype(pd_input(ctx, 0)))); /* @line:infer_dtype */
+    const char *dtype = pd_dtype_name(pd_dtype(pd_input(ctx, 0)));
+    PD_THROW("infer_dtype refuses %s", dtype); /* @line:infer_dtype */
 }
 
 static void output_in_infer(pd_kernel_ctx *ctx) { pd_output(ctx, 0); }

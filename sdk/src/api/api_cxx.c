@@ -21,29 +21,29 @@
 
 /* Each macro defines one whole wrapper function named on the list line (cxx_fn); the only
  * `return` is the generated function's own last statement. */
-#define CXX_GUARDED(ret, member, params, args, failed, c_fn, cxx_fn)                           \
-    static ret cxx_fn params                                                                   \
-    {                                                                                          \
-        sigjmp_buf *outer = pd__cxx_guard;                                                     \
-        sigjmp_buf guard;                                                                      \
-        ret volatile result = failed;                                                          \
-        if (sigsetjmp(guard, 0) == 0) {                                                        \
-            pd__cxx_guard = &guard;                                                            \
-            result = c_fn args;                                                                \
-        }                                                                                      \
-        pd__cxx_guard = outer;                                                                 \
-        return result;                                                                         \
+#define CXX_GUARDED(ret, member, params, args, failed, c_fn, cxx_fn) \
+    static ret cxx_fn params                                         \
+    {                                                                \
+        sigjmp_buf *outer = pd__cxx_guard;                           \
+        sigjmp_buf guard;                                            \
+        ret volatile result = failed;                                \
+        if (sigsetjmp(guard, 0) == 0) {                              \
+            pd__cxx_guard = &guard;                                  \
+            result = c_fn args;                                      \
+        }                                                            \
+        pd__cxx_guard = outer;                                       \
+        return result;                                               \
     }
-#define CXX_GUARDED_VOID(member, params, args, c_fn, cxx_fn)                                   \
-    static void cxx_fn params                                                                  \
-    {                                                                                          \
-        sigjmp_buf *outer = pd__cxx_guard;                                                     \
-        sigjmp_buf guard;                                                                      \
-        if (sigsetjmp(guard, 0) == 0) {                                                        \
-            pd__cxx_guard = &guard;                                                            \
-            c_fn args;                                                                         \
-        }                                                                                      \
-        pd__cxx_guard = outer;                                                                 \
+#define CXX_GUARDED_VOID(member, params, args, c_fn, cxx_fn) \
+    static void cxx_fn params                                \
+    {                                                        \
+        sigjmp_buf *outer = pd__cxx_guard;                   \
+        sigjmp_buf guard;                                    \
+        if (sigsetjmp(guard, 0) == 0) {                      \
+            pd__cxx_guard = &guard;                          \
+            c_fn args;                                       \
+        }                                                    \
+        pd__cxx_guard = outer;                               \
     }
 #define NO_WRAPPER(ret, member, params, attrs, fn)
 
@@ -53,12 +53,10 @@ PD_API_LIST(CXX_GUARDED, CXX_GUARDED_VOID, NO_WRAPPER)
 #define CXX_ENTRY_VOID(member, params, args, c_fn, cxx_fn) .member = cxx_fn,
 #define SHARED_ENTRY(ret, member, params, attrs, fn) .member = fn,
 
-const pd_api pd__cxx_api = {
-    .struct_size = sizeof(pd_api),
-    .abi_major = PD_ABI_MAJOR,
-    .abi_minor = PD_ABI_MINOR,
-    .reserved = 0,
-    .ext = NULL,
-    .cxx = &pd__cxx_api,
-    PD_API_LIST(CXX_ENTRY, CXX_ENTRY_VOID, SHARED_ENTRY)
-};
+const pd_api pd__cxx_api = {.struct_size = sizeof(pd_api),
+                            .abi_major = PD_ABI_MAJOR,
+                            .abi_minor = PD_ABI_MINOR,
+                            .reserved = 0,
+                            .ext = NULL,
+                            .cxx = &pd__cxx_api,
+                            PD_API_LIST(CXX_ENTRY, CXX_ENTRY_VOID, SHARED_ENTRY)};

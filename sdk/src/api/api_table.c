@@ -12,15 +12,13 @@
 #define C_ENTRY_VOID(member, params, args, c_fn, cxx_fn) .member = c_fn,
 #define SHARED_ENTRY(ret, member, params, attrs, fn) .member = fn,
 
-static const pd_api runtime_api = {
-    .struct_size = sizeof(pd_api),
-    .abi_major = PD_ABI_MAJOR,
-    .abi_minor = PD_ABI_MINOR,
-    .reserved = 0,
-    .ext = NULL,
-    .cxx = &pd__cxx_api,
-    PD_API_LIST(C_ENTRY, C_ENTRY_VOID, SHARED_ENTRY)
-};
+static const pd_api runtime_api = {.struct_size = sizeof(pd_api),
+                                   .abi_major = PD_ABI_MAJOR,
+                                   .abi_minor = PD_ABI_MINOR,
+                                   .reserved = 0,
+                                   .ext = NULL,
+                                   .cxx = &pd__cxx_api,
+                                   PD_API_LIST(C_ENTRY, C_ENTRY_VOID, SHARED_ENTRY)};
 
 const pd_api *pd__runtime_api(void) { return &runtime_api; }
 

@@ -75,8 +75,7 @@ static const char *author_text(const char *msg)
 }
 
 /* Makes `message` the call's error (dropping an earlier one a C++ kernel caught). */
-static void record(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
-                   char *message)
+static void record(pd_kernel_ctx *ctx, pd_status status, const char *file, int line, char *message)
 {
     free(ctx->err_message);
     ctx->err_status = status;
@@ -118,8 +117,7 @@ static PD_NORETURN_ATTR void die_outside_call(const char *file, int line, const 
 /* Where every throw goes: to the chunk of a parallel loop this thread runs, unless a guard of
  * the C++ table was armed inside it (then the guard is the innermost frame); else to the
  * running call. */
-static PD_NORETURN_ATTR void raise_error(pd_status status, const char *file, int line,
-                                         char *msg)
+static PD_NORETURN_ATTR void raise_error(pd_status status, const char *file, int line, char *msg)
 {
     if (pd__cxx_guard == NULL && pd__parallel_record(status, file, line, msg))
         pd__parallel_leave_chunk();
@@ -147,7 +145,6 @@ void pd__ctx_throw(pd_status status, const char *fmt, ...)
     va_end(ap);
     raise_error(status, NULL, 0, msg);
 }
-
 
 void pd__ctx_report_error(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,
                           const char *fmt, ...)

@@ -30,7 +30,8 @@ static inline pd__out_slot *checked_output(pd_kernel_ctx *ctx, const char *who, 
     return &ctx->out[index];
 }
 
-static inline pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, int32_t index, int32_t item)
+static inline pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, int32_t index,
+                                         int32_t item)
 {
     pd__out_slot *slot = checked_output(ctx, who, index);
     if (item < 0 || item >= slot->count)

@@ -159,8 +159,8 @@ pd_tensor *pd__ctx_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src)
     return checked(pd_tensor_contiguous(t, src), t);
 }
 
-pd_tensor *pd__ctx_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis,
-                              int64_t begin, int64_t end, int64_t step)
+pd_tensor *pd__ctx_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis, int64_t begin,
+                              int64_t end, int64_t step)
 {
     checked_source("pd_slice_step", src);
     pd_tensor *t = new_tensor_slot(ctx);

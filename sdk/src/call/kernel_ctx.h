@@ -184,8 +184,8 @@ pd_tensor *pd__ctx_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndi
 pd_tensor *pd__ctx_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src);
 void *pd__ctx_scratch(pd_kernel_ctx *ctx, size_t bytes);
 /* Strided views for op code (ABI 2.0). */
-pd_tensor *pd__ctx_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis,
-                              int64_t begin, int64_t end, int64_t step);
+pd_tensor *pd__ctx_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis, int64_t begin,
+                              int64_t end, int64_t step);
 pd_tensor *pd__ctx_permute(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
                            const int32_t *dims);
 pd_tensor *pd__ctx_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,

@@ -27,8 +27,8 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #endif
 
-#include "api/api_impl.h"
 #include "call/parallel.h"
+#include "api/api_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -59,25 +59,25 @@ typedef struct loop {
 typedef struct chunk_frame {
     sigjmp_buf frame;
     loop *loop;
-    pd_kernel_ctx *call;         /* pd__current_call when the chunk began */
-    struct chunk_frame *outer;   /* the chunk this thread ran when this one began, if any */
+    pd_kernel_ctx *call;       /* pd__current_call when the chunk began */
+    struct chunk_frame *outer; /* the chunk this thread ran when this one began, if any */
 } chunk_frame;
 
 static _Thread_local chunk_frame *current_chunk;
 
 static struct {
     pthread_once_t once;
-    int n_threads;        /* threads of the pool, the callers' included; 0 when not usable */
-    const char *bad_env;  /* PDEXT_NUM_THREADS when it is not a valid count, else NULL */
-    atomic_flag held;     /* a loop holds the pool */
+    int n_threads;       /* threads of the pool, the callers' included; 0 when not usable */
+    const char *bad_env; /* PDEXT_NUM_THREADS when it is not a valid count, else NULL */
+    atomic_flag held;    /* a loop holds the pool */
     pthread_mutex_t lock;
-    pthread_cond_t wake;  /* a new loop was posted */
-    pthread_cond_t idle;  /* the last worker left the loop */
-    uint64_t generation;  /* loops posted so far */
-    loop *posted;         /* the loop of the current generation */
-    int busy;             /* workers not yet out of the posted loop */
-    int n_workers;        /* workers started */
-    pid_t pid;            /* the process that started them: a forked child has none */
+    pthread_cond_t wake; /* a new loop was posted */
+    pthread_cond_t idle; /* the last worker left the loop */
+    uint64_t generation; /* loops posted so far */
+    loop *posted;        /* the loop of the current generation */
+    int busy;            /* workers not yet out of the posted loop */
+    int n_workers;       /* workers started */
+    pid_t pid;           /* the process that started them: a forked child has none */
 } pool = {
     .once = PTHREAD_ONCE_INIT,
     .held = ATOMIC_FLAG_INIT,

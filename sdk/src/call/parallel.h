@@ -19,7 +19,6 @@ PD_NORETURN_ATTR void pd__parallel_leave_chunk(void);
 /* unwind.c: raises an error that was caught elsewhere (a loop's, on its calling thread) as if
  * it were thrown here: status, [file:line] (file may be NULL) and `message` (heap or NULL for
  * out of memory; taken over). */
-PD_NORETURN_ATTR void pd__ctx_throw_at(pd_status status, const char *file, int line,
-                                       char *message);
+PD_NORETURN_ATTR void pd__ctx_throw_at(pd_status status, const char *file, int line, char *message);
 
 #endif /* PD_PARALLEL_H */

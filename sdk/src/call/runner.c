@@ -47,8 +47,8 @@ static const char *shape_text(int32_t ndim, const int64_t *shape, char *buf, siz
 {
     size_t used = (size_t)snprintf(buf, size, "[");
     for (int32_t d = 0; d < ndim && used < size; ++d)
-        used +=
-            (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "",
+                                 (long long)shape[d]);
     if (used < size)
         snprintf(buf + used, size - used, "]");
     return buf;
@@ -126,12 +126,14 @@ static pd_status check_input_tensor(const pd_op *op, const pd__arg_decl *d, int3
                         what, (int)t->ndim, PD_MAX_DIMS);
     for (int32_t i = 0; i < t->ndim; ++i)
         if (t->shape[i] < 0)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape[%d] = %lld; dims must be "
-                            ">= 0", op->name, what, (int)i, (long long)t->shape[i]);
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: %s has shape[%d] = %lld; dims must be "
+                            ">= 0",
+                            op->name, what, (int)i, (long long)t->shape[i]);
     if (t->data == NULL && !has_zero_dim(t)) {
         char shape[256];
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape %s but no data (NULL)",
-                        op->name, what, shape_text(t->ndim, t->shape, shape, sizeof shape));
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape %s but no data (NULL)", op->name,
+                        what, shape_text(t->ndim, t->shape, shape, sizeof shape));
     }
     return PD_OK;
 }
@@ -217,8 +219,8 @@ static __attribute__((noinline)) pd_status refuse_input_arg(const pd_op *op, con
     if (bound & (1u << i))
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is bound twice (pd_arg %d)",
                         op->name, op->inputs[i].base, (int)j);
-    return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' has count %d and tensors %s",
-                    op->name, op->inputs[i].base, (int)a->count, a->tensors ? "given" : "NULL");
+    return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' has count %d and tensors %s", op->name,
+                    op->inputs[i].base, (int)a->count, a->tensors ? "given" : "NULL");
 }
 
 /* bind_inputs from the host's pd_arg `from` on (those before it are bound, by position, and
@@ -303,7 +305,7 @@ static pd_status check_attr_value(const pd_op *op, const pd_attr *a)
 /* The pd_attr_of_* builder (pdext.h) that makes a value of type t, for messages. */
 static const char *attr_builder(pd_attr_type t)
 {
-    static const char *const names[] = {"?", "bool", "int", "float", "double", "int64",
+    static const char *const names[] = {"?",      "bool", "int",    "float",  "double", "int64",
                                         "string", "ints", "floats", "int64s", "strings"};
     return (unsigned)t <= PD_ATTR_STRINGS ? names[t] : "?";
 }
@@ -327,7 +329,8 @@ static pd_status bind_attrs(pd_kernel_ctx *ctx, const pd_attr *attrs, int32_t n)
             if (a->name)
                 return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: unknown attr '%s' (declared: %s)",
                                 op->name, a->name,
-                                pd__decl_attr_names(op->attrs, op->n_attrs, true, names, sizeof names));
+                                pd__decl_attr_names(op->attrs, op->n_attrs, true, names,
+                                                    sizeof names));
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: %d attrs given, but the op declares %d (%s)", op->name, (int)n,
                             (int)op->n_attrs,
@@ -357,8 +360,8 @@ static pd_status bind_attrs(pd_kernel_ctx *ctx, const pd_attr *attrs, int32_t n)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: attr '%s' (%s) is missing; pass it in attrs, e.g. "
                             "pd_attr_of_%s(\"%s\", ...)",
-                            op->name, d->name, pd_attr_type_name(d->type),
-                            attr_builder(d->type), d->name);
+                            op->name, d->name, pd_attr_type_name(d->type), attr_builder(d->type),
+                            d->name);
         ctx->attrs[i] = d->default_value;
         ctx->attrs[i].name = d->name;
     }
@@ -405,9 +408,8 @@ static __attribute__((noinline)) pd_status refuse_outputs(pd_kernel_ctx *ctx, co
 
 /* bind_outputs from the host's pd_arg `from` on, once one is named or has no room (which
  * hand_over may still accept, for an output that stays unset). */
-static __attribute__((noinline)) pd_status bind_outputs_named(pd_kernel_ctx *ctx,
-                                                              const pd_arg *args, int32_t n,
-                                                              int32_t from)
+static __attribute__((noinline)) pd_status
+bind_outputs_named(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n, int32_t from)
 {
     const pd_op *op = ctx->op;
     for (int32_t j = from; j < n; ++j) {
@@ -512,8 +514,7 @@ static inline bool call_op_code(pd_kernel_ctx *ctx, pd_kernel_fn fn)
     int rc = invoke(fn, ctx);
     if (rc != 0 && !ctx->err_set)
         pd__ctx_report_error(ctx, PD_ERR_INTERNAL, NULL, 0,
-                             "the module's C++ invoke hook failed (%d) but reported no error",
-                             rc);
+                             "the module's C++ invoke hook failed (%d) but reported no error", rc);
     return !ctx->err_set; /* also when the code caught a table function's error */
 }
 

@@ -30,9 +30,8 @@ pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op)
                         "op '%s' (%s:%d) has strided_inputs 0x%x, which names input %d, but the "
                         "op declares %d input%s",
                         op->name, def->file ? def->file : "?", (int)def->line,
-                        (unsigned)def->strided_inputs,
-                        __builtin_ctz(def->strided_inputs & ~all), (int)op->n_inputs,
-                        op->n_inputs == 1 ? "" : "s");
+                        (unsigned)def->strided_inputs, __builtin_ctz(def->strided_inputs & ~all),
+                        (int)op->n_inputs, op->n_inputs == 1 ? "" : "s");
     op->strided_inputs = (def->flags & PD_OP_STRIDED_INPUTS) ? all : def->strided_inputs;
     return PD_OK;
 }

@@ -21,9 +21,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define SLOTS 128          /* names the table can hold, registered or not */
-#define REGISTERED_MAX 64  /* registered custom device types per process */
-#define UNKNOWN_MAX 32     /* slots for names asked for before their registration */
+#define SLOTS 128         /* names the table can hold, registered or not */
+#define REGISTERED_MAX 64 /* registered custom device types per process */
+#define UNKNOWN_MAX 32    /* slots for names asked for before their registration */
 
 typedef struct slot {
     char name[PD_PLACE_CUSTOM_NAME_MAX + 1];
@@ -32,9 +32,9 @@ typedef struct slot {
 
 static struct {
     pthread_mutex_t lock;
-    atomic_int count;     /* slots in use, published with release */
-    int registered;       /* registered slots (under lock) */
-    int unknown;          /* slots of names not registered when first asked for (under lock) */
+    atomic_int count; /* slots in use, published with release */
+    int registered;   /* registered slots (under lock) */
+    int unknown;      /* slots of names not registered when first asked for (under lock) */
     slot slots[SLOTS];
 } table = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -84,8 +84,10 @@ pd_status pd_device_type_register(const char *name, int32_t *type)
 {
     static const char who[] = "pd_device_type_register";
     if (type == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: type is NULL; pass the address of an "
-                        "int32_t that receives the type number", who);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: type is NULL; pass the address of an "
+                        "int32_t that receives the type number",
+                        who);
     if (name == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: name is NULL", who);
     if (strlen(name) > PD_PLACE_CUSTOM_NAME_MAX)
@@ -95,11 +97,12 @@ pd_status pd_device_type_register(const char *name, int32_t *type)
     if (!name_ok(name))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: name '%s' is not a device type name; expected 1 to %d characters "
-                        "of [A-Za-z0-9_]", who, name, PD_PLACE_CUSTOM_NAME_MAX);
+                        "of [A-Za-z0-9_]",
+                        who, name, PD_PLACE_CUSTOM_NAME_MAX);
     if (is_builtin(name))
         return pd__fail(PD_ERR_ALREADY_EXISTS,
-                        "%s: '%s' is a built-in device type; custom types need another name",
-                        who, name);
+                        "%s: '%s' is a built-in device type; custom types need another name", who,
+                        name);
     pthread_mutex_lock(&table.lock);
     int i = find(name);
     pd_status st = PD_OK;
@@ -108,7 +111,8 @@ pd_status pd_device_type_register(const char *name, int32_t *type)
     } else if (table.registered == REGISTERED_MAX) {
         st = pd__fail(PD_ERR_UNAVAILABLE,
                       "%s: cannot register '%s': %d custom device types are registered "
-                      "already, the most a process may have", who, name, REGISTERED_MAX);
+                      "already, the most a process may have",
+                      who, name, REGISTERED_MAX);
     } else if (i < 0 && (i = append(name)) < 0) {
         st = pd__fail(PD_ERR_UNAVAILABLE,
                       "%s: cannot register '%s': the table of device type names is full", who,

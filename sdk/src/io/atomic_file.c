@@ -22,8 +22,8 @@
 
 static pd_status io_error(const char *who, const char *what, const char *path, int e)
 {
-    return pd__fail(e == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO, "%s: cannot %s '%s': %s", who,
-                    what, path, strerror(e));
+    return pd__fail(e == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO, "%s: cannot %s '%s': %s", who, what,
+                    path, strerror(e));
 }
 
 pd_status pd__atomic_open(const char *who, const char *path, mode_t mode, pd__atomic_file *f)

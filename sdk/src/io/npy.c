@@ -29,11 +29,11 @@
 #define NPY_ALIGN 64
 
 /* numpy's descr of each pdext dtype; NULL where numpy has none. */
-static const char *const npy_descrs[PD_NUM_DTYPES] = {
-    [PD_BOOL] = "|b1",     [PD_INT8] = "|i1",     [PD_UINT8] = "|u1",     [PD_INT16] = "<i2",
-    [PD_UINT16] = "<u2",   [PD_INT32] = "<i4",    [PD_UINT32] = "<u4",    [PD_INT64] = "<i8",
-    [PD_UINT64] = "<u8",   [PD_FLOAT16] = "<f2",  [PD_FLOAT32] = "<f4",   [PD_FLOAT64] = "<f8",
-    [PD_COMPLEX64] = "<c8", [PD_COMPLEX128] = "<c16"};
+static const char *const npy_descrs[PD_NUM_DTYPES] =
+    {[PD_BOOL] = "|b1",      [PD_INT8] = "|i1",       [PD_UINT8] = "|u1",   [PD_INT16] = "<i2",
+     [PD_UINT16] = "<u2",    [PD_INT32] = "<i4",      [PD_UINT32] = "<u4",  [PD_INT64] = "<i8",
+     [PD_UINT64] = "<u8",    [PD_FLOAT16] = "<f2",    [PD_FLOAT32] = "<f4", [PD_FLOAT64] = "<f8",
+     [PD_COMPLEX64] = "<c8", [PD_COMPLEX128] = "<c16"};
 
 /* What a parsed header says. */
 typedef struct npy_header {
@@ -140,8 +140,8 @@ static pd_status npy_shape(npy_parser *ps, npy_header *h)
             ps->p++;
         if (h->ndim == PD_MAX_DIMS)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: %s: the array has more than %d dimensions (PD_MAX_DIMS)",
-                            ps->who, ps->origin, PD_MAX_DIMS);
+                            "%s: %s: the array has more than %d dimensions (PD_MAX_DIMS)", ps->who,
+                            ps->origin, PD_MAX_DIMS);
         h->shape[h->ndim++] = v;
         if (!npy_accept(ps, ',')) {
             if (!npy_accept(ps, ')'))
@@ -196,9 +196,11 @@ static pd_status npy_parse_dict(npy_parser *ps, npy_header *h)
     if (ps->p != ps->end)
         return npy_malformed(ps, "only padding after the dict");
     if (!seen_descr || !seen_fortran || !seen_shape)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: %s: malformed .npy header: missing key '%s'", ps->who, ps->origin,
-                        !seen_descr ? "descr" : !seen_fortran ? "fortran_order" : "shape");
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s: malformed .npy header: missing key '%s'",
+                        ps->who, ps->origin,
+                        !seen_descr     ? "descr"
+                        : !seen_fortran ? "fortran_order"
+                                        : "shape");
     return PD_OK;
 }
 
@@ -215,7 +217,8 @@ static pd_status npy_dtype_of(const char *who, const char *origin, const char *d
     if (code[0] == 'O')
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s: object arrays ('%s') are not supported: they hold pickled "
-                        "Python objects, not numbers", who, origin, descr);
+                        "Python objects, not numbers",
+                        who, origin, descr);
     if (strcmp(code, "?") == 0)
         code = "b1";
     for (int t = 1; t < PD_NUM_DTYPES; ++t) {
@@ -224,7 +227,8 @@ static pd_status npy_dtype_of(const char *who, const char *origin, const char *d
         if (order == '>' && pd_dtype_size((pd_data_type)t) > 1)
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: %s: big-endian data ('%s') is not supported; convert it with "
-                            "arr.astype('<%s')", who, origin, descr, code);
+                            "arr.astype('<%s')",
+                            who, origin, descr, code);
         *out = (pd_data_type)t;
         return PD_OK;
     }
@@ -240,21 +244,21 @@ static pd_status npy_preamble(const char *who, const char *origin, const unsigne
                               size_t avail, size_t *header_len, size_t *data_offset)
 {
     if (avail < NPY_MAGIC_LEN || memcmp(b, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: %s: not a .npy file (no \\x93NUMPY magic)%s", who, origin,
-                        avail < NPY_MAGIC_LEN ? ": truncated" : "");
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s: not a .npy file (no \\x93NUMPY magic)%s",
+                        who, origin, avail < NPY_MAGIC_LEN ? ": truncated" : "");
     if (avail < NPY_MAGIC_LEN + 2)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s: truncated .npy header (no version)",
-                        who, origin);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s: truncated .npy header (no version)", who,
+                        origin);
     unsigned major = b[6], minor = b[7];
     size_t len_bytes = major == 1 ? 2 : (major == 2 || major == 3) ? 4 : 0;
     if (len_bytes == 0 || minor != 0)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s: unsupported .npy format version %u.%u (supported: 1.0, 2.0, "
-                        "3.0)", who, origin, major, minor);
+                        "3.0)",
+                        who, origin, major, minor);
     if (avail < 8 + len_bytes)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: %s: truncated .npy header (no header length)", who, origin);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s: truncated .npy header (no header length)",
+                        who, origin);
     size_t len = (size_t)b[8] | (size_t)b[9] << 8;
     if (len_bytes == 4)
         len |= (size_t)b[10] << 16 | (size_t)b[11] << 24;
@@ -264,8 +268,8 @@ static pd_status npy_preamble(const char *who, const char *origin, const unsigne
 }
 
 /* Parses the dict of `len` bytes and checks it describes an array pdext can hold. */
-static pd_status npy_parse_header(const char *who, const char *origin, const char *dict,
-                                  size_t len, pd_data_type *dtype, npy_header *h)
+static pd_status npy_parse_header(const char *who, const char *origin, const char *dict, size_t len,
+                                  pd_data_type *dtype, npy_header *h)
 {
     npy_parser ps = {who, origin, dict, dict + len, dict};
     memset(h, 0, sizeof *h);
@@ -279,7 +283,8 @@ static pd_status npy_parse_header(const char *who, const char *origin, const cha
     if (h->fortran_order && h->ndim > 1)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s: Fortran-order arrays (fortran_order: True) are not "
-                        "supported; save a C-order array (np.ascontiguousarray)", who, origin);
+                        "supported; save a C-order array (np.ascontiguousarray)",
+                        who, origin);
     return PD_OK;
 }
 
@@ -302,21 +307,22 @@ static pd_status npy_make_tensor(const char *who, const char *origin, pd_data_ty
     char shape[PD_MAX_DIMS * 22 + 8];
     npy_shape_str(h->shape, h->ndim, shape, sizeof shape);
     if (pd__shape_check(who, dtype, h->ndim, h->shape, &need) != PD_OK)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s: shape %s of %s is too large", who,
-                        origin, shape, pd_dtype_name(dtype));
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s: shape %s of %s is too large", who, origin,
+                        shape, pd_dtype_name(dtype));
     if ((uint64_t)need != data_bytes)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s: shape %s of %s needs %zu data bytes but the file holds "
-                        "%" PRIu64 " (%s)", who, origin, shape, pd_dtype_name(dtype), need,
-                        data_bytes, (uint64_t)need > data_bytes ? "truncated data" : "trailing bytes");
+                        "%" PRIu64 " (%s)",
+                        who, origin, shape, pd_dtype_name(dtype), need, data_bytes,
+                        (uint64_t)need > data_bytes ? "truncated data" : "trailing bytes");
     return pd_tensor_empty(out, dtype, pd_place_cpu(), h->ndim, h->shape);
 }
 
 static pd_status npy_io_error(const char *who, const char *what, const char *path)
 {
     int e = errno;
-    return pd__fail(e == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO, "%s: cannot %s '%s': %s", who,
-                    what, path, strerror(e));
+    return pd__fail(e == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO, "%s: cannot %s '%s': %s", who, what,
+                    path, strerror(e));
 }
 
 /* --- Shared with npz.c --------------------------------------------------------------------- */
@@ -329,19 +335,22 @@ pd_status pd__npy_check_savable(const char *who, const pd_tensor *t)
     if (t->dtype == PD_BFLOAT16)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: bfloat16 has no NumPy dtype, so it cannot be saved as .npy; cast "
-                        "it to float32 first (pd_tensor_cast)", who);
+                        "it to float32 first (pd_tensor_cast)",
+                        who);
     if (pd_npy_descr(t->dtype) == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: dtype %s has no NumPy equivalent", who,
                         pd_dtype_name(t->dtype));
     if (!pd_place_is_host(t->place))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: the tensor is on %s, not in host memory; copy it to the CPU "
-                        "first (pd_tensor_copy_to)", who, pd_place_type_name(&t->place));
+                        "first (pd_tensor_copy_to)",
+                        who, pd_place_type_name(&t->place));
     /* The writers copy pd_nbytes from data: only a dense tensor inside its storage is that. */
     if (!pd_is_contiguous(t))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: the tensor is a strided view; make it contiguous first "
-                        "(pd_tensor_contiguous)", who);
+                        "(pd_tensor_contiguous)",
+                        who);
     return pd__tensor_check_bounds(who, "the tensor", t);
 }
 
@@ -438,7 +447,8 @@ pd_status pd_npy_load(const char *path, pd_tensor *out)
     if ((uint64_t)offset > (uint64_t)sb.st_size) {
         st = pd__fail(PD_ERR_INVALID_ARGUMENT,
                       "%s: %s: truncated .npy header (%zu header bytes announced, %lld present)",
-                      who, path, header_len, (long long)sb.st_size - (long long)(offset - header_len));
+                      who, path, header_len,
+                      (long long)sb.st_size - (long long)(offset - header_len));
         goto done;
     }
     if ((dict = malloc(header_len + 1)) == NULL) {

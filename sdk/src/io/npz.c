@@ -69,8 +69,8 @@ static pd_status zip_corrupt(const char *who, const char *path, const char *what
 static pd_status zip_io_error(const char *who, const char *what, const char *path)
 {
     int e = errno;
-    return pd__fail(e == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO, "%s: cannot %s '%s': %s", who,
-                    what, path, e ? strerror(e) : "unexpected end of file");
+    return pd__fail(e == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO, "%s: cannot %s '%s': %s", who, what,
+                    path, e ? strerror(e) : "unexpected end of file");
 }
 
 static bool read_at(FILE *fp, uint64_t offset, void *buf, size_t n)
@@ -157,7 +157,8 @@ static pd_status zip_read_dir(const char *who, const char *path, FILE *fp, zip_d
     if (fstat(fileno(fp), &sb) != 0)
         return zip_io_error(who, "stat", path);
     uint64_t fsize = (uint64_t)sb.st_size;
-    size_t tail = fsize < ZIP_END_LEN + ZIP_MAX_COMMENT ? (size_t)fsize : ZIP_END_LEN + ZIP_MAX_COMMENT;
+    size_t tail = fsize < ZIP_END_LEN + ZIP_MAX_COMMENT ? (size_t)fsize
+                                                        : ZIP_END_LEN + ZIP_MAX_COMMENT;
     if (tail < ZIP_END_LEN)
         return zip_corrupt(who, path, "too short to hold a zip end record (truncated?)");
     unsigned char *buf = malloc(tail);
@@ -181,8 +182,8 @@ static pd_status zip_read_dir(const char *who, const char *path, FILE *fp, zip_d
     uint32_t n = get16(end + 10), cd_size = get32(end + 12), cd_offset = get32(end + 16);
     if (n == 0xffff || cd_size == ZIP_U32_MAX || cd_offset == ZIP_U32_MAX) {
         st = pd__fail(PD_ERR_INVALID_ARGUMENT,
-                      "%s: %s: zip64 archives (over 65535 members or 4 GiB) are not supported",
-                      who, path);
+                      "%s: %s: zip64 archives (over 65535 members or 4 GiB) are not supported", who,
+                      path);
         goto done;
     }
     if (get16(end + 4) != 0 || get16(end + 8) != n || (uint64_t)cd_offset + cd_size > fsize) {
@@ -265,8 +266,10 @@ static pd_status zip_extract(const char *who, const char *path, FILE *fp, const 
     if (e->method != 0 && e->method != 8)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s: member '%s' uses zip compression method %u (supported: 0 "
-                        "stored, 8 deflate)", who, path, e->name, e->method);
-    if (e->usize > ZIP_U32_MAX || e->csize > ZIP_U32_MAX || (e->method == 0 && e->csize != e->usize))
+                        "stored, 8 deflate)",
+                        who, path, e->name, e->method);
+    if (e->usize > ZIP_U32_MAX || e->csize > ZIP_U32_MAX ||
+        (e->method == 0 && e->csize != e->usize))
         return zip_corrupt(who, path, "member sizes are inconsistent or past 4 GiB");
     if (!read_at(fp, e->offset, local, sizeof local))
         return zip_io_error(who, "read", path);
@@ -298,7 +301,8 @@ static pd_status zip_extract(const char *who, const char *path, FILE *fp, const 
         if (crc != e->crc)
             st = pd__fail(PD_ERR_INVALID_ARGUMENT,
                           "%s: %s: CRC-32 mismatch in member '%s' (recorded 0x%08x, computed "
-                          "0x%08x): the archive is corrupt", who, path, e->name, e->crc, crc);
+                          "0x%08x): the archive is corrupt",
+                          who, path, e->name, e->crc, crc);
     }
     if (data != raw)
         free(raw);
@@ -323,7 +327,8 @@ static pd_status deflate_member(const char *who, const char *header, size_t hlen
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
-    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: zlib deflateInit2 failed", who);
     uLong bound = deflateBound(&zs, (uLong)(hlen + pd_nbytes(t)));
     unsigned char *buf = bound <= ZIP_U32_MAX ? malloc(bound) : NULL;
@@ -360,7 +365,8 @@ static pd_status write_member(const char *who, const char *path, FILE *fp, uint6
     if (hlen == 0 || bytes > ZIP_U32_MAX - hlen || *pos > ZIP_U32_MAX)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s: member '%s' or the archive exceeds 4 GiB (zip64 is not "
-                        "written)", who, path, m->name);
+                        "written)",
+                        who, path, m->name);
     m->usize = (uint32_t)(hlen + bytes);
     m->crc = (uint32_t)crc32(crc32(0L, (const unsigned char *)header, (uInt)hlen),
                              bytes ? t->data : (const void *)"", (uInt)bytes);
@@ -386,11 +392,13 @@ static pd_status write_member(const char *who, const char *path, FILE *fp, uint6
     p = put16(p, (uint32_t)strlen(m->name));
     put16(p, 0);
     size_t name_len = strlen(m->name);
-    bool ok = fwrite(lh, 1, sizeof lh, fp) == sizeof lh && fwrite(m->name, 1, name_len, fp) == name_len;
+    bool ok = fwrite(lh, 1, sizeof lh, fp) == sizeof lh &&
+              fwrite(m->name, 1, name_len, fp) == name_len;
     if (compress)
         ok = ok && fwrite(deflated, 1, m->csize, fp) == m->csize;
     else
-        ok = ok && fwrite(header, 1, hlen, fp) == hlen && (!bytes || fwrite(t->data, 1, bytes, fp) == bytes);
+        ok = ok && fwrite(header, 1, hlen, fp) == hlen &&
+             (!bytes || fwrite(t->data, 1, bytes, fp) == bytes);
     free(deflated);
     if (!ok)
         return zip_io_error(who, "write", path);
@@ -417,20 +425,22 @@ static pd_status write_directory(const char *who, const char *path, FILE *fp, ui
         p = put32(p, m[i].csize);
         p = put32(p, m[i].usize);
         p = put16(p, (uint32_t)name_len);
-        p = put16(p, 0); /* extra */
-        p = put16(p, 0); /* comment */
-        p = put16(p, 0); /* disk */
-        p = put16(p, 0); /* internal attributes */
+        p = put16(p, 0);              /* extra */
+        p = put16(p, 0);              /* comment */
+        p = put16(p, 0);              /* disk */
+        p = put16(p, 0);              /* internal attributes */
         p = put32(p, 0100644u << 16); /* regular file, rw-r--r-- */
         put32(p, m[i].offset);
-        if (fwrite(ch, 1, sizeof ch, fp) != sizeof ch || fwrite(m[i].name, 1, name_len, fp) != name_len)
+        if (fwrite(ch, 1, sizeof ch, fp) != sizeof ch ||
+            fwrite(m[i].name, 1, name_len, fp) != name_len)
             return zip_io_error(who, "write", path);
         pos += sizeof ch + name_len;
     }
     if (pos > ZIP_U32_MAX || n > 0xfffe)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s: the archive exceeds 4 GiB or 65534 members (zip64 is not "
-                        "written)", who, path);
+                        "written)",
+                        who, path);
     unsigned char end[ZIP_END_LEN], *p = end;
     p = put32(p, ZIP_END_SIG);
     p = put16(p, 0);

@@ -26,7 +26,8 @@ pd_status pd_bundle_register(pd_registry *reg, const pd_module_info *info, const
         pd_status s = pd_module_load_info(reg, info, origin ? origin : "(static bundle)", &m);
         /* Another thread may have registered the same table between our look and our load:
          * then its registration is ours. */
-        if (s == PD_ERR_ALREADY_EXISTS && has_bounds && (m = pd__registry_find_table(reg, info)) != NULL)
+        if (s == PD_ERR_ALREADY_EXISTS && has_bounds &&
+            (m = pd__registry_find_table(reg, info)) != NULL)
             s = PD_OK;
         if (s != PD_OK)
             return s;

@@ -157,22 +157,14 @@ static pd_attr_type type_parse(const char *s, const char *e)
         const char *spelling;
         pd_attr_type type;
     } types[] = {
-        {"bool", PD_ATTR_BOOL},
-        {"int", PD_ATTR_INT},
-        {"int32", PD_ATTR_INT},
-        {"float", PD_ATTR_FLOAT},
-        {"double", PD_ATTR_DOUBLE},
-        {"int64_t", PD_ATTR_INT64},
-        {"int64", PD_ATTR_INT64},
-        {"std::string", PD_ATTR_STRING},
-        {"string", PD_ATTR_STRING},
-        {"std::vector<int>", PD_ATTR_INTS},
-        {"int[]", PD_ATTR_INTS},
-        {"std::vector<float>", PD_ATTR_FLOATS},
-        {"float[]", PD_ATTR_FLOATS},
-        {"std::vector<int64_t>", PD_ATTR_INT64S},
-        {"int64[]", PD_ATTR_INT64S},
-        {"std::vector<std::string>", PD_ATTR_STRINGS},
+        {"bool", PD_ATTR_BOOL},        {"int", PD_ATTR_INT},
+        {"int32", PD_ATTR_INT},        {"float", PD_ATTR_FLOAT},
+        {"double", PD_ATTR_DOUBLE},    {"int64_t", PD_ATTR_INT64},
+        {"int64", PD_ATTR_INT64},      {"std::string", PD_ATTR_STRING},
+        {"string", PD_ATTR_STRING},    {"std::vector<int>", PD_ATTR_INTS},
+        {"int[]", PD_ATTR_INTS},       {"std::vector<float>", PD_ATTR_FLOATS},
+        {"float[]", PD_ATTR_FLOATS},   {"std::vector<int64_t>", PD_ATTR_INT64S},
+        {"int64[]", PD_ATTR_INT64S},   {"std::vector<std::string>", PD_ATTR_STRINGS},
         {"string[]", PD_ATTR_STRINGS},
     };
     char buf[64];
@@ -301,10 +293,8 @@ static bool parse_scalar(pd_attr_type type, const char *s, const char *e, pd_att
             return false;
         ((int32_t *)elems)[k] = (int32_t)i;
         return true;
-    case PD_ATTR_INT64:
-        return parse_integer(s, e, INT64_MIN, INT64_MAX, &a->v.i64);
-    case PD_ATTR_INT64S:
-        return parse_integer(s, e, INT64_MIN, INT64_MAX, &((int64_t *)elems)[k]);
+    case PD_ATTR_INT64: return parse_integer(s, e, INT64_MIN, INT64_MAX, &a->v.i64);
+    case PD_ATTR_INT64S: return parse_integer(s, e, INT64_MIN, INT64_MAX, &((int64_t *)elems)[k]);
     case PD_ATTR_FLOAT:
         if (!parse_floating(s, e, true, &d))
             return false;
@@ -315,8 +305,7 @@ static bool parse_scalar(pd_attr_type type, const char *s, const char *e, pd_att
             return false;
         ((float *)elems)[k] = (float)d;
         return true;
-    case PD_ATTR_DOUBLE:
-        return parse_floating(s, e, false, &a->v.d);
+    case PD_ATTR_DOUBLE: return parse_floating(s, e, false, &a->v.d);
     case PD_ATTR_STRING:
     case PD_ATTR_STRINGS: {
         size_t at = *chars_used;
@@ -328,8 +317,7 @@ static bool parse_scalar(pd_attr_type type, const char *s, const char *e, pd_att
             ((const char **)elems)[k] = chars + at;
         return true;
     }
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -347,12 +335,18 @@ static size_t element_size(pd_attr_type t)
 /* "an int64_t (e.g. -1)": what a default of type t looks like, for messages. */
 static const char *default_example(pd_attr_type t)
 {
-    static const char *const examples[] = {
-        "?", "true or false", "an int (e.g. -1)", "a float (e.g. 0.5)", "a double (e.g. 0.5)",
-        "an int64_t (e.g. -1)", "a string literal (e.g. \"abc\")",
-        "a list of ints in braces (e.g. {1, 2})", "a list of floats in braces (e.g. {0.5, 1})",
-        "a list of int64_t in braces (e.g. {1, 2})",
-        "a list of string literals in braces (e.g. {\"a\", \"b\"})"};
+    static const char *const examples[] =
+        {"?",
+         "true or false",
+         "an int (e.g. -1)",
+         "a float (e.g. 0.5)",
+         "a double (e.g. 0.5)",
+         "an int64_t (e.g. -1)",
+         "a string literal (e.g. \"abc\")",
+         "a list of ints in braces (e.g. {1, 2})",
+         "a list of floats in braces (e.g. {0.5, 1})",
+         "a list of int64_t in braces (e.g. {1, 2})",
+         "a list of string literals in braces (e.g. {\"a\", \"b\"})"};
     return (unsigned)t <= PD_ATTR_STRINGS ? examples[t] : "?";
 }
 
@@ -511,8 +505,9 @@ const char *pd__decl_attr_names(const pd__attr_decl *attrs, int32_t n, bool type
 
 bool pd__op_registered_name(const char *name, pd_op_kind kind, char *buf, size_t size)
 {
-    const char *suffix =
-        kind == PD_OP_GRAD ? "_grad" : kind == PD_OP_DOUBLE_GRAD ? "_grad_grad" : "";
+    const char *suffix = kind == PD_OP_GRAD          ? "_grad"
+                         : kind == PD_OP_DOUBLE_GRAD ? "_grad_grad"
+                                                     : "";
     int n = snprintf(buf, size, "%s%s", name, suffix);
     return n >= 0 && (size_t)n < size;
 }

@@ -14,26 +14,26 @@
 
 /* One declared input or output, parsed from its string. */
 typedef struct pd__arg_decl {
-    const char *decl;          /* as declared: "X", "X@VECTOR", "Y@OPTIONAL", "X@VECTOR@GRAD" */
-    char base[PD__NAME_MAX];   /* decl without its @VECTOR / @OPTIONAL segments: "X@GRAD". Other
-                                * segments (@GRAD, @NEW, and unknown ones such as "@VECTORS")
-                                * stay part of the name */
+    const char *decl;        /* as declared: "X", "X@VECTOR", "Y@OPTIONAL", "X@VECTOR@GRAD" */
+    char base[PD__NAME_MAX]; /* decl without its @VECTOR / @OPTIONAL segments: "X@GRAD". Other
+                              * segments (@GRAD, @NEW, and unknown ones such as "@VECTORS")
+                              * stay part of the name */
     bool is_vector;
     bool is_optional;
 } pd__arg_decl;
 
 /* One declared attribute, parsed from "name: type" or "name: type = default". */
 typedef struct pd__attr_decl {
-    const char *decl;          /* as declared */
+    const char *decl; /* as declared */
     char name[PD__NAME_MAX];
     pd_attr_type type;
     bool has_default;
-    pd_attr default_value;     /* when has_default: the value (name NULL: the struct may be
-                                * copied, so users set it); vectors and strings point into
-                                * default_block */
-    void *default_block;       /* malloc'd elements / characters of the default, or NULL */
-    char *default_text;        /* malloc'd: the default as written, trimmed ("-1", "{1, 2}");
-                                * NULL without a default */
+    pd_attr default_value; /* when has_default: the value (name NULL: the struct may be
+                            * copied, so users set it); vectors and strings point into
+                            * default_block */
+    void *default_block;   /* malloc'd elements / characters of the default, or NULL */
+    char *default_text;    /* malloc'd: the default as written, trimmed ("-1", "{1, 2}");
+                            * NULL without a default */
 } pd__attr_decl;
 
 /* A C identifier (op and attr names must be one). */

@@ -87,8 +87,9 @@ static pd_status read_info(const char *who, const char *origin, const pd_module_
                         "PD_BUILD_OP?",
                         who, origin);
     if (info->ops_end - info->ops_begin > MODULE_MAX_OPS)
-        return pd__fail(PD_ERR_INVALID_MODULE, "%s: %s: its op table bounds are corrupt (%td "
-                                               "entries)",
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "%s: %s: its op table bounds are corrupt (%td "
+                        "entries)",
                         who, origin, info->ops_end - info->ops_begin);
     if (info->api_slot == NULL)
         return pd__fail(PD_ERR_INVALID_MODULE,
@@ -130,15 +131,15 @@ static pd_status check_grad_attrs(const pd_op *grad, const pd_op *fwd)
             return pd__fail(PD_ERR_INVALID_MODULE,
                             "op '%s' (%s:%d): attr \"%s\" is not an attr of '%s'; a grad op's "
                             "attrs must be a subset of its forward op's",
-                            grad->name, def_file(grad), (int)grad->def->line,
-                            grad->def->attrs[i], fwd->name);
+                            grad->name, def_file(grad), (int)grad->def->line, grad->def->attrs[i],
+                            fwd->name);
         if (fwd->attrs[j].type != a->type)
             return pd__fail(PD_ERR_INVALID_MODULE,
                             "op '%s' (%s:%d): attr \"%s\" has type %s, but '%s' declares "
                             "\"%s\" (%s); a grad op's attrs must match its forward op's",
-                            grad->name, def_file(grad), (int)grad->def->line,
-                            grad->def->attrs[i], pd_attr_type_name(a->type), fwd->name,
-                            fwd->def->attrs[j], pd_attr_type_name(fwd->attrs[j].type));
+                            grad->name, def_file(grad), (int)grad->def->line, grad->def->attrs[i],
+                            pd_attr_type_name(a->type), fwd->name, fwd->def->attrs[j],
+                            pd_attr_type_name(fwd->attrs[j].type));
     }
     return PD_OK;
 }
@@ -343,8 +344,8 @@ static pd_status load_library(const char *who, pd_registry *reg, const char *pat
                         replace->path);
     struct stat st;
     if (stat(path, &st) != 0)
-        return pd__fail(errno == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO,
-                        "%s: cannot open '%s': %s", who, path, strerror(errno));
+        return pd__fail(errno == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO, "%s: cannot open '%s': %s",
+                        who, path, strerror(errno));
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         const char *err = dlerror();

@@ -80,19 +80,20 @@ static pd_status parse_inplace(const def_where *w, const pd_op_def *def, pd_op *
         if (in == NULL && out == NULL)
             break;
         if (in == NULL || out == NULL)
-            return FAIL(w, "inplace pair %d {\"%s\", \"%s\"} is incomplete; expected "
-                           "{input, output}",
+            return FAIL(w,
+                        "inplace pair %d {\"%s\", \"%s\"} is incomplete; expected "
+                        "{input, output}",
                         (int)p, in ? in : "(null)", out ? out : "(null)");
         int32_t i = pd__decl_find(op->inputs, op->n_inputs, in);
         if (i < 0)
             return FAIL(w, "inplace map names input \"%s\", which is not a declared input", in);
         int32_t o = pd__decl_find(op->outputs, op->n_outputs, out);
         if (o < 0)
-            return FAIL(w, "inplace map names output \"%s\", which is not a declared output",
-                        out);
+            return FAIL(w, "inplace map names output \"%s\", which is not a declared output", out);
         if (op->inputs[i].is_vector != op->outputs[o].is_vector)
-            return FAIL(w, "inplace pair {\"%s\", \"%s\"} maps a %s to a %s; both must be "
-                           "vectors or neither",
+            return FAIL(w,
+                        "inplace pair {\"%s\", \"%s\"} maps a %s to a %s; both must be "
+                        "vectors or neither",
                         in, out, op->inputs[i].is_vector ? "vector" : "single tensor",
                         op->outputs[o].is_vector ? "vector" : "single tensor");
         if (op->inplace_input[o] >= 0)
@@ -136,8 +137,8 @@ static void derive_call_facts(pd_op *op)
     for (int32_t o = 0; o < PD_MAX_OUTPUTS; ++o) {
         int32_t src = o < op->n_outputs ? default_source(op, o) : -1;
         op->default_source[o] = src;
-        if (src >= 0 && (op->outputs[o].is_vector || op->inplace_input[o] >= 0 ||
-                         op->inputs[src].is_optional))
+        if (src >= 0 &&
+            (op->outputs[o].is_vector || op->inplace_input[o] >= 0 || op->inputs[src].is_optional))
             op->setup_outputs = true;
     }
     op->plain_infer = !op->setup_outputs && op->infer_shape == NULL && op->infer_dtype == NULL;

@@ -28,8 +28,8 @@
 
 /* One slot of a snapshot's hash table. */
 typedef struct pd__snap_entry {
-    uint64_t hash;     /* pd__name_hash(name) */
-    const char *name;  /* copy owned by the snapshot */
+    uint64_t hash;    /* pd__name_hash(name) */
+    const char *name; /* copy owned by the snapshot */
     const pd_op *op;
     const pd_op *grad;    /* the op registered as <name>_grad of the next kind, or NULL */
     const pd_op *forward; /* for grad ops: the op they differentiate, or NULL */
@@ -39,19 +39,19 @@ typedef struct pd__snap_entry {
 typedef struct pd__snapshot {
     struct pd__snapshot *retired_next; /* the registry's list of replaced snapshots */
     int32_t count;
-    uint32_t mask;             /* hash capacity - 1 (capacity a power of two >= 2 * count) */
-    pd__snap_entry *slots;     /* open addressing, linear probing; op == NULL: empty */
-    const pd_op **sorted;      /* count ops sorted by name, for listing */
+    uint32_t mask;         /* hash capacity - 1 (capacity a power of two >= 2 * count) */
+    pd__snap_entry *slots; /* open addressing, linear probing; op == NULL: empty */
+    const pd_op **sorted;  /* count ops sorted by name, for listing */
 } pd__snapshot;
 
 struct pd_module {
     pd_registry *reg;
-    pd_module *prev, *next;   /* the registry's modules, in load order */
-    char *path;               /* library path or the origin given to pd_module_load_info */
-    void *handle;             /* dlopen handle; NULL for op tables loaded from an info block */
-    pd_module_info info;      /* the module's info block, zero-filled past its struct_size */
+    pd_module *prev, *next; /* the registry's modules, in load order */
+    char *path;             /* library path or the origin given to pd_module_load_info */
+    void *handle;           /* dlopen handle; NULL for op tables loaded from an info block */
+    pd_module_info info;    /* the module's info block, zero-filled past its struct_size */
     int32_t n_ops;
-    pd_op *ops;               /* in table order */
+    pd_op *ops; /* in table order */
 };
 
 #define PD__READER_STRIPES 16
@@ -62,10 +62,10 @@ typedef struct pd__reader_stripe {
 } pd__reader_counter;
 
 struct pd_registry {
-    pthread_mutex_t lock;                /* serializes loads and unloads */
-    _Atomic(pd__snapshot *) current;     /* what readers see */
-    pd__snapshot *retired;               /* replaced snapshots not yet freed */
-    pd_module *first, *last;             /* loaded modules, oldest first */
+    pthread_mutex_t lock;                           /* serializes loads and unloads */
+    _Atomic(pd__snapshot *) current;                /* what readers see */
+    pd__snapshot *retired;                          /* replaced snapshots not yet freed */
+    pd_module *first, *last;                        /* loaded modules, oldest first */
     pd__reader_counter readers[PD__READER_STRIPES]; /* pins in progress (see above) */
 };
 

@@ -293,8 +293,7 @@ const pd_op *pd_op_find(const pd_registry *reg, const char *name)
         const char *near = closest_name(snap, name);
         if (near)
             pd__fail(PD_ERR_NOT_FOUND,
-                     "pd_op_find: no op named '%s' is registered (did you mean '%s'?)", name,
-                     near);
+                     "pd_op_find: no op named '%s' is registered (did you mean '%s'?)", name, near);
         else
             pd__fail(PD_ERR_NOT_FOUND, "pd_op_find: no op named '%s' is registered", name);
     }
@@ -323,8 +322,8 @@ const pd_op *pd_registry_op_at(const pd_registry *reg, int32_t index)
         pd__snapshot_unpin(pin);
     if (op == NULL)
         pd__fail(PD_ERR_INVALID_ARGUMENT,
-                 "pd_registry_op_at: index %d is out of range; the registry has %d ops",
-                 (int)index, (int)count);
+                 "pd_registry_op_at: index %d is out of range; the registry has %d ops", (int)index,
+                 (int)count);
     return op;
 }
 
@@ -380,8 +379,8 @@ static pd_status arg_info(const char *who, const char *what, const pd_op *op,
 
 pd_status pd_op_input_info(const pd_op *op, int32_t index, pd_arg_info *out)
 {
-    return arg_info("pd_op_input_info", "input", op, op ? op->inputs : NULL,
-                    op ? op->n_inputs : 0, index, out);
+    return arg_info("pd_op_input_info", "input", op, op ? op->inputs : NULL, op ? op->n_inputs : 0,
+                    index, out);
 }
 
 pd_status pd_op_output_info(const pd_op *op, int32_t index, pd_arg_info *out)
@@ -393,8 +392,7 @@ pd_status pd_op_output_info(const pd_op *op, int32_t index, pd_arg_info *out)
 pd_status pd_op_attr_info(const pd_op *op, int32_t index, pd_attr_info *out)
 {
     if (op == NULL || out == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_attr_info: %s is NULL",
-                        op ? "out" : "op");
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_attr_info: %s is NULL", op ? "out" : "op");
     if (index < 0 || index >= op->n_attrs)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "pd_op_attr_info: %s: attr index %d is out of range; the op declares %d",

@@ -33,53 +33,69 @@ typedef void (*cast_fn)(void *restrict dst, const void *restrict src, size_t n);
 
 /* Integer destination T in [MINV, MAXV], 8 to 32 bits wide: both bounds are exact doubles,
  * so clamping first makes the conversion defined, with selects instead of branches. */
-#define DEF_INT_DST(P, T, MINV, MAXV)                                              \
-    static inline T P##_from_i(int64_t v) { return (T)v; }                        \
-    static inline T P##_from_u(uint64_t v) { return (T)v; }                       \
-    static inline T P##_from_f(double v)                                          \
-    {                                                                             \
-        double x = v > (double)(MINV) ? v : (double)(MINV); /* NaN -> MINV... */  \
-        x = x < (double)(MAXV) ? x : (double)(MAXV);                              \
-        return v == v ? (T)x : 0;                         /* ...and then 0 */     \
-    }                                                                             \
+#define DEF_INT_DST(P, T, MINV, MAXV)                                            \
+    static inline T P##_from_i(int64_t v) { return (T)v; }                       \
+    static inline T P##_from_u(uint64_t v) { return (T)v; }                      \
+    static inline T P##_from_f(double v)                                         \
+    {                                                                            \
+        double x = v > (double)(MINV) ? v : (double)(MINV); /* NaN -> MINV... */ \
+        x = x < (double)(MAXV) ? x : (double)(MAXV);                             \
+        return v == v ? (T)x : 0; /* ...and then 0 */                            \
+    }                                                                            \
     static inline T P##_from_c(cplx v) { return P##_from_f(v.re); }
 
 /* 64-bit integer destination: its maximum is no double, so compare with the first double
  * beyond the range (HI, 2^63 or 2^64) and with LO, at or below which the result is MINV. */
-#define DEF_INT64_DST(P, T, MINV, MAXV, LO, HI)                                    \
-    static inline T P##_from_i(int64_t v) { return (T)v; }                        \
-    static inline T P##_from_u(uint64_t v) { return (T)v; }                       \
-    static inline T P##_from_f(double v)                                          \
-    {                                                                             \
-        if (v != v)                                                               \
-            return 0;                                                             \
-        if (v >= (HI))                                                            \
-            return MAXV;                                                          \
-        if (v <= (LO))                                                            \
-            return MINV;                                                          \
-        return (T)v;                                                              \
-    }                                                                             \
+#define DEF_INT64_DST(P, T, MINV, MAXV, LO, HI)             \
+    static inline T P##_from_i(int64_t v) { return (T)v; }  \
+    static inline T P##_from_u(uint64_t v) { return (T)v; } \
+    static inline T P##_from_f(double v)                    \
+    {                                                       \
+        if (v != v)                                         \
+            return 0;                                       \
+        if (v >= (HI))                                      \
+            return MAXV;                                    \
+        if (v <= (LO))                                      \
+            return MINV;                                    \
+        return (T)v;                                        \
+    }                                                       \
     static inline T P##_from_c(cplx v) { return P##_from_f(v.re); }
 
 /* float and double: C's conversions (round to nearest; overflow to infinity). */
-#define DEF_FLOAT_DST(P, T)                                                        \
-    static inline T P##_from_i(int64_t v) { return (T)v; }                        \
-    static inline T P##_from_u(uint64_t v) { return (T)v; }                       \
-    static inline T P##_from_f(double v) { return (T)v; }                         \
+#define DEF_FLOAT_DST(P, T)                                 \
+    static inline T P##_from_i(int64_t v) { return (T)v; }  \
+    static inline T P##_from_u(uint64_t v) { return (T)v; } \
+    static inline T P##_from_f(double v) { return (T)v; }   \
     static inline T P##_from_c(cplx v) { return (T)v.re; }
 
 /* float16 / bfloat16: through float, with pd_dtype.h's rounding. */
-#define DEF_HALF_DST(P, T, FROM_FLOAT)                                             \
-    static inline T P##_from_i(int64_t v) { return FROM_FLOAT((float)v); }        \
-    static inline T P##_from_u(uint64_t v) { return FROM_FLOAT((float)v); }       \
-    static inline T P##_from_f(double v) { return FROM_FLOAT((float)v); }         \
+#define DEF_HALF_DST(P, T, FROM_FLOAT)                                      \
+    static inline T P##_from_i(int64_t v) { return FROM_FLOAT((float)v); }  \
+    static inline T P##_from_u(uint64_t v) { return FROM_FLOAT((float)v); } \
+    static inline T P##_from_f(double v) { return FROM_FLOAT((float)v); }   \
     static inline T P##_from_c(cplx v) { return FROM_FLOAT((float)v.re); }
 
-#define DEF_COMPLEX_DST(P, T, C)                                                   \
-    static inline T P##_from_i(int64_t v) { T r = {(C)v, 0}; return r; }          \
-    static inline T P##_from_u(uint64_t v) { T r = {(C)v, 0}; return r; }         \
-    static inline T P##_from_f(double v) { T r = {(C)v, 0}; return r; }           \
-    static inline T P##_from_c(cplx v) { T r = {(C)v.re, (C)v.im}; return r; }
+#define DEF_COMPLEX_DST(P, T, C)           \
+    static inline T P##_from_i(int64_t v)  \
+    {                                      \
+        T r = {(C)v, 0};                   \
+        return r;                          \
+    }                                      \
+    static inline T P##_from_u(uint64_t v) \
+    {                                      \
+        T r = {(C)v, 0};                   \
+        return r;                          \
+    }                                      \
+    static inline T P##_from_f(double v)   \
+    {                                      \
+        T r = {(C)v, 0};                   \
+        return r;                          \
+    }                                      \
+    static inline T P##_from_c(cplx v)     \
+    {                                      \
+        T r = {(C)v.re, (C)v.im};          \
+        return r;                          \
+    }
 
 /* bool is stored as a byte 0 / 1. */
 static inline uint8_t b_from_i(int64_t v) { return v != 0; }
@@ -133,31 +149,31 @@ DEF_COMPLEX_DST(c128, pd_complex128, double)
 
 /* The 15 types as destinations: X(source args..., enum suffix, C type, prefix). A second list,
  * because a macro cannot expand itself inside its own expansion. */
-#define DST_TYPES(X, ...)                              \
-    X(__VA_ARGS__, BOOL, uint8_t, b)                   \
-    X(__VA_ARGS__, INT8, int8_t, i8)                   \
-    X(__VA_ARGS__, UINT8, uint8_t, u8)                 \
-    X(__VA_ARGS__, INT16, int16_t, i16)                \
-    X(__VA_ARGS__, UINT16, uint16_t, u16)              \
-    X(__VA_ARGS__, INT32, int32_t, i32)                \
-    X(__VA_ARGS__, UINT32, uint32_t, u32)              \
-    X(__VA_ARGS__, INT64, int64_t, i64)                \
-    X(__VA_ARGS__, UINT64, uint64_t, u64)              \
-    X(__VA_ARGS__, FLOAT16, pd_float16, f16)           \
-    X(__VA_ARGS__, BFLOAT16, pd_bfloat16, bf16)        \
-    X(__VA_ARGS__, FLOAT32, float, f32)                \
-    X(__VA_ARGS__, FLOAT64, double, f64)               \
-    X(__VA_ARGS__, COMPLEX64, pd_complex64, c64)       \
+#define DST_TYPES(X, ...)                        \
+    X(__VA_ARGS__, BOOL, uint8_t, b)             \
+    X(__VA_ARGS__, INT8, int8_t, i8)             \
+    X(__VA_ARGS__, UINT8, uint8_t, u8)           \
+    X(__VA_ARGS__, INT16, int16_t, i16)          \
+    X(__VA_ARGS__, UINT16, uint16_t, u16)        \
+    X(__VA_ARGS__, INT32, int32_t, i32)          \
+    X(__VA_ARGS__, UINT32, uint32_t, u32)        \
+    X(__VA_ARGS__, INT64, int64_t, i64)          \
+    X(__VA_ARGS__, UINT64, uint64_t, u64)        \
+    X(__VA_ARGS__, FLOAT16, pd_float16, f16)     \
+    X(__VA_ARGS__, BFLOAT16, pd_bfloat16, bf16)  \
+    X(__VA_ARGS__, FLOAT32, float, f32)          \
+    X(__VA_ARGS__, FLOAT64, double, f64)         \
+    X(__VA_ARGS__, COMPLEX64, pd_complex64, c64) \
     X(__VA_ARGS__, COMPLEX128, pd_complex128, c128)
 
 /* One loop per pair. */
-#define DEF_CAST(SE, ST, SC, SLOAD, DE, DT, DP)                                            \
-    static void cast_##SE##_##DE(void *restrict dst, const void *restrict src, size_t n)   \
-    {                                                                                      \
-        const ST *s = (const ST *)src;                                                     \
-        DT *d = (DT *)dst;                                                                 \
-        for (size_t i = 0; i < n; ++i)                                                     \
-            d[i] = DP##_from_##SC(SLOAD(s[i]));                                            \
+#define DEF_CAST(SE, ST, SC, SLOAD, DE, DT, DP)                                          \
+    static void cast_##SE##_##DE(void *restrict dst, const void *restrict src, size_t n) \
+    {                                                                                    \
+        const ST *s = (const ST *)src;                                                   \
+        DT *d = (DT *)dst;                                                               \
+        for (size_t i = 0; i < n; ++i)                                                   \
+            d[i] = DP##_from_##SC(SLOAD(s[i]));                                          \
     }
 #define DEF_CAST_ROW(SE, ST, SC, SLOAD) DST_TYPES(DEF_CAST, SE, ST, SC, SLOAD)
 SRC_TYPES(DEF_CAST_ROW)
@@ -187,12 +203,13 @@ pd_status pd_tensor_cast(pd_tensor *out, const pd_tensor *src, pd_data_type dtyp
                         who);
     if (src == NULL || !pd_initialized(src))
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: src is %s", who,
-                        src == NULL           ? "NULL"
-                        : !pd_defined(src)    ? "an undefined tensor"
-                                              : "not initialized (it has no memory)");
+                        src == NULL        ? "NULL"
+                        : !pd_defined(src) ? "an undefined tensor"
+                                           : "not initialized (it has no memory)");
     if (pd_dtype_size(src->dtype) == 0)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: src has dtype %d, which is not a pdext data type",
-                        who, (int)src->dtype);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: src has dtype %d, which is not a pdext data type", who,
+                        (int)src->dtype);
     if (src->place.type != PD_PLACE_CPU) {
         char name[64];
         pd__place_format(src->place, name, sizeof name);

@@ -85,8 +85,7 @@ pd_status pd__tensor_check_bounds(const char *who, const char *arg, const pd_ten
     who = who ? who : "";
     if (!pd__tensor_span(t, &lo, &hi))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s%s%s has a shape and strides whose byte range overflows", who, sep,
-                        arg);
+                        "%s%s%s has a shape and strides whose byte range overflows", who, sep, arg);
     if (lo == hi)
         return PD_OK; /* no elements */
     /* Compared as integers: the pointers need not point into one object. */
@@ -128,13 +127,13 @@ static void gather(unsigned char *dst, const unsigned char *src, int64_t n, int6
                    size_t size)
 {
     switch (size) {
-#define GATHER_AS(T)                                                                   \
-    {                                                                                  \
-        T *d = (T *)(void *)dst;                                                       \
-        const T *s = (const T *)(const void *)src;                                     \
-        for (int64_t i = 0; i < n; ++i)                                                \
-            memcpy(&d[i], &s[i * stride], sizeof(T));                                  \
-        return;                                                                        \
+#define GATHER_AS(T)                                  \
+    {                                                 \
+        T *d = (T *)(void *)dst;                      \
+        const T *s = (const T *)(const void *)src;    \
+        for (int64_t i = 0; i < n; ++i)               \
+            memcpy(&d[i], &s[i * stride], sizeof(T)); \
+        return;                                       \
     }
     case 1: GATHER_AS(uint8_t)
     case 2: GATHER_AS(uint16_t)
@@ -162,14 +161,14 @@ static void copy_tiled(unsigned char *dst, const unsigned char *src, int64_t row
         for (int64_t j0 = 0; j0 < cols; j0 += TILE) {
             int64_t je = j0 + TILE < cols ? j0 + TILE : cols;
             switch (size) {
-#define TILE_AS(T)                                                                     \
-    {                                                                                  \
-        T *d = (T *)(void *)dst;                                                       \
-        const T *s = (const T *)(const void *)src;                                     \
-        for (int64_t i = i0; i < ie; ++i)                                              \
-            for (int64_t j = j0; j < je; ++j)                                          \
-                memcpy(&d[i * cols + j], &s[i * rs + j * cs], sizeof(T));              \
-        break;                                                                         \
+#define TILE_AS(T)                                                        \
+    {                                                                     \
+        T *d = (T *)(void *)dst;                                          \
+        const T *s = (const T *)(const void *)src;                        \
+        for (int64_t i = i0; i < ie; ++i)                                 \
+            for (int64_t j = j0; j < je; ++j)                             \
+                memcpy(&d[i * cols + j], &s[i * rs + j * cs], sizeof(T)); \
+        break;                                                            \
     }
             case 1: TILE_AS(uint8_t)
             case 2: TILE_AS(uint16_t)
@@ -239,10 +238,8 @@ void pd__copy_to_dense(void *dst, pd_data_type dst_type, const pd_tensor *src)
         } else {
             for (int64_t i = 0; i < inner; i += chunk) {
                 int64_t k = inner - i < chunk ? inner - i : chunk;
-                gather(buf, row + (size_t)(i * inner_stride) * in_size, k, inner_stride,
-                       in_size);
-                pd__cast_elements(out + (size_t)i * out_size, dst_type, buf, src->dtype,
-                                  (size_t)k);
+                gather(buf, row + (size_t)(i * inner_stride) * in_size, k, inner_stride, in_size);
+                pd__cast_elements(out + (size_t)i * out_size, dst_type, buf, src->dtype, (size_t)k);
             }
         }
         out += (size_t)block * out_size;

@@ -27,15 +27,9 @@ void pd__place_format(pd_place place, char *buf, size_t size)
 {
     const char *custom = pd__place_custom_name(place);
     switch (place.type) {
-    case PD_PLACE_CPU:
-        snprintf(buf, size, "cpu");
-        break;
-    case PD_PLACE_GPU:
-        snprintf(buf, size, "gpu:%d", (int)place.device_id);
-        break;
-    case PD_PLACE_GPU_PINNED:
-        snprintf(buf, size, "gpu_pinned");
-        break;
+    case PD_PLACE_CPU: snprintf(buf, size, "cpu"); break;
+    case PD_PLACE_GPU: snprintf(buf, size, "gpu:%d", (int)place.device_id); break;
+    case PD_PLACE_GPU_PINNED: snprintf(buf, size, "gpu_pinned"); break;
     default:
         if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
             snprintf(buf, size, "%s:%d", custom, (int)place.device_id);
@@ -66,8 +60,7 @@ static pd_status place_refuse(const char *who, pd_place place)
                         "%s: place %s needs CUDA, which this build of pdext cannot use yet "
                         "(CPU only); allocate on pd_place_cpu()",
                         who, name);
-    default:
-        break;
+    default: break;
     }
     if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
         return pd__fail(PD_ERR_UNAVAILABLE,
@@ -112,8 +105,8 @@ pd_status pd__place_check(const char *who, pd_place place)
 static struct {
     pthread_mutex_t lock;
     pd_storage *slots[PD__CACHE_SLOTS];
-    size_t total;      /* bytes held */
-    size_t limit;      /* PDEXT_STORAGE_CACHE_MB in bytes */
+    size_t total; /* bytes held */
+    size_t limit; /* PDEXT_STORAGE_CACHE_MB in bytes */
     pthread_once_t once;
 } cache = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0, 0, PTHREAD_ONCE_INIT};
 

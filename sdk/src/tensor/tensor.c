@@ -34,8 +34,9 @@ static pd_status check_tensor(const char *who, const char *arg, const pd_tensor 
     if (!pd_defined(t))
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s is an undefined tensor", who, arg);
     if (!dtype_valid(t->dtype))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has dtype %d, which is not a pdext data type",
-                        who, arg, (int)t->dtype);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: %s has dtype %d, which is not a pdext data type", who, arg,
+                        (int)t->dtype);
     if (t->ndim < 0 || t->ndim > PD_MAX_DIMS)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has ndim %d; expected 0..%d", who, arg,
                         (int)t->ndim, PD_MAX_DIMS);
@@ -53,8 +54,10 @@ pd_status pd__tensor_check_source(const char *who, const char *arg, const pd_ten
     pd_status st = check_tensor(who, arg, t, true);
     for (int32_t i = 0; st == PD_OK && i < t->ndim; ++i)
         if (t->shape[i] < 0)
-            st = pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape[%d] = %lld; dims must be "
-                          ">= 0", who, arg, (int)i, (long long)t->shape[i]);
+            st = pd__fail(PD_ERR_INVALID_ARGUMENT,
+                          "%s: %s has shape[%d] = %lld; dims must be "
+                          ">= 0",
+                          who, arg, (int)i, (long long)t->shape[i]);
     return st == PD_OK ? pd__tensor_check_bounds(who, arg, t) : st;
 }
 
@@ -259,8 +262,8 @@ pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, 
     if (st != PD_OK)
         return st;
     if (data == NULL && bytes > 0)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: data is NULL for %zu bytes of %s", who,
-                        bytes, pd_dtype_name(dtype));
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: data is NULL for %zu bytes of %s", who, bytes,
+                        pd_dtype_name(dtype));
     /* Kernels index data as an array of the element type: it must be aligned as one. */
     size_t align = pd_dtype_is_complex(dtype) ? pd_dtype_size(dtype) / 2 : pd_dtype_size(dtype);
     if ((uintptr_t)data % align != 0)
@@ -287,8 +290,8 @@ pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place
         char name[64];
         pd__place_format(src->place, name, sizeof name);
         return pd__fail(PD_ERR_UNAVAILABLE,
-                        "%s: src is on %s; this build of pdext copies only from CPU tensors",
-                        who, name);
+                        "%s: src is on %s; this build of pdext copies only from CPU tensors", who,
+                        name);
     }
     pd_tensor t;
     if (st == PD_OK)

@@ -24,8 +24,10 @@ static int32_t axis_of(const char *who, const char *arg, int32_t axis, int32_t n
 {
     int32_t a = axis < 0 ? axis + ndim : axis;
     if (a < 0 || a >= ndim) {
-        pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s %d is out of range for a tensor of ndim %d; "
-                 "expected %d .. %d", who, arg, (int)axis, (int)ndim, (int)-ndim, (int)ndim - 1);
+        pd__fail(PD_ERR_INVALID_ARGUMENT,
+                 "%s: %s %d is out of range for a tensor of ndim %d; "
+                 "expected %d .. %d",
+                 who, arg, (int)axis, (int)ndim, (int)-ndim, (int)ndim - 1);
         return -1;
     }
     return a;
@@ -76,8 +78,8 @@ pd_status pd_tensor_slice_step(pd_tensor *out, const pd_tensor *src, int32_t axi
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: [%lld, %lld) along axis %d is out of range; with step %lld "
                             "expected 0 <= begin <= end <= shape[%d] = %lld",
-                            who, (long long)begin, (long long)end, (int)a, (long long)step,
-                            (int)a, (long long)size);
+                            who, (long long)begin, (long long)end, (int)a, (long long)step, (int)a,
+                            (long long)size);
         count = (end - begin + step - 1) / step;
     } else if (step < 0) {
         if (end < -1 || end > begin || begin >= size)
@@ -85,13 +87,14 @@ pd_status pd_tensor_slice_step(pd_tensor *out, const pd_tensor *src, int32_t axi
                             "%s: begin %lld, end %lld along axis %d are out of range; with the "
                             "negative step %lld expected -1 <= end <= begin < shape[%d] = %lld "
                             "(end -1 walks down to element 0)",
-                            who, (long long)begin, (long long)end, (int)a, (long long)step,
-                            (int)a, (long long)size);
+                            who, (long long)begin, (long long)end, (int)a, (long long)step, (int)a,
+                            (long long)size);
         count = (begin - end + (-step) - 1) / (-step);
     } else {
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: step is 0; expected a positive step, or a negative one to walk "
-                        "backwards", who);
+                        "backwards",
+                        who);
     }
     int64_t strides[PD_MAX_DIMS], shape[PD_MAX_DIMS];
     pd__tensor_strides(src, strides);
@@ -105,8 +108,7 @@ pd_status pd_tensor_slice_step(pd_tensor *out, const pd_tensor *src, int32_t axi
     return PD_OK;
 }
 
-pd_status pd_tensor_permute(pd_tensor *out, const pd_tensor *src, int32_t ndim,
-                            const int32_t *dims)
+pd_status pd_tensor_permute(pd_tensor *out, const pd_tensor *src, int32_t ndim, const int32_t *dims)
 {
     static const char who[] = "pd_tensor_permute";
     pd_status st = view_args(who, out, src);
@@ -127,8 +129,8 @@ pd_status pd_tensor_permute(pd_tensor *out, const pd_tensor *src, int32_t ndim,
             return PD_ERR_INVALID_ARGUMENT;
         if (seen[a])
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: dims names axis %d twice; expected a permutation of 0 .. %d",
-                            who, (int)a, (int)ndim - 1);
+                            "%s: dims names axis %d twice; expected a permutation of 0 .. %d", who,
+                            (int)a, (int)ndim - 1);
         seen[a] = true;
         shape[d] = src->shape[a];
         new_strides[d] = strides[a];
@@ -143,7 +145,8 @@ pd_status pd_tensor_transpose(pd_tensor *out, const pd_tensor *src, int32_t a, i
     pd_status st = view_args(who, out, src);
     if (st != PD_OK)
         return st;
-    int32_t x = axis_of(who, "axis a", a, src->ndim), y = x < 0 ? -1 : axis_of(who, "axis b", b, src->ndim);
+    int32_t x = axis_of(who, "axis a", a, src->ndim),
+            y = x < 0 ? -1 : axis_of(who, "axis b", b, src->ndim);
     if (x < 0 || y < 0)
         return PD_ERR_INVALID_ARGUMENT;
     int32_t dims[PD_MAX_DIMS];
@@ -152,19 +155,18 @@ pd_status pd_tensor_transpose(pd_tensor *out, const pd_tensor *src, int32_t a, i
     return pd_tensor_permute(out, src, src->ndim, dims);
 }
 
-pd_status pd_tensor_expand(pd_tensor *out, const pd_tensor *src, int32_t ndim,
-                           const int64_t *shape)
+pd_status pd_tensor_expand(pd_tensor *out, const pd_tensor *src, int32_t ndim, const int64_t *shape)
 {
     static const char who[] = "pd_tensor_expand";
     pd_status st = view_args(who, out, src);
     if (st != PD_OK)
         return st;
     if (ndim < src->ndim || ndim > PD_MAX_DIMS)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: ndim is %d; expected src's %d up to %d", who, (int)ndim,
-                        (int)src->ndim, PD_MAX_DIMS);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: ndim is %d; expected src's %d up to %d", who,
+                        (int)ndim, (int)src->ndim, PD_MAX_DIMS);
     if (ndim > 0 && shape == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: shape is NULL but ndim is %d", who, (int)ndim);
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: shape is NULL but ndim is %d", who,
+                        (int)ndim);
     int64_t strides[PD_MAX_DIMS], new_shape[PD_MAX_DIMS] = {0}, new_strides[PD_MAX_DIMS] = {0};
     pd__tensor_strides(src, strides);
     int32_t lead = ndim - src->ndim;
@@ -173,8 +175,8 @@ pd_status pd_tensor_expand(pd_tensor *out, const pd_tensor *src, int32_t ndim,
         if (d < lead) { /* a new leading axis: every index reads the same elements */
             if (want < 0)
                 return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                                "%s: shape[%d] is %lld; a new leading axis needs a size >= 0",
-                                who, (int)d, (long long)want);
+                                "%s: shape[%d] is %lld; a new leading axis needs a size >= 0", who,
+                                (int)d, (long long)want);
             new_shape[d] = want;
             continue;
         }
@@ -244,8 +246,7 @@ static bool reshape_strides(const pd_tensor *src, const int64_t *strides, int32_
     int64_t chunk_base = strides[src->ndim - 1], tensor_numel = 1, view_numel = 1;
     for (int32_t d = src->ndim - 1; d >= 0; --d) {
         tensor_numel *= src->shape[d];
-        if (d == 0 ||
-            (src->shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base)) {
+        if (d == 0 || (src->shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base)) {
             while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
                 out[view_d] = view_numel * chunk_base;
                 view_numel *= shape[view_d];
