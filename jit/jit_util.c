@@ -190,9 +190,10 @@ static char *read_fd(int fd, size_t *len)
     return buf;
 }
 
-char *pd__read_file(const char *path, size_t *len)
+/* read_fd of an open descriptor (or NULL for fd < 0, errno as open left it), then closes it
+ * keeping read_fd's errno. */
+static char *read_and_close(int fd, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
     char *buf = read_fd(fd, len);
@@ -200,6 +201,11 @@ char *pd__read_file(const char *path, size_t *len)
     close(fd);
     errno = e;
     return buf;
+}
+
+char *pd__read_file(const char *path, size_t *len)
+{
+    return read_and_close(open(path, O_RDONLY | O_CLOEXEC), len);
 }
 
 const char *pd__untrusted_reason(const struct stat *st)
@@ -235,14 +241,7 @@ int pd__open_trusted(const char *path, struct stat *st, const char **why)
 char *pd__read_trusted_file(const char *path, size_t *len, const char **why)
 {
     struct stat st;
-    int fd = pd__open_trusted(path, &st, why);
-    if (fd < 0)
-        return NULL;
-    char *buf = read_fd(fd, len);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return buf;
+    return read_and_close(pd__open_trusted(path, &st, why), len);
 }
 
 bool pd__hash_file(const char *path, uint64_t *hash)

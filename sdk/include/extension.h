@@ -55,13 +55,8 @@ __attribute__((weak, visibility("hidden"))) int pd__cxx_invoke(pd_kernel_fn fn,
     try {
         fn(ctx);
         return 0;
-    } catch (const pd::op_error &e) {
-        pd__api->report_error(ctx, e.status(), e.file(), e.line(), "%s", e.what());
-    } catch (const std::exception &e) {
-        pd__api->report_error(ctx, PD_ERR_OP_FAILED, nullptr, 0, "C++ exception: %s",
-                              e.what() ? e.what() : "");
     } catch (...) {
-        pd__api->report_error(ctx, PD_ERR_OP_FAILED, nullptr, 0, "unknown C++ exception");
+        pd__cxx_report_current(ctx);
     }
     return 1;
 }

@@ -598,7 +598,9 @@ struct pd__parallel_cxx {
     pd_parallel_fn fn;
     void *arg;
 };
-static inline void pd__parallel_cxx_report(pd_kernel_ctx *ctx) noexcept
+/* Reports the exception being handled as the call's error (the module's invoke hook and the
+ * parallel chunks share it). */
+static inline void pd__cxx_report_current(pd_kernel_ctx *ctx) noexcept
 {
     try {
         throw;
@@ -617,7 +619,7 @@ static inline void pd__parallel_cxx_chunk(void *arg, int64_t begin, int64_t end)
     try {
         c->fn(c->arg, begin, end);
     } catch (...) {
-        pd__parallel_cxx_report(c->ctx);
+        pd__cxx_report_current(c->ctx);
     }
 }
 static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain, pd_parallel_fn fn,
@@ -640,7 +642,7 @@ static inline void pd__parallel_body_chunk(void *arg, int64_t begin, int64_t end
     try {
         (*b->body)(begin, end);
     } catch (...) {
-        pd__parallel_cxx_report(b->ctx);
+        pd__cxx_report_current(b->ctx);
     }
 }
 template <class Body>

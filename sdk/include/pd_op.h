@@ -147,70 +147,36 @@ static inline pd_attr pd__attr_make(const char *name, pd_attr_type type)
     a.type = type;
     return a;
 }
-static inline pd_attr pd_attr_of_bool(const char *n, bool v)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_BOOL);
-    a.v.b = v;
-    return a;
-}
-static inline pd_attr pd_attr_of_int(const char *n, int32_t v)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_INT);
-    a.v.i = v;
-    return a;
-}
-static inline pd_attr pd_attr_of_float(const char *n, float v)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_FLOAT);
-    a.v.f = v;
-    return a;
-}
-static inline pd_attr pd_attr_of_double(const char *n, double v)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_DOUBLE);
-    a.v.d = v;
-    return a;
-}
-static inline pd_attr pd_attr_of_int64(const char *n, int64_t v)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_INT64);
-    a.v.i64 = v;
-    return a;
-}
-static inline pd_attr pd_attr_of_string(const char *n, const char *v)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_STRING);
-    a.v.s = v;
-    return a;
-}
-static inline pd_attr pd_attr_of_ints(const char *n, const int32_t *v, int32_t count)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_INTS);
-    a.v.ints = v;
-    a.count = count;
-    return a;
-}
-static inline pd_attr pd_attr_of_floats(const char *n, const float *v, int32_t count)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_FLOATS);
-    a.v.floats = v;
-    a.count = count;
-    return a;
-}
-static inline pd_attr pd_attr_of_int64s(const char *n, const int64_t *v, int32_t count)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_INT64S);
-    a.v.int64s = v;
-    a.count = count;
-    return a;
-}
-static inline pd_attr pd_attr_of_strings(const char *n, const char *const *v, int32_t count)
-{
-    pd_attr a = pd__attr_make(n, PD_ATTR_STRINGS);
-    a.v.strings = v;
-    a.count = count;
-    return a;
-}
+/* One builder per type: pd_attr_of_<type>(name, value) for scalars and
+ * pd_attr_of_<type>s(name, values, count) for vectors (the values are not copied). Each line
+ * names the function it defines in full. */
+#define PD__ATTR_SCALAR_BUILDER(fn, ctype, tag, member) \
+    static inline pd_attr fn(const char *n, ctype v)    \
+    {                                                   \
+        pd_attr a = pd__attr_make(n, tag);              \
+        a.v.member = v;                                 \
+        return a;                                       \
+    }
+#define PD__ATTR_VECTOR_BUILDER(fn, ctype, tag, member)                    \
+    static inline pd_attr fn(const char *n, const ctype *v, int32_t count) \
+    {                                                                      \
+        pd_attr a = pd__attr_make(n, tag);                                 \
+        a.v.member = v;                                                    \
+        a.count = count;                                                   \
+        return a;                                                          \
+    }
+PD__ATTR_SCALAR_BUILDER(pd_attr_of_bool, bool, PD_ATTR_BOOL, b)
+PD__ATTR_SCALAR_BUILDER(pd_attr_of_int, int32_t, PD_ATTR_INT, i)
+PD__ATTR_SCALAR_BUILDER(pd_attr_of_float, float, PD_ATTR_FLOAT, f)
+PD__ATTR_SCALAR_BUILDER(pd_attr_of_double, double, PD_ATTR_DOUBLE, d)
+PD__ATTR_SCALAR_BUILDER(pd_attr_of_int64, int64_t, PD_ATTR_INT64, i64)
+PD__ATTR_SCALAR_BUILDER(pd_attr_of_string, const char *, PD_ATTR_STRING, s)
+PD__ATTR_VECTOR_BUILDER(pd_attr_of_ints, int32_t, PD_ATTR_INTS, ints)
+PD__ATTR_VECTOR_BUILDER(pd_attr_of_floats, float, PD_ATTR_FLOATS, floats)
+PD__ATTR_VECTOR_BUILDER(pd_attr_of_int64s, int64_t, PD_ATTR_INT64S, int64s)
+PD__ATTR_VECTOR_BUILDER(pd_attr_of_strings, char *const, PD_ATTR_STRINGS, strings)
+#undef PD__ATTR_SCALAR_BUILDER
+#undef PD__ATTR_VECTOR_BUILDER
 
 /* Paddle's spelling of an attr type ("int64_t", "std::vector<int>", ...); "undefined" else. */
 static inline const char *pd_attr_type_name(pd_attr_type t)

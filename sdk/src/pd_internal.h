@@ -54,6 +54,8 @@ void pd__storage_release(pd_storage *s);
 
 /* Validates dtype, ndim and shape and computes the byte size without overflow; the message
  * names `who` and the offending argument. */
+/* ndim in [0, PD_MAX_DIMS] and a shape array to go with it; else a message naming `who`. */
+pd_status pd__rank_check(const char *who, int32_t ndim, const int64_t *shape);
 PD__SIBLING_API pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim,
                                           const int64_t *shape, size_t *bytes);
 /* pd__shape_check's verdict, without a message: true, with the byte size in *bytes, for a data

@@ -42,18 +42,6 @@ _Thread_local pd__runner_stats_t pd__runner_stats __attribute__((tls_model("init
 
 static const char *plural(int32_t n) { return n == 1 ? "" : "s"; }
 
-/* "[2, 3]" into buf. */
-static const char *shape_text(int32_t ndim, const int64_t *shape, char *buf, size_t size)
-{
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int32_t d = 0; d < ndim && used < size; ++d)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "",
-                                 (long long)shape[d]);
-    if (used < size)
-        snprintf(buf + used, size - used, "]");
-    return buf;
-}
-
 /* "an int", "a std::string": the article Paddle's spellings need. */
 static const char *attr_article(pd_attr_type t)
 {
@@ -133,7 +121,7 @@ static pd_status check_input_tensor(const pd_op *op, const pd__arg_decl *d, int3
     if (t->data == NULL && !has_zero_dim(t)) {
         char shape[256];
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape %s but no data (NULL)", op->name,
-                        what, shape_text(t->ndim, t->shape, shape, sizeof shape));
+                        what, pd__dims_text(t->ndim, t->shape, shape, sizeof shape));
     }
     return PD_OK;
 }
@@ -668,10 +656,10 @@ static __attribute__((noinline)) pd_status item_mismatch(const pd_kernel_ctx *ct
         char got[256], want[256];
         return pd__fail(PD_ERR_OP_FAILED, "%s: %s has shape %s but %s said %s", ctx->op->name,
                         output_text(ctx, o, k, what, sizeof what),
-                        shape_text(t->ndim, t->shape, got, sizeof got),
+                        pd__dims_text(t->ndim, t->shape, got, sizeof got),
                         inferred_by(ctx, ctx->op->infer_shape, "infer_shape", source, who,
                                     sizeof who),
-                        shape_text(it->ndim, it->shape, want, sizeof want));
+                        pd__dims_text(it->ndim, it->shape, want, sizeof want));
     }
     if (it->dtype != PD_UNDEFINED && t->dtype != it->dtype)
         return pd__fail(PD_ERR_OP_FAILED, "%s: %s has dtype %s but %s said %s", ctx->op->name,

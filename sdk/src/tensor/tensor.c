@@ -116,8 +116,7 @@ static void fill(void *dst, pd_data_type dtype, size_t n, double value)
     }
 }
 
-/* ndim in range and a shape array to go with it. */
-static pd_status rank_check(const char *who, int32_t ndim, const int64_t *shape)
+pd_status pd__rank_check(const char *who, int32_t ndim, const int64_t *shape)
 {
     if (ndim < 0 || ndim > PD_MAX_DIMS)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: ndim is %d; expected 0..%d", who, (int)ndim,
@@ -146,7 +145,7 @@ pd_status pd__shape_check(const char *who, pd_data_type dtype, int32_t ndim, con
                         "%s: dtype %d is not a pdext data type (expected 1..%d)", who, (int)dtype,
                         PD_NUM_DTYPES - 1);
     }
-    pd_status st = rank_check(who, ndim, shape);
+    pd_status st = pd__rank_check(who, ndim, shape);
     if (st != PD_OK)
         return st;
     for (int32_t i = 0; i < ndim; ++i)

@@ -271,12 +271,9 @@ pd_status pd_tensor_reshape(pd_tensor *out, const pd_tensor *src, int32_t ndim,
     pd_status st = view_args(who, out, src);
     if (st != PD_OK)
         return st;
-    if (ndim < 0 || ndim > PD_MAX_DIMS)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: ndim is %d; expected 0..%d", who, (int)ndim,
-                        PD_MAX_DIMS);
-    if (ndim > 0 && shape == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: shape is NULL but ndim is %d", who,
-                        (int)ndim);
+    st = pd__rank_check(who, ndim, shape);
+    if (st != PD_OK)
+        return st;
     int64_t numel = pd_numel(src);
     int32_t infer = -1, n_infer = 0;
     uint64_t known = 1; /* product of the given non-zero dimensions */
