@@ -22,25 +22,17 @@ int pd_cmd_build(int argc, char **argv)
 {
     pd_cmd_load_args a = {0};
     const char *output = NULL;
-    bool is_static = false, bad = false;
+    bool is_static = false;
     int rc = PD_CMD_OK;
     for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
-        const char *v;
-        int took;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             fputs(usage, stdout);
             pd_cmd_load_args_free(&a);
             return PD_CMD_OK;
         } else if (strcmp(argv[i], "--static") == 0) {
             is_static = true;
-        } else if ((v = pd_cmd_option("build", argc, argv, &i, "--output", "-o", &bad)) != NULL) {
-            output = v;
-        } else if (bad || (took = pd_cmd_load_option("build", &a, argc, argv, &i)) < 0) {
-            rc = PD_CMD_USAGE;
-        } else if (took == 0 && argv[i][0] == '-') {
-            rc = pd_cmd_usage_error("build", "unknown option '%s'", argv[i]);
-        } else if (took == 0) {
-            pd_cmd_strv_add(&a.inputs, argv[i]);
+        } else {
+            rc = pd_cmd_output_and_sources("build", &a, argc, argv, &i, &output);
         }
     }
     if (rc == PD_CMD_OK && output == NULL)

@@ -109,7 +109,6 @@ int pd_cmd_bundle(int argc, char **argv)
     int rc = PD_CMD_OK;
     for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
         const char *v;
-        int took;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             fputs(usage, stdout);
             pd_cmd_load_args_free(&a);
@@ -118,22 +117,17 @@ int pd_cmd_bundle(int argc, char **argv)
             shared = true;
         } else if (strcmp(argv[i], "--static") == 0) {
             shared = false;
-        } else if ((v = pd_cmd_option("bundle", argc, argv, &i, "--output", "-o", &bad)) != NULL) {
-            output = v;
-        } else if (!bad &&
-                   (v = pd_cmd_option("bundle", argc, argv, &i, "--define", "-D", &bad)) != NULL) {
+        } else if ((v = pd_cmd_option("bundle", argc, argv, &i, "--define", "-D", &bad)) != NULL) {
             char *def = pd_cmd_xmalloc(strlen(v) + 3);
             snprintf(def, strlen(v) + 3, "-D%s", v);
             pd_cmd_strv_add(&a.cflags, def);
             pd_cmd_strv_add(&a.cxxflags, def);
             pd_cmd_strv_add(&a.cuda_flags, def);
             free(def);
-        } else if (bad || (took = pd_cmd_load_option("bundle", &a, argc, argv, &i)) < 0) {
+        } else if (bad) {
             rc = PD_CMD_USAGE;
-        } else if (took == 0 && argv[i][0] == '-' && argv[i][1] != '\0') {
-            rc = pd_cmd_usage_error("bundle", "unknown option '%s'", argv[i]);
-        } else if (took == 0) {
-            pd_cmd_strv_add(&a.inputs, argv[i]);
+        } else {
+            rc = pd_cmd_output_and_sources("bundle", &a, argc, argv, &i, &output);
         }
     }
     if (rc == PD_CMD_OK && (output == NULL || *output == '\0'))

@@ -59,6 +59,25 @@ int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **ar
     return v != NULL;
 }
 
+int pd_cmd_output_and_sources(const char *cmd, pd_cmd_load_args *a, int argc, char **argv, int *i,
+                              const char **output)
+{
+    bool bad = false;
+    const char *v = pd_cmd_option(cmd, argc, argv, i, "--output", "-o", &bad);
+    if (v != NULL) {
+        *output = v;
+        return PD_CMD_OK;
+    }
+    int took = bad ? -1 : pd_cmd_load_option(cmd, a, argc, argv, i);
+    if (took < 0)
+        return PD_CMD_USAGE;
+    if (took == 0 && argv[*i][0] == '-' && argv[*i][1] != '\0')
+        return pd_cmd_usage_error(cmd, "unknown option '%s'", argv[*i]);
+    if (took == 0)
+        pd_cmd_strv_add(&a->inputs, argv[*i]);
+    return PD_CMD_OK;
+}
+
 void pd_cmd_load_args_free(pd_cmd_load_args *a)
 {
     pd_cmd_strv_free(&a->inputs);

@@ -71,6 +71,12 @@ typedef struct pd_cmd_load_args {
  * usage error. */
 int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **argv, int *i);
 void pd_cmd_load_args_free(pd_cmd_load_args *a);
+/* The arguments `pdext build` and `pdext bundle` share, at argv[*i] (after the command's own
+ * flags): -o/--output OUTPUT into *output, the JIT options of pd_cmd_load_option, and a source
+ * into a->inputs. Returns PD_CMD_OK, or PD_CMD_USAGE after a usage error (an unknown option
+ * included). */
+int pd_cmd_output_and_sources(const char *cmd, pd_cmd_load_args *a, int argc, char **argv, int *i,
+                              const char **output);
 /* True when `path` names a shared library (".so" or ".so.N") rather than a source. */
 bool pd_cmd_is_library(const char *path);
 /* Fills JIT options from the arguments: --name as given (the library checks it), else a
