@@ -25,15 +25,15 @@ int pd_cmd_build(int argc, char **argv)
     bool is_static = false;
     int rc = PD_CMD_OK;
     for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
-            pd_cmd_load_args_free(&a);
-            return PD_CMD_OK;
-        } else if (strcmp(argv[i], "--static") == 0) {
+        if (strcmp(argv[i], "--static") == 0) {
             is_static = true;
         } else {
-            rc = pd_cmd_output_and_sources("build", &a, argc, argv, &i, &output);
+            rc = pd_cmd_output_and_sources("build", usage, &a, argc, argv, &i, &output);
         }
+    }
+    if (rc == PD_CMD_HELP_SHOWN) {
+        pd_cmd_load_args_free(&a);
+        return PD_CMD_OK;
     }
     if (rc == PD_CMD_OK && output == NULL)
         rc = pd_cmd_usage_error("build", "missing -o LIB.so (where to put the library)");

@@ -109,11 +109,7 @@ int pd_cmd_bundle(int argc, char **argv)
     int rc = PD_CMD_OK;
     for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
         const char *v;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
-            pd_cmd_load_args_free(&a);
-            return PD_CMD_OK;
-        } else if (strcmp(argv[i], "--shared") == 0) {
+        if (strcmp(argv[i], "--shared") == 0) {
             shared = true;
         } else if (strcmp(argv[i], "--static") == 0) {
             shared = false;
@@ -127,8 +123,12 @@ int pd_cmd_bundle(int argc, char **argv)
         } else if (bad) {
             rc = PD_CMD_USAGE;
         } else {
-            rc = pd_cmd_output_and_sources("bundle", &a, argc, argv, &i, &output);
+            rc = pd_cmd_output_and_sources("bundle", usage, &a, argc, argv, &i, &output);
         }
+    }
+    if (rc == PD_CMD_HELP_SHOWN) {
+        pd_cmd_load_args_free(&a);
+        return PD_CMD_OK;
     }
     if (rc == PD_CMD_OK && (output == NULL || *output == '\0'))
         rc = pd_cmd_usage_error("bundle", "no output: give -o libNAME.a (or -o libNAME.so "

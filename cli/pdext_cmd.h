@@ -16,6 +16,9 @@
 #define PD_CMD_OK 0
 #define PD_CMD_FAILED 1
 #define PD_CMD_USAGE 2
+/* Not an exit status: -h/--help was given and the usage printed; the command stops with
+ * PD_CMD_OK. */
+#define PD_CMD_HELP_SHOWN (-1)
 
 /* Subcommands: argv[0] is the subcommand's name, the options follow. */
 int pd_cmd_build(int argc, char **argv);
@@ -72,11 +75,11 @@ typedef struct pd_cmd_load_args {
 int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **argv, int *i);
 void pd_cmd_load_args_free(pd_cmd_load_args *a);
 /* The arguments `pdext build` and `pdext bundle` share, at argv[*i] (after the command's own
- * flags): -o/--output OUTPUT into *output, the JIT options of pd_cmd_load_option, and a source
- * into a->inputs. Returns PD_CMD_OK, or PD_CMD_USAGE after a usage error (an unknown option
- * included). */
-int pd_cmd_output_and_sources(const char *cmd, pd_cmd_load_args *a, int argc, char **argv, int *i,
-                              const char **output);
+ * flags): -h/--help (prints `usage`), -o/--output OUTPUT into *output, the JIT options of
+ * pd_cmd_load_option, and a source into a->inputs. Returns PD_CMD_OK, PD_CMD_HELP_SHOWN, or
+ * PD_CMD_USAGE after a usage error (an unknown option included). */
+int pd_cmd_output_and_sources(const char *cmd, const char *usage, pd_cmd_load_args *a, int argc,
+                              char **argv, int *i, const char **output);
 /* True when `path` names a shared library (".so" or ".so.N") rather than a source. */
 bool pd_cmd_is_library(const char *path);
 /* Fills JIT options from the arguments: --name as given (the library checks it), else a
