@@ -68,6 +68,9 @@
  * .ninja_log or .ninja_deps) is run once more from a clean directory. A symbolic link in
  * place of the .lock or .busy file is refused with an error naming it. PDEXT_LOCK_TIMEOUT
  * (seconds, default 600) bounds the wait for another process building the same module.
+ * PDEXT_JIT_VERIFY=0 skips only the comparison of the library with its recorded identity (the
+ * ownership and permission checks stay): it exists so that the benchmark can measure what the
+ * comparison costs (bench/jit_warm_bench.c); do not set it otherwise.
  */
 #ifndef PDEXT_JIT_H
 #define PDEXT_JIT_H
