@@ -1,8 +1,9 @@
 /*
- * cmd_list.c - `pdext list SRC...|LIB.so`: what a module offers. For each op in table order:
- * its registered name, inputs and outputs (vector / optional marked), attrs with their
- * Paddle type spellings and defaults, and the grad ops registered for it. Everything comes
- * from the runtime's parse of the declarations (pd_op_*_info), never re-parsed here.
+ * cmd_list.c - `pdext list SRC...|LIB.so`: what a module offers. For each op (forward ops
+ * first, then grad and double grad ops, each group in table order): its registered name,
+ * inputs and outputs (vector / optional marked), attrs with their Paddle type spellings and
+ * defaults, and the grad ops registered for it. Everything comes from the runtime's parse of
+ * the declarations (pd_op_*_info), never re-parsed here.
  */
 #include "pdext_cmd.h"
 

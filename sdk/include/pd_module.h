@@ -32,7 +32,7 @@ typedef struct pd_module_info {
     const pd_api **api_slot;           /* where the runtime stores its table (NULL: no ops) */
     const char *sdk_version;           /* PD_VERSION_STRING of the headers used */
     const char *compiler;              /* the compiler of the unit that emitted this block */
-    pd_invoke_fn invoke;               /* ABI 1.1: C++ invoke hook; NULL: call op code directly */
+    pd_invoke_fn invoke;               /* C++ invoke hook; NULL: call op code directly */
 } pd_module_info;
 
 /* The entry point's name and type, for dlsym. */

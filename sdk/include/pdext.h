@@ -72,7 +72,7 @@ pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, 
                                 int32_t ndim, const int64_t *shape, pd_deleter_fn deleter,
                                 void *user);
 
-/* A dense copy of src's elements (src may be strided) on `place` (CPU -> CPU for now). */
+/* A dense copy of src's elements (src may be strided) on `place` (this runtime: CPU only). */
 pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place);
 /* A new dense tensor of `dtype` with src's values (src may be strided) converted like C
  * conversions (floating -> integral truncates toward zero; real -> complex sets im = 0;

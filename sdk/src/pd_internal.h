@@ -198,7 +198,7 @@ const pd_api *pd__runtime_api(void);
 
 /* "cpu", "gpu:0", "gpu_pinned", "npu:1" (custom), "undefined (type 7)": for messages. */
 void pd__place_format(pd_place place, char *buf, size_t size);
-/* PD_OK if this build can hold memory on `place`: CPU only for now. Otherwise
+/* PD_OK if this build can hold memory on `place`: the CPU only. Otherwise
  * PD_ERR_UNAVAILABLE (GPU, GPU-pinned, custom) or PD_ERR_INVALID_ARGUMENT (undefined, or a
  * CPU place with a device id), with a message naming `who` and the place. */
 pd_status pd__place_check(const char *who, pd_place place);

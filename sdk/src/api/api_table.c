@@ -4,7 +4,7 @@
  * its list line names.
  *
  * It is a constant: modules of any number of registries and threads share it, and it holds
- * no state of its own. The runtime has no extension blocks yet, so `ext` is NULL.
+ * no state of its own. This runtime defines no extension blocks, so `ext` is NULL.
  */
 #include "api/api_impl.h"
 
