@@ -189,6 +189,7 @@ PD_TEST(Binder, APositionalCallOfAPlainOpTakesTheFastCases)
     PD_EXPECT_EQ(pd__runner_stats.fast_inputs - before.fast_inputs, 2);
     PD_EXPECT_EQ(pd__runner_stats.fast_outputs - before.fast_outputs, 2);
     PD_EXPECT_EQ(pd__runner_stats.plain_infers - before.plain_infers, 1);
+    PD_EXPECT_EQ(pd__runner_stats.ready_inputs - before.ready_inputs, 1);
     pd_tensor_release(&a);
     pd_tensor_release(&b);
     pd_tensor_release(&x);
@@ -205,6 +206,7 @@ PD_TEST(Binder, NamedInputsAndVectorInputsLeaveTheFastCaseButBind)
     pd__runner_stats_t before = pd__runner_stats;
     PD_ASSERT_OK(pd_run(reg, "bd_make", &named, 1, NULL, 0, &oa, 1));
     PD_EXPECT_EQ(pd__runner_stats.fast_inputs - before.fast_inputs, 0);
+    PD_EXPECT_EQ(pd__runner_stats.ready_inputs - before.ready_inputs, 0);
     PD_EXPECT_EQ(pd__runner_stats.fast_outputs - before.fast_outputs, 1);
     PD_EXPECT_EQ(out.shape[0], 2);
     pd_tensor_release(&out);

@@ -62,6 +62,8 @@ struct pd_kernel_ctx {
     const pd_op *op;
     pd__phase phase;
     int32_t n_inputs, n_outputs, n_attrs; /* copies of the op's counts */
+    bool inputs_ready; /* the binder saw every input dense and inside its storage, and the op
+                        * takes no strided input: the runner's input step has nothing to do */
 
     pd__in_slot in[PD_MAX_INPUTS];
     pd_attr attrs[PD_MAX_ATTRS]; /* in declared order, named by their declarations */
@@ -112,6 +114,7 @@ typedef struct pd__runner_stats_t {
     uint64_t fast_inputs;
     uint64_t fast_outputs;
     uint64_t plain_infers;
+    uint64_t ready_inputs; /* calls whose input step the binder's checks made unnecessary */
 } pd__runner_stats_t;
 extern _Thread_local pd__runner_stats_t pd__runner_stats __attribute__((tls_model("initial-exec")));
 
