@@ -10,6 +10,9 @@
  *
  * A compiler launcher (ccache, distcc) is not part of the key: it must not change what is
  * built, only how fast.
+ *
+ * A little over 500 lines: the key must see every input the plan reads, so the reading and
+ * the hashing stay side by side in one file.
  */
 #include "jit_internal.h"
 

@@ -19,6 +19,9 @@
  * Versioning: append-only (see pd_base.h). A module may use every member present in the
  * minor version it was built against; PD_API_HAS tests for a newer one. Other parts of the
  * runtime add blocks of functions through the extension chain (pd_api.ext, pd_api_ext).
+ *
+ * Longer than 500 lines because it is the op author's whole context API in one place: every
+ * wrapper with its one-line contract, in C and in C++.
  */
 #ifndef PD_API_H
 #define PD_API_H

@@ -6,6 +6,9 @@
  * 'descr', 'fortran_order' and 'shape' in any order, quoted with ' or ", an optional trailing
  * comma) and refuses everything else with a message saying what it found, because a silently
  * misread array is worse than no array.
+ *
+ * Just over 500 lines: the strict header parser and the writer that must produce exactly
+ * what it accepts are kept together.
  */
 #include "pd_internal.h"
 #include "pdext_npy.h"

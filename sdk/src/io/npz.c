@@ -7,6 +7,9 @@
  * ZipFile.open(force_zip64=True), whose local headers carry 0xFFFFFFFF sizes and the real ones
  * in a zip64 extra field, so the central directory, with the zip64 extra read when present, is
  * the one reliable source). Every member's CRC-32 is checked before its bytes are believed.
+ *
+ * Longer than 500 lines because reading and writing share the zip record layouts defined
+ * here; split, each half would need them from a header of their own.
  */
 #include "pd_internal.h"
 #include "pdext_npy.h"
