@@ -211,10 +211,9 @@ static bool library_intact(const pd__plan *p, const pd__manifest *m, const char 
     bool same = false;
     if ((*why = pd__untrusted_reason(&st)) != NULL) {
         /* never read */
-    } else if (verify_disabled()) {
-        same = true; /* PDEXT_JIT_VERIFY=0: only for measuring what the comparison costs */
-    } else if ((int64_t)st.st_size == id->size && time_ns(&st.st_mtim) == id->mtime_ns &&
-               time_ns(&st.st_ctim) == id->ctime_ns && (uint64_t)st.st_ino == id->ino) {
+    } else if (verify_disabled() /* only for measuring what the comparison costs */ ||
+               ((int64_t)st.st_size == id->size && time_ns(&st.st_mtim) == id->mtime_ns &&
+                time_ns(&st.st_ctim) == id->ctime_ns && (uint64_t)st.st_ino == id->ino)) {
         same = true; /* the warm path: nothing moved */
     } else if (id->size != 0 && (int64_t)st.st_size != id->size) {
         *why = st.st_size == 0 ? "is empty" : "was truncated or replaced (its size changed)";
