@@ -144,7 +144,6 @@ int pdext_attr_convert(const char *op, const pd_attr_info *info, PyObject *value
     pd_attr *a = &slot->attr;
     memset(a, 0, sizeof *a);
     slot->heap = NULL;
-    slot->keep = NULL;
     a->name = info->name;
     a->type = info->type;
     int64_t i64;
@@ -160,8 +159,7 @@ int pdext_attr_convert(const char *op, const pd_attr_info *info, PyObject *value
             return -1;
         a->v.i = (int32_t)i64;
         return 0;
-    case PD_ATTR_INT64:
-        return to_int64(op, info, value, INT64_MIN, INT64_MAX, &a->v.i64);
+    case PD_ATTR_INT64: return to_int64(op, info, value, INT64_MIN, INT64_MAX, &a->v.i64);
     case PD_ATTR_FLOAT:
         if (to_double(op, info, value, &d) < 0)
             return -1;
@@ -187,7 +185,6 @@ void pdext_attr_slot_clear(pdext_attr_slot *slot)
 {
     free(slot->heap);
     slot->heap = NULL;
-    Py_CLEAR(slot->keep);
 }
 
 PyObject *pdext_attr_to_python(const pd_attr *a)
@@ -203,9 +200,9 @@ PyObject *pdext_attr_to_python(const pd_attr *a)
     }
     PyObject *list = PyList_New(a->count);
     for (int32_t i = 0; list != NULL && i < a->count; ++i) {
-        PyObject *v = a->type == PD_ATTR_INTS     ? PyLong_FromLong(a->v.ints[i])
-                      : a->type == PD_ATTR_INT64S ? PyLong_FromLongLong(a->v.int64s[i])
-                      : a->type == PD_ATTR_FLOATS ? PyFloat_FromDouble(a->v.floats[i])
+        PyObject *v = a->type == PD_ATTR_INTS      ? PyLong_FromLong(a->v.ints[i])
+                      : a->type == PD_ATTR_INT64S  ? PyLong_FromLongLong(a->v.int64s[i])
+                      : a->type == PD_ATTR_FLOATS  ? PyFloat_FromDouble(a->v.floats[i])
                       : a->type == PD_ATTR_STRINGS ? PyUnicode_FromString(a->v.strings[i])
                                                    : NULL;
         if (v == NULL) {

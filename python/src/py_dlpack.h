@@ -59,16 +59,22 @@ static inline pd_data_type pdext_dl_to_dtype(pdext_dl_dtype t)
     switch (t.code) {
     case PDEXT_DL_BOOL: return t.bits == 8 ? PD_BOOL : PD_UNDEFINED;
     case PDEXT_DL_INT:
-        return t.bits == 8 ? PD_INT8 : t.bits == 16 ? PD_INT16 : t.bits == 32 ? PD_INT32
-                                                             : t.bits == 64 ? PD_INT64
-                                                                            : PD_UNDEFINED;
+        return t.bits == 8    ? PD_INT8
+               : t.bits == 16 ? PD_INT16
+               : t.bits == 32 ? PD_INT32
+               : t.bits == 64 ? PD_INT64
+                              : PD_UNDEFINED;
     case PDEXT_DL_UINT:
-        return t.bits == 8 ? PD_UINT8 : t.bits == 16 ? PD_UINT16 : t.bits == 32 ? PD_UINT32
-                                                               : t.bits == 64 ? PD_UINT64
-                                                                              : PD_UNDEFINED;
+        return t.bits == 8    ? PD_UINT8
+               : t.bits == 16 ? PD_UINT16
+               : t.bits == 32 ? PD_UINT32
+               : t.bits == 64 ? PD_UINT64
+                              : PD_UNDEFINED;
     case PDEXT_DL_FLOAT:
-        return t.bits == 16 ? PD_FLOAT16 : t.bits == 32 ? PD_FLOAT32 : t.bits == 64 ? PD_FLOAT64
-                                                                                    : PD_UNDEFINED;
+        return t.bits == 16   ? PD_FLOAT16
+               : t.bits == 32 ? PD_FLOAT32
+               : t.bits == 64 ? PD_FLOAT64
+                              : PD_UNDEFINED;
     case PDEXT_DL_BFLOAT: return t.bits == 16 ? PD_BFLOAT16 : PD_UNDEFINED;
     case PDEXT_DL_COMPLEX:
         return t.bits == 64 ? PD_COMPLEX64 : t.bits == 128 ? PD_COMPLEX128 : PD_UNDEFINED;

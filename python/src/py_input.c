@@ -22,20 +22,37 @@ static pd_data_type numpy_dtype(const PyArray_Descr *d)
     switch (d->kind) {
     case 'b': return d->elsize == 1 ? PD_BOOL : PD_UNDEFINED;
     case 'i':
-        return d->elsize == 1 ? PD_INT8 : d->elsize == 2 ? PD_INT16 : d->elsize == 4 ? PD_INT32
-                                                                  : d->elsize == 8 ? PD_INT64
-                                                                                   : PD_UNDEFINED;
+        return d->elsize == 1   ? PD_INT8
+               : d->elsize == 2 ? PD_INT16
+               : d->elsize == 4 ? PD_INT32
+               : d->elsize == 8 ? PD_INT64
+                                : PD_UNDEFINED;
     case 'u':
-        return d->elsize == 1 ? PD_UINT8 : d->elsize == 2 ? PD_UINT16 : d->elsize == 4 ? PD_UINT32
-                                                                    : d->elsize == 8 ? PD_UINT64
-                                                                                     : PD_UNDEFINED;
+        return d->elsize == 1   ? PD_UINT8
+               : d->elsize == 2 ? PD_UINT16
+               : d->elsize == 4 ? PD_UINT32
+               : d->elsize == 8 ? PD_UINT64
+                                : PD_UNDEFINED;
     case 'f':
-        return d->elsize == 2 ? PD_FLOAT16 : d->elsize == 4 ? PD_FLOAT32 : d->elsize == 8
-                                                                             ? PD_FLOAT64
-                                                                             : PD_UNDEFINED;
+        return d->elsize == 2   ? PD_FLOAT16
+               : d->elsize == 4 ? PD_FLOAT32
+               : d->elsize == 8 ? PD_FLOAT64
+                                : PD_UNDEFINED;
     case 'c': return d->elsize == 8 ? PD_COMPLEX64 : d->elsize == 16 ? PD_COMPLEX128 : PD_UNDEFINED;
     default: return PD_UNDEFINED;
     }
+}
+
+/* "custom_relu(): input 'X'" (or 'X'[2] for an item of a vector input), formatted only
+ * when a message needs it: formatting on every call would cost more than the call. */
+static const char *input_text(const pdext_input_name *who)
+{
+    static _Thread_local char buf[256];
+    if (who->index >= 0)
+        snprintf(buf, sizeof buf, "%s(): input '%s'[%zd]", who->op, who->input, who->index);
+    else
+        snprintf(buf, sizeof buf, "%s(): input '%s'", who->op, who->input);
+    return buf;
 }
 
 /* Row-major strides of a dense tensor, as the runtime fills them. */
@@ -48,7 +65,7 @@ static void fill_dense_strides(pd_tensor *t)
     }
 }
 
-static int borrow_numpy(PyArrayObject *a, bool writable, const char *what, pd_tensor *t)
+static int borrow_numpy(PyArrayObject *a, bool writable, const pdext_input_name *who, pd_tensor *t)
 {
     PyArray_Descr *descr = PyArray_DESCR(a);
     pd_data_type dtype = numpy_dtype(descr);
@@ -57,7 +74,7 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const char *what, pd_te
         PyErr_Format(PyExc_TypeError,
                      "%s is a numpy array of dtype %U, which pdext has no dtype for (it takes "
                      "bool, int8..int64, uint8..uint64, float16/32/64, complex64/128)",
-                     what, name);
+                     input_text(who), name);
         Py_XDECREF(name);
         return -1;
     }
@@ -65,25 +82,26 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const char *what, pd_te
         PyErr_Format(PyExc_ValueError,
                      "%s has non-native byte order; convert it first (a.astype(a.dtype."
                      "newbyteorder('=')))",
-                     what);
+                     input_text(who));
         return -1;
     }
     int ndim = PyArray_NDIM(a);
     if (ndim > PD_MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "%s has %d dimensions; pdext tensors have at most %d", what,
-                     ndim, PD_MAX_DIMS);
+        PyErr_Format(PyExc_ValueError, "%s has %d dimensions; pdext tensors have at most %d",
+                     input_text(who), ndim, PD_MAX_DIMS);
         return -1;
     }
     if (writable && !PyArray_ISWRITEABLE(a)) {
         PyErr_Format(PyExc_ValueError,
                      "%s is a read-only array, but the op writes it in place; pass a writable "
                      "array (a.copy())",
-                     what);
+                     input_text(who));
         return -1;
     }
     if (!PyArray_ISALIGNED(a)) {
         PyErr_Format(PyExc_ValueError,
-                     "%s is not aligned for its dtype; pass an aligned copy (a.copy())", what);
+                     "%s is not aligned for its dtype; pass an aligned copy (a.copy())",
+                     input_text(who));
         return -1;
     }
     memset(t, 0, sizeof *t);
@@ -106,7 +124,7 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const char *what, pd_te
             PyErr_Format(PyExc_ValueError,
                          "%s has a stride of %lld bytes in dim %d, not a multiple of its "
                          "%lld-byte elements; pass a copy (a.copy())",
-                         what, (long long)strides[d], d, (long long)size);
+                         input_text(who), (long long)strides[d], d, (long long)size);
             return -1;
         }
         t->strides[d] = strides[d] / size;
@@ -117,7 +135,7 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const char *what, pd_te
 
 /* DLPack capsule of `obj` (its __dlpack__(), or obj itself when it is a capsule), consumed:
  * renamed "used_dltensor". Returns the managed tensor, or NULL with an exception. */
-static pdext_dl_managed *dlpack_take(PyObject *obj, const char *what)
+static pdext_dl_managed *dlpack_take(PyObject *obj, const pdext_input_name *who)
 {
     PyObject *capsule;
     if (PyCapsule_CheckExact(obj)) {
@@ -130,7 +148,7 @@ static pdext_dl_managed *dlpack_take(PyObject *obj, const char *what)
             PyErr_Format(PyExc_TypeError,
                          "%s is a %.100s, which is neither a numpy array, a pdext.Tensor nor an "
                          "object with __dlpack__",
-                         what, Py_TYPE(obj)->tp_name);
+                         input_text(who), Py_TYPE(obj)->tp_name);
             return NULL;
         }
         capsule = PyObject_CallNoArgs(method);
@@ -144,7 +162,7 @@ static pdext_dl_managed *dlpack_take(PyObject *obj, const char *what)
         PyErr_Format(PyExc_ValueError,
                      "%s: the DLPack capsule was consumed already (a capsule can be used once); "
                      "pass the tensor itself",
-                     what);
+                     input_text(who));
         Py_DECREF(capsule);
         return NULL;
     }
@@ -163,13 +181,13 @@ static void dlpack_drop(pdext_dl_managed *m)
 }
 
 /* Fills *t from a DLPack tensor (borrowed: no storage); -1 with an exception. */
-static int borrow_dl(const pdext_dl_tensor *dl, const char *what, pd_tensor *t)
+static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_tensor *t)
 {
     if (dl->device.device_type != PDEXT_DL_CPU && dl->device.device_type != PDEXT_DL_CUDA_HOST) {
         PyErr_Format(PyExc_ValueError,
                      "%s is on DLPack device type %d; pdext's Python front takes CPU memory "
                      "(move it with .cpu())",
-                     what, (int)dl->device.device_type);
+                     input_text(who), (int)dl->device.device_type);
         return -1;
     }
     pd_data_type dtype = pdext_dl_to_dtype(dl->dtype);
@@ -177,12 +195,12 @@ static int borrow_dl(const pdext_dl_tensor *dl, const char *what, pd_tensor *t)
         PyErr_Format(PyExc_TypeError,
                      "%s has DLPack dtype (code %d, %d bits, %d lanes), which pdext has no dtype "
                      "for",
-                     what, dl->dtype.code, dl->dtype.bits, dl->dtype.lanes);
+                     input_text(who), dl->dtype.code, dl->dtype.bits, dl->dtype.lanes);
         return -1;
     }
     if (dl->ndim < 0 || dl->ndim > PD_MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "%s has %d dimensions; pdext tensors have at most %d", what,
-                     (int)dl->ndim, PD_MAX_DIMS);
+        PyErr_Format(PyExc_ValueError, "%s has %d dimensions; pdext tensors have at most %d",
+                     input_text(who), (int)dl->ndim, PD_MAX_DIMS);
         return -1;
     }
     memset(t, 0, sizeof *t);
@@ -205,38 +223,38 @@ static int borrow_dl(const pdext_dl_tensor *dl, const char *what, pd_tensor *t)
     size_t align = pd_dtype_is_complex(dtype) ? pd_dtype_size(dtype) / 2 : pd_dtype_size(dtype);
     if (pd_numel(t) > 0 && (uintptr_t)t->data % align != 0) {
         PyErr_Format(PyExc_ValueError, "%s is not aligned for its dtype; pass an aligned copy",
-                     what);
+                     input_text(who));
         return -1;
     }
     return 0;
 }
 
-int pdext_input_borrow(PyObject *obj, bool writable, const char *what, pd_tensor *t,
+int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
                        pdext_borrow *b)
 {
     b->buffer_owner = NULL;
     b->dl_managed = NULL;
     if (PyArray_Check(obj))
-        return borrow_numpy((PyArrayObject *)obj, writable, what, t);
+        return borrow_numpy((PyArrayObject *)obj, writable, who, t);
     if (Py_TYPE(obj) == &pdext_TensorType) {
         /* The Tensor's own reference serves the call: the caller's arguments keep it alive. */
         *t = ((pdext_TensorObject *)obj)->t;
         return 0;
     }
     if (obj == Py_None) {
-        PyErr_Format(PyExc_TypeError, "%s is None, but it is not optional", what);
+        PyErr_Format(PyExc_TypeError, "%s is None, but it is not optional", input_text(who));
         return -1;
     }
     if (PyArray_IsAnyScalar(obj) || PyList_Check(obj) || PyTuple_Check(obj)) {
         PyErr_Format(PyExc_TypeError,
-                     "%s is a %.100s; pass an array (numpy.asarray(...)) or a tensor", what,
-                     Py_TYPE(obj)->tp_name);
+                     "%s is a %.100s; pass an array (numpy.asarray(...)) or a tensor",
+                     input_text(who), Py_TYPE(obj)->tp_name);
         return -1;
     }
-    pdext_dl_managed *m = dlpack_take(obj, what);
+    pdext_dl_managed *m = dlpack_take(obj, who);
     if (m == NULL)
         return -1;
-    if (borrow_dl(&m->dl_tensor, what, t) < 0) {
+    if (borrow_dl(&m->dl_tensor, who, t) < 0) {
         dlpack_drop(m);
         return -1;
     }
@@ -249,6 +267,34 @@ void pdext_borrow_release(pdext_borrow *b)
     Py_CLEAR(b->buffer_owner);
     dlpack_drop(b->dl_managed);
     b->dl_managed = NULL;
+}
+
+/* A tensor holding a storage reference over the memory of borrowed view *v (one storage
+ * over every element the view reaches, then the view on it); `deleter` runs when it goes. */
+static pd_status wrap_memory(const pd_tensor *v, pd_deleter_fn deleter, void *user, pd_tensor *out)
+{
+    int64_t lo = 0, hi = 0, n = pd_numel(v);
+    for (int32_t d = 0; d < v->ndim && n > 0; ++d) {
+        int64_t reach = (v->shape[d] - 1) * pd_stride(v, d);
+        if (reach < 0)
+            lo += reach;
+        else
+            hi += reach;
+    }
+    int64_t extent = n > 0 ? hi - lo + 1 : 0;
+    void *base = (char *)v->data + lo * (int64_t)pd_dtype_size(v->dtype);
+    pd_tensor storage = PD_TENSOR_UNDEFINED;
+    pd_status st = pd_tensor_from_buffer(&storage, base, v->dtype, pd_place_cpu(), 1, &extent,
+                                         deleter, user);
+    if (st != PD_OK)
+        return st;
+    int64_t strides[PD_MAX_DIMS];
+    for (int32_t d = 0; d < v->ndim; ++d)
+        strides[d] = pd_stride(v, d);
+    memset(out, 0, sizeof *out);
+    st = pd_tensor_as_strided(out, &storage, v->ndim, v->shape, strides, -lo);
+    pd_tensor_release(&storage);
+    return st;
 }
 
 /* --- pdext.from_dlpack --------------------------------------------------------------------- */
@@ -270,43 +316,39 @@ PyObject *pdext_from_dlpack(PyObject *self, PyObject *obj)
         Py_INCREF(obj);
         return obj;
     }
-    static const char what[] = "pdext.from_dlpack(): the argument";
-    pdext_dl_managed *m = dlpack_take(obj, what);
+    static const pdext_input_name who = {"pdext.from_dlpack", "obj", -1};
+    pdext_dl_managed *m = dlpack_take(obj, &who);
     if (m == NULL)
         return NULL;
     pd_tensor view;
-    if (borrow_dl(&m->dl_tensor, what, &view) < 0) {
+    if (borrow_dl(&m->dl_tensor, &who, &view) < 0) {
         dlpack_drop(m);
         return NULL;
     }
-    /* One storage over every element the view reaches, then the view on it. */
-    int64_t lo = 0, hi = 0, n = pd_numel(&view);
-    for (int32_t d = 0; d < view.ndim && n > 0; ++d) {
-        int64_t reach = (view.shape[d] - 1) * pd_stride(&view, d);
-        if (reach < 0)
-            lo += reach;
-        else
-            hi += reach;
-    }
-    int64_t extent = n > 0 ? hi - lo + 1 : 0;
-    size_t elem = pd_dtype_size(view.dtype);
-    void *base = (char *)view.data + lo * (int64_t)elem;
-    pd_tensor storage, out;
-    memset(&storage, 0, sizeof storage);
-    memset(&out, 0, sizeof out);
-    if (pd_tensor_from_buffer(&storage, base, view.dtype, pd_place_cpu(), 1, &extent,
-                              dl_storage_deleter, m) != PD_OK) {
+    pd_tensor out;
+    pd_status st = wrap_memory(&view, dl_storage_deleter, m, &out);
+    if (st != PD_OK) {
         dlpack_drop(m);
-        return pdext_raise_status(pd_last_status(), "pdext.from_dlpack");
-    }
-    int64_t strides[PD_MAX_DIMS];
-    for (int32_t d = 0; d < view.ndim; ++d)
-        strides[d] = pd_stride(&view, d);
-    pd_status st = pd_tensor_as_strided(&out, &storage, view.ndim, view.shape, strides, -lo);
-    pd_tensor_release(&storage);
-    if (st != PD_OK)
         return pdext_raise_status(st, "pdext.from_dlpack");
+    }
     return pdext_tensor_wrap(&out);
+}
+
+int pdext_tensor_own(pd_tensor *t)
+{
+    pd_tensor view, copy = PD_TENSOR_UNDEFINED;
+    pd_status st = wrap_memory(t, NULL, NULL, &view);
+    memset(t, 0, sizeof *t);
+    if (st == PD_OK) {
+        st = pd_tensor_copy_to(&copy, &view, pd_place_cpu());
+        pd_tensor_release(&view);
+    }
+    if (st != PD_OK) {
+        pdext_raise_status(st, NULL);
+        return -1;
+    }
+    *t = copy;
+    return 0;
 }
 
 /* --- DLPack export -------------------------------------------------------------------------- */

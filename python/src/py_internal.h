@@ -65,13 +65,25 @@ typedef struct pdext_borrow {
     void *dl_managed;       /* a consumed DLManagedTensor to hand back to its deleter */
 } pdext_borrow;
 
+/* Names an input in messages: op "custom_concat", input "X", index 2 for X[2] (-1: not a
+ * vector input). */
+typedef struct pdext_input_name {
+    const char *op;
+    const char *input;
+    Py_ssize_t index;
+} pdext_input_name;
+
 /* Fills *t as a borrowed view (no storage reference) of `obj`: a numpy array, a pdext.Tensor
- * or any object with __dlpack__. `writable` refuses read-only memory (inplace inputs). `what`
+ * or any object with __dlpack__. `writable` refuses read-only memory (inplace inputs). `who`
  * names the argument in messages ("custom_relu(): input 'X'"). Returns 0, or -1 with a
  * TypeError / ValueError set; *b gets what pdext_borrow_release must drop afterwards. */
-int pdext_input_borrow(PyObject *obj, bool writable, const char *what, pd_tensor *t,
+int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
                        pdext_borrow *b);
 void pdext_borrow_release(pdext_borrow *b);
+
+/* Replaces borrowed tensor *t (no storage: it points into an input's memory) by a dense copy
+ * that owns its memory. 0, or -1 with an exception (*t is then undefined). */
+int pdext_tensor_own(pd_tensor *t);
 
 /* pdext.from_dlpack(obj): a Tensor over obj's memory (zero-copy; CPU only). */
 PyObject *pdext_from_dlpack(PyObject *self, PyObject *obj);
@@ -86,7 +98,6 @@ typedef struct pdext_attr_slot {
     pd_attr attr;
     void *heap; /* malloc'd elements of a long vector, or NULL */
     int64_t buf[8];
-    PyObject *keep; /* strings' owners (a list of bytes objects), or NULL */
 } pdext_attr_slot;
 
 /* Converts `value` to the declared type of attr `info` into *slot. Returns 0, or -1 with a

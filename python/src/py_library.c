@@ -43,13 +43,13 @@ static PyObject *library_path(pdext_LibraryObject *self, void *unused)
     return PyUnicode_DecodeFSDefault(pd_module_path(self->module));
 }
 
-static PyMethodDef library_methods[] = {
-    {"ops", (PyCFunction)library_ops, METH_NOARGS, "The module's ops as callables."},
-    {NULL, NULL, 0, NULL}};
+static PyMethodDef library_methods[] = {{"ops", (PyCFunction)library_ops, METH_NOARGS,
+                                         "The module's ops as callables."},
+                                        {NULL, NULL, 0, NULL}};
 
-static PyGetSetDef library_getset[] = {
-    {"path", (getter)library_path, NULL, "Path of the loaded library.", NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
+static PyGetSetDef library_getset[] = {{"path", (getter)library_path, NULL,
+                                        "Path of the loaded library.", NULL},
+                                       {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject pdext_LibraryType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pdext._pdext.Library",
@@ -201,15 +201,14 @@ static int inline_list_fill(PyObject *seq, inline_list *l)
 PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kw[] = {"name",         "sources",         "inline_sources", "cflags",
-                         "cuda_cflags",  "ldflags",         "include_dirs",   "build_directory",
-                         "verbose",      NULL};
+    static char *kw[] = {"name",    "sources",      "inline_sources",  "cflags",  "cuda_cflags",
+                         "ldflags", "include_dirs", "build_directory", "verbose", NULL};
     const char *name = NULL;
     PyObject *sources = NULL, *inl = NULL, *cflags = NULL, *cuda = NULL, *ldflags = NULL;
     PyObject *incs = NULL, *build_dir = NULL;
     int verbose = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|OOOOOOp", kw, &name, &sources, &inl,
-                                     &cflags, &cuda, &ldflags, &incs, &build_dir, &verbose))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|OOOOOOp", kw, &name, &sources, &inl, &cflags,
+                                     &cuda, &ldflags, &incs, &build_dir, &verbose))
         return NULL;
     string_list src = {0}, cf = {0}, cu = {0}, ld = {0}, inc = {0};
     inline_list in = {0};

@@ -40,23 +40,23 @@ static PyObject *module_version(PyObject *self, PyObject *unused)
     return PyUnicode_FromString(pd_version());
 }
 
-static PyMethodDef module_methods[] = {
-    {"load", (PyCFunction)(void (*)(void))pdext_load, METH_VARARGS | METH_KEYWORDS,
-     "load(name, sources, inline_sources=None, cflags=None, cuda_cflags=None, ldflags=None, "
-     "include_dirs=None, build_directory=None, verbose=False) -> Library\n"
-     "JIT-builds (or finds in the cache) and loads a module."},
-    {"load_library", pdext_load_library, METH_O,
-     "load_library(path) -> Library\nLoads a prebuilt op library."},
-    {"from_dlpack", pdext_from_dlpack, METH_O,
-     "from_dlpack(obj) -> Tensor\nA pdext.Tensor over the memory of obj (any object with "
-     "__dlpack__, or a DLPack capsule), without copying. CPU memory only."},
-    {"version", module_version, METH_NOARGS, "The version of libpdext in use."},
-    {NULL, NULL, 0, NULL}};
+static PyMethodDef module_methods[] =
+    {{"load", (PyCFunction)(void (*)(void))pdext_load, METH_VARARGS | METH_KEYWORDS,
+      "load(name, sources, inline_sources=None, cflags=None, cuda_cflags=None, ldflags=None, "
+      "include_dirs=None, build_directory=None, verbose=False) -> Library\n"
+      "JIT-builds (or finds in the cache) and loads a module."},
+     {"load_library", pdext_load_library, METH_O,
+      "load_library(path) -> Library\nLoads a prebuilt op library."},
+     {"from_dlpack", pdext_from_dlpack, METH_O,
+      "from_dlpack(obj) -> Tensor\nA pdext.Tensor over the memory of obj (any object with "
+      "__dlpack__, or a DLPack capsule), without copying. CPU memory only."},
+     {"version", module_version, METH_NOARGS, "The version of libpdext in use."},
+     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, .m_name = "pdext._pdext",
-    .m_doc = "The C core of the pdext package: loading op libraries and calling their ops.",
-    .m_size = -1, .m_methods = module_methods};
+static struct PyModuleDef module_def =
+    {PyModuleDef_HEAD_INIT, .m_name = "pdext._pdext",
+     .m_doc = "The C core of the pdext package: loading op libraries and calling their ops.",
+     .m_size = -1, .m_methods = module_methods};
 
 static int add_type(PyObject *m, PyTypeObject *type, const char *name)
 {

@@ -30,8 +30,8 @@ typedef struct pdext_OpObject {
     pd_arg_info in[PD_MAX_INPUTS];
     pd_arg_info out[PD_MAX_OUTPUTS];
     pd_attr_info attr[PD_MAX_ATTRS];
-    PyObject *in_names[PD_MAX_INPUTS];   /* Python names of inputs (interned) */
-    PyObject *attr_names[PD_MAX_ATTRS];  /* and of attrs */
+    PyObject *in_names[PD_MAX_INPUTS];     /* Python names of inputs (interned) */
+    PyObject *attr_names[PD_MAX_ATTRS];    /* and of attrs */
     int32_t inplace_input[PD_MAX_OUTPUTS]; /* input an output is written into, or -1 */
     bool in_written[PD_MAX_INPUTS];        /* the op writes this input in place */
     PyObject *result_type;                 /* namedtuple for several outputs, else NULL */
@@ -114,14 +114,21 @@ static int describe(pdext_OpObject *self)
     if (doc == NULL || sig == NULL)
         goto fail;
     Py_SETREF(sig, PyUnicode_FromFormat("%U)", sig));
-    Py_SETREF(doc, PyUnicode_FromFormat("%U)\n\nThe pdext op '%s' (%s:%d).\n\nInputs:", doc,
-                                        self->name, pd_op_definition(self->op)->file,
-                                        (int)pd_op_definition(self->op)->line));
+    /* With a signature, help() prints the call line itself; without one, the doc starts
+     * with it (the convention of builtins). */
+    if (sig_ok)
+        Py_SETREF(doc, PyUnicode_FromString(""));
+    else
+        Py_SETREF(doc, PyUnicode_FromFormat("%U)\n\n", doc));
+    if (doc != NULL)
+        Py_SETREF(doc, PyUnicode_FromFormat("%UThe pdext op '%s' (%s:%d).\n\nInputs:", doc,
+                                            self->name, pd_op_definition(self->op)->file,
+                                            (int)pd_op_definition(self->op)->line));
     for (int32_t i = 0; doc != NULL && i < self->n_in; ++i)
-        Py_SETREF(doc, PyUnicode_FromFormat("%U\n    %U: %s (declared \"%s\")%s", doc,
-                                            self->in_names[i], arg_kind(&self->in[i]),
-                                            self->in[i].decl,
-                                            self->in_written[i] ? ", written in place" : ""));
+        Py_SETREF(doc,
+                  PyUnicode_FromFormat("%U\n    %U: %s (declared \"%s\")%s", doc, self->in_names[i],
+                                       arg_kind(&self->in[i]), self->in[i].decl,
+                                       self->in_written[i] ? ", written in place" : ""));
     if (doc != NULL && self->n_attr > 0)
         Py_SETREF(doc, PyUnicode_FromFormat("%U\n\nAttrs:", doc));
     for (int32_t j = 0; doc != NULL && j < self->n_attr; ++j)
@@ -138,8 +145,7 @@ static int describe(pdext_OpObject *self)
                                                 self->out[o].name, kind,
                                                 self->in[self->inplace_input[o]].name));
         else
-            Py_SETREF(doc,
-                      PyUnicode_FromFormat("%U\n    %s: %s", doc, self->out[o].name, kind));
+            Py_SETREF(doc, PyUnicode_FromFormat("%U\n    %s: %s", doc, self->out[o].name, kind));
     }
     if (doc == NULL)
         goto fail;
@@ -170,9 +176,16 @@ static int make_result_type(pdext_OpObject *self)
         PyList_SET_ITEM(fields, o, n);
     }
     PyObject *collections = fields ? PyImport_ImportModule("collections") : NULL;
-    if (collections != NULL)
-        self->result_type = PyObject_CallMethod(collections, "namedtuple", "sOO",
-                                                self->name, fields, Py_False);
+    PyObject *namedtuple = collections ? PyObject_GetAttrString(collections, "namedtuple") : NULL;
+    if (namedtuple != NULL) {
+        PyObject *args = Py_BuildValue("(sO)", self->name, fields);
+        PyObject *kwargs = Py_BuildValue("{s:O}", "rename", Py_True);
+        if (args != NULL && kwargs != NULL)
+            self->result_type = PyObject_Call(namedtuple, args, kwargs);
+        Py_XDECREF(args);
+        Py_XDECREF(kwargs);
+        Py_DECREF(namedtuple);
+    }
     Py_XDECREF(collections);
     Py_XDECREF(fields);
     return self->result_type != NULL ? 0 : -1;
@@ -399,10 +412,10 @@ static int sort_arguments(const pdext_OpObject *self, PyObject *const *args, Py_
         if (slot == NULL) {
             PyObject *known = PyUnicode_FromString("");
             for (int32_t i = 0; known && i < self->n_in + self->n_attr; ++i)
-                Py_SETREF(known, PyUnicode_FromFormat(
-                                     "%U%s'%U'", known, i ? ", " : "",
-                                     i < self->n_in ? self->in_names[i]
-                                                    : self->attr_names[i - self->n_in]));
+                Py_SETREF(known,
+                          PyUnicode_FromFormat("%U%s'%U'", known, i ? ", " : "",
+                                               i < self->n_in ? self->in_names[i]
+                                                              : self->attr_names[i - self->n_in]));
             if (known != NULL)
                 PyErr_Format(PyExc_TypeError,
                              "%s() got an unexpected keyword argument '%U' (it takes %U)",
@@ -447,7 +460,6 @@ static int bind_inputs(const pdext_OpObject *self, call_state *cs)
             return -1;
         }
     }
-    char what[192];
     for (int32_t i = 0; i < self->n_in; ++i) {
         PyObject *o = cs->in_obj[i];
         pd_arg *arg = &cs->in_args[i];
@@ -460,12 +472,8 @@ static int bind_inputs(const pdext_OpObject *self, call_state *cs)
         Py_ssize_t n = vec ? PySequence_Fast_GET_SIZE(o) : 1;
         PyObject **items = vec ? PySequence_Fast_ITEMS(o) : &o;
         for (Py_ssize_t k = 0; k < n; ++k) {
-            if (vec)
-                snprintf(what, sizeof what, "%s(): input '%s'[%zd]", self->name,
-                         self->in[i].name, k);
-            else
-                snprintf(what, sizeof what, "%s(): input '%s'", self->name, self->in[i].name);
-            if (pdext_input_borrow(items[k], self->in_written[i], what, &cs->tin[cs->n_tin],
+            pdext_input_name who = {self->name, self->in[i].name, vec ? k : -1};
+            if (pdext_input_borrow(items[k], self->in_written[i], &who, &cs->tin[cs->n_tin],
                                    &cs->borrows[cs->n_borrowed]) < 0)
                 return -1;
             cs->n_borrowed++;
@@ -482,6 +490,8 @@ static int bind_attrs(const pdext_OpObject *self, call_state *cs, int32_t *n_att
 {
     int32_t n = 0;
     for (int32_t j = 0; j < self->n_attr; ++j) {
+        cs->slots[j].heap = NULL;
+        cs->n_slots = j + 1;
         if (cs->attr_obj[j] == NULL) {
             if (!self->attr[j].has_default) {
                 PyErr_Format(PyExc_TypeError, "%s(): missing required attr '%s' (declared '%s')",
@@ -490,11 +500,8 @@ static int bind_attrs(const pdext_OpObject *self, call_state *cs, int32_t *n_att
             }
             continue;
         }
-        if (pdext_attr_convert(self->name, &self->attr[j], cs->attr_obj[j], &cs->slots[j]) < 0) {
-            cs->n_slots = j + 1;
+        if (pdext_attr_convert(self->name, &self->attr[j], cs->attr_obj[j], &cs->slots[j]) < 0)
             return -1;
-        }
-        cs->n_slots = j + 1;
         cs->attrs[n++] = cs->slots[j].attr;
     }
     *n_attrs = n;
@@ -533,16 +540,10 @@ static int bind_outputs(const pdext_OpObject *self, call_state *cs)
 /* One result object for output tensor *t (whose reference it takes). */
 static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor *t)
 {
-    if (t->storage == NULL) {
-        /* The op handed back (a view of) a borrowed input: copy it so that the result owns
-         * its memory. */
-        pd_tensor copy = PD_TENSOR_UNDEFINED;
-        pd_status st = pd_tensor_copy_to(&copy, t, t->place);
-        memset(t, 0, sizeof *t);
-        if (st != PD_OK)
-            return pdext_raise_status(st, NULL);
-        *t = copy;
-    }
+    /* The op handed back (a view of) a borrowed input: copy it so that the result owns its
+     * memory. */
+    if (t->storage == NULL && pdext_tensor_own(t) < 0)
+        return NULL;
     if (kind == RESULT_NUMPY)
         return pdext_tensor_to_numpy(t);
     PyObject *tensor = pdext_tensor_wrap(t);
@@ -635,8 +636,8 @@ static PyObject *op_vectorcall(PyObject *callable, PyObject *const *args, size_t
         goto done;
     /* The kernel runs without the GIL: other Python threads go on meanwhile. */
     PyThreadState *ts = PyEval_SaveThread();
-    pd_status st =
-        pd_op_run(self->op, cs.in_args, self->n_in, cs.attrs, n_attrs, cs.out_args, self->n_out);
+    pd_status st = pd_op_run(self->op, cs.in_args, self->n_in, cs.attrs, n_attrs, cs.out_args,
+                             self->n_out);
     PyEval_RestoreThread(ts);
     if (st != PD_OK) {
         cs.n_tout = 0; /* a failed run wrote nothing */

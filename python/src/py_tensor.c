@@ -47,8 +47,8 @@ PyObject *pdext_tensor_wrap(pd_tensor *t)
     memset(t, 0, sizeof *t);
     for (int32_t d = 0; d < self->t.ndim; ++d) {
         self->view_shape[d] = (Py_ssize_t)self->t.shape[d];
-        self->view_strides[d] =
-            (Py_ssize_t)(pd_stride(&self->t, d) * (int64_t)pd_dtype_size(self->t.dtype));
+        self->view_strides[d] = (Py_ssize_t)(pd_stride(&self->t, d) *
+                                             (int64_t)pd_dtype_size(self->t.dtype));
     }
     return (PyObject *)self;
 }
@@ -207,19 +207,20 @@ static PyObject *tensor_repr(pdext_TensorObject *self)
                                 pd_place_type_name(&self->t.place));
 }
 
-static PyMethodDef tensor_methods[] = {
-    {"numpy", (PyCFunction)tensor_numpy, METH_NOARGS,
-     "A numpy array over this tensor's memory (no copy)."},
-    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
-     "DLPack export (a 'dltensor' capsule); the consumer shares this tensor's memory."},
-    {"__dlpack_device__", (PyCFunction)tensor_dlpack_device, METH_NOARGS,
-     "(device type, device id) in DLPack's numbering."},
-    {NULL, NULL, 0, NULL}};
+static PyMethodDef tensor_methods[] =
+    {{"numpy", (PyCFunction)tensor_numpy, METH_NOARGS,
+      "A numpy array over this tensor's memory (no copy)."},
+     {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
+      "DLPack export (a 'dltensor' capsule); the consumer shares this tensor's memory."},
+     {"__dlpack_device__", (PyCFunction)tensor_dlpack_device, METH_NOARGS,
+      "(device type, device id) in DLPack's numbering."},
+     {NULL, NULL, 0, NULL}};
 
-static PyGetSetDef tensor_getset[] = {
-    {"shape", (getter)tensor_shape, NULL, "The shape, a tuple of ints.", NULL},
-    {"dtype", (getter)tensor_dtype, NULL, "The dtype's name (\"float32\", ...).", NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
+static PyGetSetDef tensor_getset[] = {{"shape", (getter)tensor_shape, NULL,
+                                       "The shape, a tuple of ints.", NULL},
+                                      {"dtype", (getter)tensor_dtype, NULL,
+                                       "The dtype's name (\"float32\", ...).", NULL},
+                                      {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject pdext_TensorType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pdext.Tensor",
