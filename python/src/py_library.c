@@ -250,7 +250,10 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
         st = pd_jit_load(reg, &o, &module);
     if (st != PD_OK) {
         pd_registry_destroy(reg);
-        pdext_raise_status(st, NULL);
+        /* Ctrl-C during a build stops Ninja (same process group) and fails the load; the
+         * KeyboardInterrupt is what the user should see, not the build's error. */
+        if (PyErr_CheckSignals() == 0)
+            pdext_raise_status(st, NULL);
         goto done;
     }
     result = library_make(reg, module);

@@ -537,6 +537,39 @@ static int bind_outputs(const pdext_OpObject *self, call_state *cs)
     return 0;
 }
 
+/* The from_dlpack of the top-level module of `type` (torch.from_dlpack for torch.Tensor), or
+ * NULL (no exception) when it has none. The last type asked about is remembered: looking the
+ * function up costs more than the op call. */
+static PyObject *foreign_from_dlpack(PyTypeObject *type)
+{
+    static PyObject *cached_type;
+    static PyObject *cached_fn;
+    if ((PyObject *)type == cached_type && cached_fn != NULL)
+        return cached_fn;
+    PyObject *modname = PyObject_GetAttrString((PyObject *)type, "__module__");
+    PyObject *dot = PyUnicode_FromString(".");
+    PyObject *fn = NULL;
+    if (modname != NULL && dot != NULL && PyUnicode_Check(modname)) {
+        PyObject *top = PyUnicode_Partition(modname, dot);
+        PyObject *mod = top ? PyImport_Import(PyTuple_GET_ITEM(top, 0)) : NULL;
+        if (mod != NULL && PyObject_HasAttrString(mod, "from_dlpack"))
+            fn = PyObject_GetAttrString(mod, "from_dlpack");
+        Py_XDECREF(mod);
+        Py_XDECREF(top);
+    }
+    Py_XDECREF(modname);
+    Py_XDECREF(dot);
+    PyErr_Clear(); /* a module that cannot be imported just has no from_dlpack */
+    if (fn == NULL)
+        return NULL;
+    /* The cache holds references to both, so the type cannot be freed and its address reused
+     * by another while it is remembered. */
+    Py_XSETREF(cached_fn, fn);
+    Py_INCREF(type);
+    Py_XSETREF(cached_type, (PyObject *)type);
+    return cached_fn;
+}
+
 /* One result object for output tensor *t (whose reference it takes). */
 static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor *t)
 {
@@ -550,21 +583,15 @@ static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor
     if (tensor == NULL || kind == RESULT_TENSOR)
         return tensor;
     /* Another framework's tensor: its top-level module's from_dlpack (torch.from_dlpack). */
-    PyObject *modname = PyObject_GetAttrString((PyObject *)Py_TYPE(first), "__module__");
-    PyObject *result = NULL;
-    PyObject *dot = PyUnicode_FromString(".");
-    if (modname != NULL && dot != NULL && PyUnicode_Check(modname)) {
-        PyObject *top = PyUnicode_Partition(modname, dot);
-        PyObject *mod = top ? PyImport_Import(PyTuple_GET_ITEM(top, 0)) : NULL;
-        if (mod != NULL && PyObject_HasAttrString(mod, "from_dlpack"))
-            result = PyObject_CallMethod(mod, "from_dlpack", "O", tensor);
-        Py_XDECREF(mod);
-        Py_XDECREF(top);
-    }
-    Py_XDECREF(modname);
-    Py_XDECREF(dot);
-    if (result == NULL && !PyErr_Occurred())
+    PyObject *from_dlpack = foreign_from_dlpack(Py_TYPE(first));
+    if (from_dlpack == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(tensor);
+            return NULL;
+        }
         return tensor; /* no from_dlpack: the pdext.Tensor itself */
+    }
+    PyObject *result = PyObject_CallOneArg(from_dlpack, tensor);
     Py_DECREF(tensor);
     return result;
 }
