@@ -115,3 +115,14 @@ def test_warm_load_runs_no_build_tool(relu, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "2.0"
     assert not mark.exists()
+
+
+def test_verbose_load_logs_the_compiler_commands_to_stderr(pdext, tmp_path, capfd):
+    src = '#include "extension.h"\nstatic void k(pd_kernel_ctx *c) { (void)c; }\n' \
+          'PD_BUILD_OP(quiet_op, .inputs = {"X"}, .outputs = {"Out"}, .kernel = k);\n'
+    pdext.load_inline("verbose_op", src, build_directory=tmp_path / "b", verbose=True)
+    err = capfd.readouterr().err
+    assert "verbose_op_0.c" in err and "-fPIC" in err
+    # Warm and not verbose: nothing is printed.
+    pdext.load_inline("verbose_op", src, build_directory=tmp_path / "b")
+    assert capfd.readouterr().err == ""
