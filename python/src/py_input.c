@@ -234,7 +234,8 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
 {
     b->buffer_owner = NULL;
     b->dl_managed = NULL;
-    if (PyArray_Check(obj))
+    bool numpy = pdext_numpy_seen();
+    if (numpy && PyArray_Check(obj))
         return borrow_numpy((PyArrayObject *)obj, writable, who, t);
     if (Py_TYPE(obj) == &pdext_TensorType) {
         /* The Tensor's own reference serves the call: the caller's arguments keep it alive. */
@@ -245,7 +246,8 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
         PyErr_Format(PyExc_TypeError, "%s is None, but it is not optional", input_text(who));
         return -1;
     }
-    if (PyArray_IsAnyScalar(obj) || PyList_Check(obj) || PyTuple_Check(obj)) {
+    if ((numpy && PyArray_IsAnyScalar(obj)) || PyList_Check(obj) || PyTuple_Check(obj) ||
+        PyFloat_Check(obj) || PyLong_Check(obj)) {
         PyErr_Format(PyExc_TypeError,
                      "%s is a %.100s; pass an array (numpy.asarray(...)) or a tensor",
                      input_text(who), Py_TYPE(obj)->tp_name);

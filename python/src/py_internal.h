@@ -26,6 +26,16 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+/* numpy is imported lazily, so that `import pdext` and a warm load cost no numpy import
+ * (tens of milliseconds): its C API table is attached the first time a call can meet a numpy
+ * object, i.e. once numpy is in sys.modules, or when a numpy result is asked for.
+ * pdext_numpy_seen: the table is attached, attaching it now if numpy is loaded (true), or
+ * numpy is not loaded, so no numpy object exists (false). pdext_numpy_require: attached,
+ * importing numpy if need be; 0, or -1 with an exception. (py_module.c) */
+bool pdext_numpy_attach(void);
+static inline bool pdext_numpy_seen(void) { return PyArray_API != NULL || pdext_numpy_attach(); }
+int pdext_numpy_require(void);
+
 /* --- Exceptions (py_module.c) ------------------------------------------------------------- */
 
 extern PyObject *pdext_Error;      /* pdext.Error(RuntimeError): base of the two below */

@@ -30,6 +30,28 @@ PyObject *pdext_raise_status(pd_status status, const char *who)
     return NULL;
 }
 
+bool pdext_numpy_attach(void)
+{
+    static PyObject *name;
+    if (name == NULL && (name = PyUnicode_InternFromString("numpy")) == NULL) {
+        PyErr_Clear();
+        return false;
+    }
+    PyObject *numpy = PyImport_GetModule(name);
+    if (numpy == NULL) {
+        PyErr_Clear();
+        return false;
+    }
+    Py_DECREF(numpy);
+    if (_import_array() < 0) {
+        PyErr_Clear();
+        return false;
+    }
+    return true;
+}
+
+int pdext_numpy_require(void) { return PyArray_API != NULL || _import_array() >= 0 ? 0 : -1; }
+
 PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_load_library(PyObject *self, PyObject *arg);
 
@@ -86,7 +108,6 @@ static int add_exception(PyObject *m, PyObject **slot, const char *name, PyObjec
 
 PyMODINIT_FUNC PyInit__pdext(void)
 {
-    import_array();
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;

@@ -599,7 +599,8 @@ static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor
 static PyObject *collect_results(const pdext_OpObject *self, call_state *cs)
 {
     enum result_kind kind = RESULT_NUMPY;
-    if (cs->first != NULL && !PyArray_Check(cs->first))
+    /* A numpy first input attached numpy's API while it was bound. */
+    if (cs->first != NULL && !(PyArray_API != NULL && PyArray_Check(cs->first)))
         kind = Py_TYPE(cs->first) == &pdext_TensorType ? RESULT_TENSOR : RESULT_FOREIGN;
     PyObject *values[PD_MAX_OUTPUTS] = {0};
     for (int32_t o = 0; o < self->n_out; ++o) {

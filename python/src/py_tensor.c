@@ -55,7 +55,7 @@ PyObject *pdext_tensor_wrap(pd_tensor *t)
 
 PyObject *pdext_tensor_to_numpy(pd_tensor *t)
 {
-    int typenum = pdext_numpy_typenum(t->dtype);
+    int typenum = pdext_numpy_require() < 0 ? -1 : pdext_numpy_typenum(t->dtype);
     if (typenum < 0) {
         pd_tensor_release(t);
         return NULL;

@@ -126,3 +126,14 @@ def test_verbose_load_logs_the_compiler_commands_to_stderr(pdext, tmp_path, capf
     # Warm and not verbose: nothing is printed.
     pdext.load_inline("verbose_op", src, build_directory=tmp_path / "b")
     assert capfd.readouterr().err == ""
+
+
+def test_import_and_warm_load_do_not_import_numpy(relu):
+    code = (
+        "import sys, pdext\n"
+        "ops = pdext.load('relu', [%r])\n"
+        "print('numpy' in sys.modules)\n" % str(RELU)
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
