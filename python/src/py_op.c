@@ -508,13 +508,22 @@ static int bind_attrs(const pdext_OpObject *self, call_state *cs, int32_t *n_att
     return 0;
 }
 
-/* Output slots: one tensor each, vector outputs as many as there are input tensors (they
- * mirror an input vector). */
+/* Room a vector output gets at least: its count is known only once infer or the kernel ran
+ * (a split makes many outputs of one input), and the runner refuses a call whose output does
+ * not fit after the kernel ran, so the room is generous rather than exact. */
+#define VECTOR_OUTPUT_ROOM 64
+
+static int32_t vector_room(const call_state *cs)
+{
+    return cs->n_tin > VECTOR_OUTPUT_ROOM ? cs->n_tin : VECTOR_OUTPUT_ROOM;
+}
+
+/* Output slots: one tensor each, vector outputs vector_room(). */
 static int bind_outputs(const pdext_OpObject *self, call_state *cs)
 {
     int32_t need = 0;
     for (int32_t o = 0; o < self->n_out; ++o)
-        need += self->out[o].is_vector ? (cs->n_tin > 0 ? cs->n_tin : 1) : 1;
+        need += self->out[o].is_vector ? vector_room(cs) : 1;
     cs->tout = cs->stack_out;
     if (need > STACK_TENSORS) {
         cs->tout = calloc((size_t)need, sizeof *cs->tout);
@@ -527,7 +536,7 @@ static int bind_outputs(const pdext_OpObject *self, call_state *cs)
     }
     int32_t used = 0;
     for (int32_t o = 0; o < self->n_out; ++o) {
-        int32_t cap = self->out[o].is_vector ? (cs->n_tin > 0 ? cs->n_tin : 1) : 1;
+        int32_t cap = self->out[o].is_vector ? vector_room(cs) : 1;
         cs->out_args[o].name = NULL;
         cs->out_args[o].tensors = cs->tout + used;
         cs->out_args[o].count = cap;

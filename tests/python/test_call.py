@@ -158,3 +158,9 @@ def test_calls_leak_no_references(relu, concat):
         with pytest.raises(TypeError):
             relu.custom_relu(x, x)
     assert sys.getrefcount(x) == before
+
+
+def test_vector_output_longer_than_the_inputs(pyops):
+    pieces = pyops.py_split(np.arange(40.0), parts=40)
+    assert isinstance(pieces, list) and len(pieces) == 40
+    assert [float(p[0]) for p in pieces] == list(range(40))

@@ -118,3 +118,42 @@ PD_BUILD_OP(py_alias,
     .inputs = {"X"},
     .outputs = {"Out"},
     .kernel = alias_kernel);
+
+/* py_split: X (float64, 1-D) cut into `parts` equal pieces: more outputs than inputs. */
+static void split_infer_shape(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    int32_t parts = pd_attr_int(ctx, 0);
+    PD_CHECK(parts > 0 && pd_numel(x) % parts == 0, "parts must divide %lld.",
+             (long long)pd_numel(x));
+    pd_set_output_count(ctx, 0, parts);
+    int64_t n = pd_numel(x) / parts;
+    for (int32_t k = 0; k < parts; ++k)
+        pd_set_output_shape_at(ctx, 0, k, 1, &n);
+}
+
+static void split_infer_dtype(pd_kernel_ctx *ctx)
+{
+    for (int32_t k = 0, parts = pd_attr_int(ctx, 0); k < parts; ++k)
+        pd_set_output_dtype_at(ctx, 0, k, PD_FLOAT64);
+}
+
+static void split_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    int32_t parts = pd_attr_int(ctx, 0);
+    int64_t n = pd_numel(x) / parts;
+    for (int32_t k = 0; k < parts; ++k) {
+        pd_tensor *o = pd_empty(ctx, PD_FLOAT64, pd_place_cpu(), 1, &n);
+        memcpy(pd_data(o), (const double *)pd_data(x) + k * n, (size_t)n * sizeof(double));
+        pd_set_output_at(ctx, 0, k, o);
+    }
+}
+
+PD_BUILD_OP(py_split,
+    .inputs = {"X"},
+    .outputs = {PD_VEC("Out")},
+    .attrs = {"parts: int"},
+    .kernel = split_kernel,
+    .infer_shape = split_infer_shape,
+    .infer_dtype = split_infer_dtype);
