@@ -476,6 +476,10 @@ static int bind_inputs(const pdext_OpObject *self, call_state *cs)
             if (pdext_input_borrow(items[k], self->in_written[i], &who, &cs->tin[cs->n_tin],
                                    &cs->borrows[cs->n_borrowed]) < 0)
                 return -1;
+            /* A list item is referenced only by the list, which another thread may change
+             * while the kernel runs without the GIL: the call holds its own reference. */
+            if (vec)
+                cs->borrows[cs->n_borrowed].buffer_owner = Py_NewRef(items[k]);
             cs->n_borrowed++;
             cs->n_tin++;
             if (cs->first == NULL)
