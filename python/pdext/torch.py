@@ -41,6 +41,7 @@ def _function(op, grad):
             return outs if single else outs_t
 
         @staticmethod
+        @_torch.autograd.function.once_differentiable
         def backward(ctx, *gouts):
             saved = ctx.saved_tensors
             env = dict(zip(in_names, saved[: ctx.n_in]))

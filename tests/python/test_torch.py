@@ -82,3 +82,10 @@ def test_training_through_the_op_lowers_the_loss(tops):
         losses.append(loss.item())
     assert losses[-1] < losses[0] / 2
     assert lin.weight.grad is not None
+
+
+def test_double_backward_is_refused_clearly(tops):
+    x = torch.tensor([1.0, -1.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(tops.custom_relu(x).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|does not require grad"):
+        g.sum().backward()
