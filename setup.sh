@@ -93,6 +93,11 @@ fi
 declare -A LIB_FILE=(
     [libgtest-dev]=/usr/include/gtest/gtest.h
     [zlib1g-dev]=/usr/include/zlib.h
+    # The Python front (python/): built for Debian's /usr/bin/python3, tested with pytest.
+    # PyTorch (python3-torch, ~180 packages) is not installed: its tests run where it is.
+    [python3-dev]=/usr/bin/python3-config
+    [python3-numpy]=/usr/lib/python3/dist-packages/numpy/__init__.py
+    [python3-pytest]=/usr/lib/python3/dist-packages/pytest/__init__.py
 )
 
 package_installed() {
@@ -199,7 +204,23 @@ install_plain() {
     if [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null 2>&1; then
         ldconfig || true
     fi
+    check_python_install
     end_phase
+}
+
+# The pdext Python package goes to <prefix>/lib/python3.X/dist-packages, which Debian's
+# /usr/bin/python3 reads for the prefix /usr/local; other prefixes need PYTHONPATH.
+check_python_install() {
+    local site
+    site=$(sed -n 's/^PDEXT_PYTHON_INSTALL_DIR:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null)
+    [ -n "$site" ] || return 0 # the Python front was not built
+    case $site in /*) ;; *) site=$PREFIX/$site ;; esac
+    if (cd / && /usr/bin/python3 -c 'import pdext' >/dev/null 2>&1); then
+        echo "python: /usr/bin/python3 -c 'import pdext' works ($site/pdext)"
+    else
+        echo "python: pdext is installed in $site; for /usr/bin/python3 to find it, set"
+        echo "    export PYTHONPATH=$site\${PYTHONPATH:+:\$PYTHONPATH}"
+    fi
 }
 
 # --- style and lint -----------------------------------------------------------------------------

@@ -1,0 +1,182 @@
+"""pdext from Python: load custom operators written against pdext's C SDK and call them on
+numpy arrays, pdext Tensors and any DLPack-capable tensor (PyTorch's included), without
+copying.
+
+    import numpy as np, pdext
+    ops = pdext.load("relu", ["relu.c"])          # JIT build (cached), like torch's load()
+    y = ops.custom_relu(np.array([-1.0, 2.0], dtype=np.float32))
+    out = ops.custom_concat([a, b], axis=1)
+
+Each op of the module is a callable attribute (its grad ops as <name>_grad); help() on one
+shows its inputs, attrs and outputs. Inputs are positional or keyword arguments named as
+declared ("X"; "Out@GRAD" becomes Out_GRAD), attrs come after them or as keywords; results
+have the kind of the first input (numpy in, numpy out; torch in, torch out). Op failures
+raise pdext.OpError, build failures pdext.BuildError, bad arguments TypeError / ValueError.
+"""
+
+import os
+import types
+
+from . import _pdext
+from ._pdext import BuildError, Error, OpError, Tensor, from_dlpack
+
+__all__ = [
+    "load",
+    "load_inline",
+    "load_library",
+    "CustomOpBuilder",
+    "Tensor",
+    "from_dlpack",
+    "Error",
+    "OpError",
+    "BuildError",
+]
+
+__version__ = _pdext.version()
+
+
+def _module(name, library):
+    """A module object with one attribute per op of `library`."""
+    mod = types.ModuleType(name, "pdext ops loaded from %s" % library.path)
+    mod.__file__ = library.path
+    mod._library = library
+    for op in library.ops():
+        setattr(mod, op.__name__, op)
+    return mod
+
+
+def _strings(value, what):
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError("%s must be a list of strings, not a single string" % what)
+    return [os.fspath(v) for v in value]
+
+
+def load(
+    name,
+    sources,
+    extra_cflags=None,
+    extra_cuda_cflags=None,
+    extra_ldflags=None,
+    extra_include_paths=None,
+    build_directory=None,
+    verbose=False,
+):
+    """Builds the op sources (.c .cc .cpp .cu) into a module, or finds it in the cache, and
+    loads it; returns a module with one callable per op.
+
+    The keywords are torch's and Paddle's: extra_cflags go to C and C++ sources,
+    extra_cuda_cflags to nvcc, extra_ldflags to the link, extra_include_paths become -I.
+    build_directory replaces the cache directory ($PDEXT_CACHE_DIR/<name>, else
+    ~/.cache/pdext/<name>). verbose logs every compiler command to stderr. A warm load (the
+    sources and flags unchanged) compiles nothing and starts no process.
+    """
+    return _load(
+        name,
+        _strings(sources, "sources"),
+        None,
+        extra_cflags,
+        extra_cuda_cflags,
+        extra_ldflags,
+        extra_include_paths,
+        build_directory,
+        verbose,
+    )
+
+
+def load_inline(
+    name,
+    sources,
+    extra_cflags=None,
+    extra_cuda_cflags=None,
+    extra_ldflags=None,
+    extra_include_paths=None,
+    build_directory=None,
+    verbose=False,
+    language="c",
+):
+    """load() from source text: `sources` is a string, a list of strings, or a dict of
+    file name -> text (the extension picks the compiler). Plain strings are named
+    <name>_<i>.c (language="c++": .cc, "cuda": .cu). The text is hashed: the same text is a
+    warm load, a changed one a rebuild."""
+    ext = {"c": ".c", "c++": ".cc", "cpp": ".cc", "cuda": ".cu"}.get(language)
+    if ext is None:
+        raise ValueError("language must be 'c', 'c++' or 'cuda', got %r" % (language,))
+    if isinstance(sources, str):
+        sources = [sources]
+    if isinstance(sources, dict):
+        pairs = [(str(k), str(v)) for k, v in sources.items()]
+    else:
+        pairs = [("%s_%d%s" % (name, i, ext), str(text)) for i, text in enumerate(sources)]
+    return _load(
+        name,
+        None,
+        pairs,
+        extra_cflags,
+        extra_cuda_cflags,
+        extra_ldflags,
+        extra_include_paths,
+        build_directory,
+        verbose,
+    )
+
+
+def _load(name, sources, inline, cflags, cuda_cflags, ldflags, includes, build_dir, verbose):
+    library = _pdext.load(
+        name,
+        sources or [],
+        inline,
+        _strings(cflags, "extra_cflags"),
+        _strings(cuda_cflags, "extra_cuda_cflags"),
+        _strings(ldflags, "extra_ldflags"),
+        _strings(includes, "extra_include_paths"),
+        os.fspath(build_dir) if build_dir is not None else None,
+        bool(verbose),
+    )
+    return _module(name, library)
+
+
+def load_library(path):
+    """Loads a prebuilt op library (cc -shared -fPIC op.c, or `pdext build`); returns a module
+    with one callable per op."""
+    library = _pdext.load_library(os.fspath(path))
+    name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    return _module(name, library)
+
+
+class CustomOpBuilder:
+    """MindSpore's spelling: CustomOpBuilder(name, sources, backend="CPU").load().
+
+    backend "CPU" builds for the CPU; "GPU" / "CUDA" expects .cu sources (nvcc). Other
+    keywords (cflags, ldflags, include_paths, build_dir, verbose) are load()'s."""
+
+    def __init__(
+        self,
+        name,
+        sources,
+        backend="CPU",
+        cflags=None,
+        ldflags=None,
+        include_paths=None,
+        build_dir=None,
+        verbose=False,
+    ):
+        if backend not in ("CPU", "GPU", "CUDA"):
+            raise ValueError("backend must be 'CPU', 'GPU' or 'CUDA', got %r" % (backend,))
+        if isinstance(sources, (str, os.PathLike)):
+            sources = [sources]
+        self.name = name
+        self.sources = list(sources)
+        self.backend = backend
+        self._kwargs = dict(
+            extra_cflags=cflags,
+            extra_ldflags=ldflags,
+            extra_include_paths=include_paths,
+            build_directory=build_dir,
+            verbose=verbose,
+        )
+
+    def load(self):
+        """Builds (or finds in the cache) and loads the module."""
+        return load(self.name, self.sources, **self._kwargs)

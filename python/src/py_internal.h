@@ -1,0 +1,135 @@
+/*
+ * py_internal.h - what the files of the _pdext extension share: the object types (Library,
+ * Op, Tensor), the exception objects, and the conversions between Python objects and
+ * pd_tensor / pd_attr values.
+ *
+ * The extension is an adapter over libpdext: a Library owns a registry and the module loaded
+ * into it, each Op points at one registered op and keeps its Library alive, and a call binds
+ * Python arguments to pd_arg / pd_attr values and runs the one runner (pd_op_run). Input
+ * arrays are borrowed for the call (pd_tensor structs over their memory, no storage
+ * reference, no copy); outputs are tensors the runner made, owned by a Tensor object that
+ * numpy arrays and DLPack capsules keep alive.
+ */
+#ifndef PDEXT_PY_INTERNAL_H
+#define PDEXT_PY_INTERNAL_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "pdext.h"
+
+/* numpy's C API table lives in py_module.c; the other files import it without defining it. */
+#define PY_ARRAY_UNIQUE_SYMBOL pdext_numpy_api
+#ifndef PDEXT_PY_NUMPY_OWNER
+#define NO_IMPORT_ARRAY
+#endif
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+/* numpy is imported lazily, so that `import pdext` and a warm load cost no numpy import
+ * (tens of milliseconds): its C API table is attached the first time a call can meet a numpy
+ * object, i.e. once numpy is in sys.modules, or when a numpy result is asked for.
+ * pdext_numpy_seen: the table is attached, attaching it now if numpy is loaded (true), or
+ * numpy is not loaded, so no numpy object exists (false). pdext_numpy_require: attached,
+ * importing numpy if need be; 0, or -1 with an exception. (py_module.c) */
+bool pdext_numpy_attach(void);
+static inline bool pdext_numpy_seen(void) { return PyArray_API != NULL || pdext_numpy_attach(); }
+int pdext_numpy_require(void);
+
+/* --- Exceptions (py_module.c) ------------------------------------------------------------- */
+
+extern PyObject *pdext_Error;      /* pdext.Error(RuntimeError): base of the two below */
+extern PyObject *pdext_OpError;    /* an op call failed (PD_CHECK / PD_THROW, infer checks) */
+extern PyObject *pdext_BuildError; /* compiling or linking a module failed */
+
+/* Raises the Python exception that matches `status`, with pd_last_error()'s message (prefixed
+ * by `who` when not NULL). Returns NULL, for `return pdext_raise_status(...)`. */
+PyObject *pdext_raise_status(pd_status status, const char *who);
+
+/* --- Tensor (py_tensor.c) ------------------------------------------------------------------ */
+
+/* pdext.Tensor: owns one pd_tensor (one storage reference). The base object of every numpy
+ * array pdext returns, and what __dlpack__ exports from. */
+typedef struct pdext_TensorObject {
+    PyObject_HEAD pd_tensor t;
+    Py_ssize_t view_shape[PD_MAX_DIMS];   /* the buffer protocol's shape and */
+    Py_ssize_t view_strides[PD_MAX_DIMS]; /* byte strides, filled once */
+} pdext_TensorObject;
+
+extern PyTypeObject pdext_TensorType;
+
+/* A new Tensor owning *t (the reference moves into it; *t becomes undefined). NULL with an
+ * exception on failure, *t then released. */
+PyObject *pdext_tensor_wrap(pd_tensor *t);
+/* A numpy array over *t's memory whose base owns *t (the reference moves; *t becomes
+ * undefined, also on failure). */
+PyObject *pdext_tensor_to_numpy(pd_tensor *t);
+/* numpy's type number for a pdext dtype, or -1 with a TypeError. */
+int pdext_numpy_typenum(pd_data_type dtype);
+
+/* --- Inputs (py_input.c) ------------------------------------------------------------------- */
+
+/* What a call keeps until it ends for one input object. */
+typedef struct pdext_borrow {
+    PyObject *buffer_owner; /* a new reference that keeps the memory alive (or NULL) */
+    void *dl_managed;       /* a consumed DLManagedTensor to hand back to its deleter */
+} pdext_borrow;
+
+/* Names an input in messages: op "custom_concat", input "X", index 2 for X[2] (-1: not a
+ * vector input). */
+typedef struct pdext_input_name {
+    const char *op;
+    const char *input;
+    Py_ssize_t index;
+} pdext_input_name;
+
+/* Fills *t as a borrowed view (no storage reference) of `obj`: a numpy array, a pdext.Tensor
+ * or any object with __dlpack__. `writable` refuses read-only memory (inplace inputs). `who`
+ * names the argument in messages ("custom_relu(): input 'X'"). Returns 0, or -1 with a
+ * TypeError / ValueError set; *b gets what pdext_borrow_release must drop afterwards. */
+int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
+                       pdext_borrow *b);
+void pdext_borrow_release(pdext_borrow *b);
+
+/* Replaces borrowed tensor *t (no storage: it points into an input's memory) by a dense copy
+ * that owns its memory. 0, or -1 with an exception (*t is then undefined). */
+int pdext_tensor_own(pd_tensor *t);
+
+/* pdext.from_dlpack(obj): a Tensor over obj's memory (zero-copy; CPU only). */
+PyObject *pdext_from_dlpack(PyObject *self, PyObject *obj);
+
+/* DLPack export of a Tensor: the capsule `__dlpack__` returns. */
+PyObject *pdext_dlpack_export(pdext_TensorObject *self);
+
+/* --- Attrs (py_attr.c) --------------------------------------------------------------------- */
+
+/* Storage for the converted values of one attr (vectors point into `buf` or `heap`). */
+typedef struct pdext_attr_slot {
+    pd_attr attr;
+    void *heap; /* malloc'd elements of a long vector, or NULL */
+    int64_t buf[8];
+} pdext_attr_slot;
+
+/* Converts `value` to the declared type of attr `info` into *slot. Returns 0, or -1 with a
+ * TypeError / ValueError naming `op_name` and the attr. */
+int pdext_attr_convert(const char *op_name, const pd_attr_info *info, PyObject *value,
+                       pdext_attr_slot *slot);
+void pdext_attr_slot_clear(pdext_attr_slot *slot);
+/* A Python value for a pd_attr (defaults in signatures and docstrings); NULL with an
+ * exception on failure. */
+PyObject *pdext_attr_to_python(const pd_attr *a);
+
+/* --- Library and Op (py_library.c, py_op.c) ----------------------------------------------- */
+
+typedef struct pdext_LibraryObject {
+    PyObject_HEAD pd_registry *reg;
+    pd_module *module;
+} pdext_LibraryObject;
+
+extern PyTypeObject pdext_LibraryType;
+extern PyTypeObject pdext_OpType;
+
+/* A new Op object for `op`, which belongs to `lib`. */
+PyObject *pdext_op_new(pdext_LibraryObject *lib, const pd_op *op);
+
+#endif /* PDEXT_PY_INTERNAL_H */

@@ -1,0 +1,128 @@
+/*
+ * py_module.c - the _pdext extension module: its exception types, the mapping from pdext's
+ * status values to Python exceptions, and the module's functions and types.
+ *
+ * The pdext package (python/pdext/__init__.py) builds the user-facing API (load, load_inline,
+ * load_library, CustomOpBuilder) on these few functions.
+ */
+#define PDEXT_PY_NUMPY_OWNER
+#include "py_internal.h"
+
+PyObject *pdext_Error;
+PyObject *pdext_OpError;
+PyObject *pdext_BuildError;
+
+PyObject *pdext_raise_status(pd_status status, const char *who)
+{
+    PyObject *type;
+    switch (status) {
+    case PD_ERR_INVALID_ARGUMENT: type = PyExc_ValueError; break;
+    case PD_ERR_OUT_OF_MEMORY: type = PyExc_MemoryError; break;
+    case PD_ERR_NOT_FOUND: type = PyExc_FileNotFoundError; break;
+    case PD_ERR_BUILD: type = pdext_BuildError; break;
+    case PD_ERR_OP_FAILED: type = pdext_OpError; break;
+    default: type = pdext_Error; break;
+    }
+    if (who != NULL)
+        PyErr_Format(type, "%s: %s", who, pd_last_error());
+    else
+        PyErr_SetString(type, pd_last_error());
+    return NULL;
+}
+
+bool pdext_numpy_attach(void)
+{
+    static PyObject *name;
+    if (name == NULL && (name = PyUnicode_InternFromString("numpy")) == NULL) {
+        PyErr_Clear();
+        return false;
+    }
+    PyObject *numpy = PyImport_GetModule(name);
+    if (numpy == NULL) {
+        PyErr_Clear();
+        return false;
+    }
+    Py_DECREF(numpy);
+    if (_import_array() < 0) {
+        PyErr_Clear();
+        return false;
+    }
+    return true;
+}
+
+int pdext_numpy_require(void) { return PyArray_API != NULL || _import_array() >= 0 ? 0 : -1; }
+
+PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pdext_load_library(PyObject *self, PyObject *arg);
+
+static PyObject *module_version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyUnicode_FromString(pd_version());
+}
+
+static PyMethodDef module_methods[] =
+    {{"load", (PyCFunction)(void (*)(void))pdext_load, METH_VARARGS | METH_KEYWORDS,
+      "load(name, sources, inline_sources=None, cflags=None, cuda_cflags=None, ldflags=None, "
+      "include_dirs=None, build_directory=None, verbose=False) -> Library\n"
+      "JIT-builds (or finds in the cache) and loads a module."},
+     {"load_library", pdext_load_library, METH_O,
+      "load_library(path) -> Library\nLoads a prebuilt op library."},
+     {"from_dlpack", pdext_from_dlpack, METH_O,
+      "from_dlpack(obj) -> Tensor\nA pdext.Tensor over the memory of obj (any object with "
+      "__dlpack__, or a DLPack capsule), without copying. CPU memory only."},
+     {"version", module_version, METH_NOARGS, "The version of libpdext in use."},
+     {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def =
+    {PyModuleDef_HEAD_INIT, .m_name = "pdext._pdext",
+     .m_doc = "The C core of the pdext package: loading op libraries and calling their ops.",
+     .m_size = -1, .m_methods = module_methods};
+
+static int add_type(PyObject *m, PyTypeObject *type, const char *name)
+{
+    if (PyType_Ready(type) < 0)
+        return -1;
+    Py_INCREF(type);
+    if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+static int add_exception(PyObject *m, PyObject **slot, const char *name, PyObject *base,
+                         const char *doc)
+{
+    *slot = PyErr_NewExceptionWithDoc(name, doc, base, NULL);
+    if (*slot == NULL)
+        return -1;
+    Py_INCREF(*slot);
+    if (PyModule_AddObject(m, strrchr(name, '.') + 1, *slot) < 0) {
+        Py_DECREF(*slot);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__pdext(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    if (add_exception(m, &pdext_Error, "pdext.Error", PyExc_RuntimeError,
+                      "A pdext operation failed; the message is pdext's.") < 0 ||
+        add_exception(m, &pdext_OpError, "pdext.OpError", pdext_Error,
+                      "An op call failed (PD_CHECK / PD_THROW in the op, or its output checks).") <
+            0 ||
+        add_exception(m, &pdext_BuildError, "pdext.BuildError", pdext_Error,
+                      "Compiling or linking a module failed; the message holds the compiler's "
+                      "diagnostics.") < 0 ||
+        add_type(m, &pdext_TensorType, "Tensor") < 0 ||
+        add_type(m, &pdext_LibraryType, "Library") < 0 || add_type(m, &pdext_OpType, "Op") < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
