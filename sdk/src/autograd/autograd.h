@@ -49,6 +49,10 @@ pd_status pd__grad_add(const char *who, pd_tensor *acc, const pd_tensor *g);
 /* If `name` ends with "@GRAD", the length of what comes before it; else -1. */
 int32_t pd__grad_base_len(const char *name);
 
+/* The declared input (input = true) or output position of op that argument slot `arg`, the
+ * index-th of a call, binds to: by name (declared name or declaration) or by position. */
+int32_t pd__arg_position(const pd_op *op, bool input, const pd_arg *arg, int32_t index);
+
 /* "[2, 3]" into buf (for messages). */
 const char *pd__shape_text(const pd_tensor *t, char *buf, size_t size);
 

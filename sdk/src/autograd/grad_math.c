@@ -97,3 +97,20 @@ const char *pd__shape_text(const pd_tensor *t, char *buf, size_t size)
         snprintf(buf + used, size - used, "]");
     return buf;
 }
+
+/* The declared position an argument slot binds to: by name (declared name or declaration) or,
+ * without one, its position in the call. -1 when no declared one matches. */
+int32_t pd__arg_position(const pd_op *op, bool input, const pd_arg *arg, int32_t index)
+{
+    if (!arg->name)
+        return index;
+    int32_t n = input ? pd_op_input_count(op) : pd_op_output_count(op);
+    for (int32_t i = 0; i < n; ++i) {
+        pd_arg_info info;
+        if ((input ? pd_op_input_info(op, i, &info) : pd_op_output_info(op, i, &info)) != PD_OK)
+            continue;
+        if (strcmp(arg->name, info.name) == 0 || strcmp(arg->name, info.decl) == 0)
+            return i;
+    }
+    return -1;
+}

@@ -107,23 +107,6 @@ static void record_free(tape_record *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The declared position an argument slot binds to: by name (declared name or declaration) or,
- * without one, its position in the call. The runner accepted the call, so it exists. */
-static int32_t arg_position(const pd_op *op, bool input, const pd_arg *arg, int32_t index)
-{
-    if (!arg->name)
-        return index;
-    int32_t n = input ? pd_op_input_count(op) : pd_op_output_count(op);
-    for (int32_t i = 0; i < n; ++i) {
-        pd_arg_info info;
-        if ((input ? pd_op_input_info(op, i, &info) : pd_op_output_info(op, i, &info)) != PD_OK)
-            continue;
-        if (strcmp(arg->name, info.name) == 0 || strcmp(arg->name, info.decl) == 0)
-            return i;
-    }
-    return -1;
-}
-
 static bool slot_fill(tape_slot *slot, const pd_tensor *tensors, int32_t count)
 {
     if (count <= 0)
@@ -146,13 +129,13 @@ static bool record_fill(tape_record *r, const pd_op *op, const pd_arg *inputs, i
     r->n_in = pd_op_input_count(op);
     r->n_out = pd_op_output_count(op);
     for (int32_t i = 0; i < n_inputs; ++i) {
-        int32_t p = arg_position(op, true, &inputs[i], i);
+        int32_t p = pd__arg_position(op, true, &inputs[i], i);
         if (p >= 0 && p < PD_MAX_INPUTS && r->in[p].count == 0 &&
             !slot_fill(&r->in[p], inputs[i].tensors, inputs[i].count))
             return false;
     }
     for (int32_t i = 0; i < n_outputs; ++i) {
-        int32_t p = arg_position(op, false, &outputs[i], i);
+        int32_t p = pd__arg_position(op, false, &outputs[i], i);
         if (p >= 0 && p < PD_MAX_OUTPUTS && r->out[p].count == 0 &&
             !slot_fill(&r->out[p], outputs[i].tensors, outputs[i].count))
             return false;
