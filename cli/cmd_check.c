@@ -83,7 +83,8 @@ static void row(check_state *s, const char *op, const char *dtype, const char *c
         json_str(s->fp, dtype);
         fprintf(s->fp, ", \"check\": ");
         json_str(s->fp, check);
-        fprintf(s->fp, ", \"status\": \"%s\", \"detail\": ", strcmp(status, "FAIL") ? status : "fail");
+        fprintf(s->fp,
+                ", \"status\": \"%s\", \"detail\": ", strcmp(status, "FAIL") ? status : "fail");
         json_str(s->fp, detail);
         fprintf(s->fp, "}");
     } else {
@@ -268,8 +269,8 @@ static void check_shapes(check_state *s, const pd_op *op, pd_data_type t, const 
         "[3, 4], [1, 1], [0, 4], [64, 300]");
 }
 
-static void check_determinism(check_state *s, const pd_op *op, pd_data_type t,
-                              const pd_attr *attrs, int32_t n_attrs)
+static void check_determinism(check_state *s, const pd_op *op, pd_data_type t, const pd_attr *attrs,
+                              int32_t n_attrs)
 {
     static const int64_t large[2] = {64, 300};
     call_args in, a, b;
@@ -321,8 +322,8 @@ static void check_strided(check_state *s, const pd_op *op, pd_data_type t, const
     call_free(&b);
 }
 
-static void check_gradient(check_state *s, const pd_registry *reg, const pd_op *op,
-                           pd_data_type t, const pd_attr *attrs, int32_t n_attrs)
+static void check_gradient(check_state *s, const pd_registry *reg, const pd_op *op, pd_data_type t,
+                           const pd_attr *attrs, int32_t n_attrs)
 {
     const char *name = pd_op_name(op), *dt = pd_dtype_name(t);
     if (!pd_op_grad(op)) {
@@ -359,8 +360,8 @@ static void check_gradient(check_state *s, const pd_registry *reg, const pd_op *
         rep.passed ? "ok" : "FAIL", detail);
 }
 
-static void check_op(check_state *s, const pd_registry *reg, const pd_op *op,
-                     const pd_attr *attrs, int32_t n_attrs)
+static void check_op(check_state *s, const pd_registry *reg, const pd_op *op, const pd_attr *attrs,
+                     int32_t n_attrs)
 {
     char msg[512], works[128] = "", refused[160] = "";
     bool accepted[N_DTYPES];
@@ -409,8 +410,7 @@ static int op_attrs(const pd_op *op, const check_args *a, pd_attr *attrs, int32_
             if (strncmp(a->attrs.v[j], info.name, len) == 0 && a->attrs.v[j][len] == '=')
                 given = a->attrs.v[j] + len + 1;
         if (given) {
-            if (!pd_cmd_parse_attr(&attrs[*n], info.name, info.type, given, &elems[*n],
-                                   &texts[*n]))
+            if (!pd_cmd_parse_attr(&attrs[*n], info.name, info.type, given, &elems[*n], &texts[*n]))
                 return pd_cmd_usage_error("check", "--attr %s=%s: %s attr '%s' takes %s", info.name,
                                           given, pd_attr_type_name(info.type), info.name,
                                           pd_cmd_attr_syntax(info.type));
@@ -465,8 +465,8 @@ static int parse_args(int argc, char **argv, check_args *c)
 }
 
 /* Checks one op; returns a usage status when its attrs cannot be made. */
-static int check_one(check_state *s, const pd_registry *reg, const pd_op *op,
-                     const check_args *c, pd_cmd_strv *notes)
+static int check_one(check_state *s, const pd_registry *reg, const pd_op *op, const check_args *c,
+                     pd_cmd_strv *notes)
 {
     pd_attr attrs[PD_MAX_ATTRS];
     void *elems[PD_MAX_ATTRS] = {0};

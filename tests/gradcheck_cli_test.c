@@ -1,0 +1,129 @@
+/*
+ * gradcheck_cli_test.c - `pdext check` end to end, run as a subprocess: it passes on the
+ * examples (relu built as a library, relu and concat as sources through the JIT), fails on a
+ * deliberately wrong backward naming the element, skips gradcheck for an op without a grad op,
+ * reports in JSON, and asks for an attr it cannot guess. Each test uses its own temporary
+ * directory and PDEXT_CACHE_DIR.
+ */
+#include "pd_test.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+static char out_store[1 << 16], err_store[1 << 14];
+static const char *out_buf = out_store; /* stdout of the last command */
+static const char *err_buf = err_store; /* its stderr */
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *fp = fopen(path, "rb");
+    size_t n = fp ? fread(buf, 1, cap - 1, fp) : 0;
+    buf[n] = '\0';
+    if (fp)
+        fclose(fp);
+}
+
+/* Runs `pdext check ARGS` in a fresh directory; returns the exit status, the output in
+ * out_buf / err_buf. */
+static int check(const char *fmt, ...) PD_PRINTF(1, 2);
+static int check(const char *fmt, ...)
+{
+    char args[2048], cmd[4096], dir[64] = "/tmp/pdext_check_test.XXXXXX";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(cmd, sizeof cmd,
+             "cd %s && PDEXT_CACHE_DIR=%s/cache '%s' check %s >%s/out 2>%s/err </dev/null", dir,
+             dir, PDEXT_CMD, args, dir, dir);
+    int status = system(cmd);
+    char path[128];
+    snprintf(path, sizeof path, "%s/out", dir);
+    slurp(path, out_store, sizeof out_store);
+    snprintf(path, sizeof path, "%s/err", dir);
+    slurp(path, err_store, sizeof err_store);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+#define EXPECT_CHECK(want, ...)                                                                   \
+    do {                                                                                          \
+        int rc_ = check(__VA_ARGS__);                                                             \
+        PD__TEST_CHECK((void)0, rc_ == (want), "pdext check exited %d, expected %d\n%s\n%s", rc_, \
+                       (want), out_buf, err_buf);                                                 \
+    } while (0)
+
+PD_TEST(CheckCli, PassesOnTheReluExampleLibrary)
+{
+    EXPECT_CHECK(0, "'%s'", pd_test_path("cli_relu.so"));
+    PD_EXPECT_CONTAINS(out_buf, "takes float32 float64; refuses float16");
+    PD_EXPECT_CONTAINS(out_buf, "float32   gradcheck      ok");
+    PD_EXPECT_CONTAINS(out_buf, "float64   strided        ok");
+    PD_EXPECT_CONTAINS(out_buf, "float64   deterministic  ok");
+    PD_EXPECT_CONTAINS(out_buf, "9 checks, 0 failed");
+}
+
+PD_TEST(CheckCli, PassesOnTheExampleSourcesThroughTheJit)
+{
+    EXPECT_CHECK(0, "'%s/relu/relu.c'", PDEXT_EXAMPLES);
+    EXPECT_CHECK(0, "'%s/concat/concat.c' --attr axis=1", PDEXT_EXAMPLES);
+    PD_EXPECT_CONTAINS(out_buf, "custom_concat        int64     shapes+infer   ok");
+    PD_EXPECT_CONTAINS(out_buf, "int64     gradcheck      skip not differentiable");
+}
+
+PD_TEST(CheckCli, GuessesZeroForAnIntAttrWithoutDefaultAndSaysSo)
+{
+    EXPECT_CHECK(0, "'%s/concat/concat.c'", PDEXT_EXAMPLES);
+    PD_EXPECT_CONTAINS(out_buf, "note: custom_concat: attr axis = 0 (no default");
+}
+
+PD_TEST(CheckCli, FailsOnAWrongBackwardNamingTheElement)
+{
+    EXPECT_CHECK(1, "'%s' --op tp_bad_square", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "gradcheck      FAIL WRONG tp_bad_square X[");
+    PD_EXPECT_CONTAINS(out_buf, "rel err 0.5");
+    PD_EXPECT_CONTAINS(out_buf, "failed");
+}
+
+PD_TEST(CheckCli, FailsOnAWrongDoubleGradNamingTheGradOp)
+{
+    EXPECT_CHECK(1, "'%s' --op tp_bad_dd", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "gradcheck x2   FAIL WRONG tp_bad_dd_grad X[");
+}
+
+PD_TEST(CheckCli, SkipsGradcheckForAnOpWithoutAGradOp)
+{
+    EXPECT_CHECK(0, "'%s' --op tp_nograd", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "gradcheck      skip no grad op");
+}
+
+PD_TEST(CheckCli, JsonHasEveryRowAndTheVerdict)
+{
+    EXPECT_CHECK(1, "'%s' --op tp_bad_square --json", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "\"check\": \"gradcheck\", \"status\": \"fail\"");
+    PD_EXPECT_CONTAINS(out_buf, "\"check\": \"strided\", \"status\": \"ok\"");
+    PD_EXPECT_CONTAINS(out_buf, "\"ok\": false");
+}
+
+PD_TEST(CheckCli, AsksForAnAttrItCannotGuessNamingItsType)
+{
+    EXPECT_CHECK(2, "'%s'", pd_test_path("cli_echo.so"));
+    PD_EXPECT_CONTAINS(err_buf, "op 'cli_echo' needs attr 'flag' (bool), which has no default; "
+                                "pass --attr flag=VALUE");
+}
+
+PD_TEST(CheckCli, RefusesAnUnknownOpAndABadAttrValue)
+{
+    EXPECT_CHECK(1, "'%s' --op nope", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "no forward op 'nope'");
+    EXPECT_CHECK(2, "'%s' --op tp_scale --attr scale=abc", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--attr scale=abc: float attr 'scale' takes");
+    EXPECT_CHECK(2, "%s", "--json");
+    PD_EXPECT_CONTAINS(err_buf, "no sources or library given");
+}
