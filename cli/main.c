@@ -28,6 +28,8 @@ static const char usage[] =
     "        pipeline (see pdext bundle --help)\n"
     "  check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...] [--json]\n"
     "        is each op right? dtypes, shapes, infer, determinism, strided inputs, gradcheck\n"
+    "  new NAME [--dir DIR]\n"
+    "        write a ready-to-build op (forward, backward, infer, README, check.sh)\n"
     "\n"
     "options of build, list and run when given sources (JIT):\n"
     "  -I DIR              extra include directory (repeatable)\n"
@@ -54,7 +56,8 @@ int main(int argc, char **argv)
                     {"run", pd_cmd_run},
                     {"demo", pd_cmd_demo},
                     {"bundle", pd_cmd_bundle},
-                    {"check", pd_cmd_check}};
+                    {"check", pd_cmd_check},
+                    {"new", pd_cmd_new}};
     if (argc < 2) {
         fputs(usage, stderr);
         return PD_CMD_USAGE;
@@ -73,7 +76,7 @@ int main(int argc, char **argv)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
     pd_cmd_error(NULL,
-                 "unknown command '%s' (commands: build, list, run, demo, bundle, check; see "
+                 "unknown command '%s' (commands: build, list, run, demo, bundle, check, new; see "
                  "pdext --help)",
                  cmd);
     return PD_CMD_USAGE;

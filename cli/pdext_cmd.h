@@ -24,6 +24,7 @@ int pd_cmd_run(int argc, char **argv);
 int pd_cmd_demo(int argc, char **argv);
 int pd_cmd_bundle(int argc, char **argv);
 int pd_cmd_check(int argc, char **argv);
+int pd_cmd_new(int argc, char **argv);
 
 /* --- cmd_args.c: messages and options ---------------------------------------------------- */
 

@@ -2,7 +2,8 @@
  * gradcheck_cli_test.c - `pdext check` end to end, run as a subprocess: it passes on the
  * examples (relu built as a library, relu and concat as sources through the JIT), fails on a
  * deliberately wrong backward naming the element, skips gradcheck for an op without a grad op,
- * reports in JSON, and asks for an attr it cannot guess. Each test uses its own temporary
+ * reports in JSON, and asks for an attr it cannot guess; and `pdext new`, whose scaffold passes
+ * `pdext check` as written and which never overwrites. Each test uses its own temporary
  * directory and PDEXT_CACHE_DIR.
  */
 #include "pd_test.h"
@@ -25,31 +26,45 @@ static void slurp(const char *path, char *buf, size_t cap)
         fclose(fp);
 }
 
-/* Runs `pdext check ARGS` in a fresh directory; returns the exit status, the output in
+/* Runs `pdext ARGS` in `dir` with its cache there; returns the exit status, the output in
  * out_buf / err_buf. */
+static int pdext_in(const char *dir, const char *args)
+{
+    char cmd[4096], path[128];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && PDEXT_CACHE_DIR=%s/cache '%s' %s >%s/out 2>%s/err </dev/null", dir, dir,
+             PDEXT_CMD, args, dir, dir);
+    int status = system(cmd);
+    snprintf(path, sizeof path, "%s/out", dir);
+    slurp(path, out_store, sizeof out_store);
+    snprintf(path, sizeof path, "%s/err", dir);
+    slurp(path, err_store, sizeof err_store);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        pd_test_fail(__FILE__, __LINE__, "could not remove %s", dir);
+}
+
+/* Runs `pdext check ARGS` in a fresh directory. */
 static int check(const char *fmt, ...) PD_PRINTF(1, 2);
 static int check(const char *fmt, ...)
 {
-    char args[2048], cmd[4096], dir[64] = "/tmp/pdext_check_test.XXXXXX";
+    char args[2048], full[2100], dir[64] = "/tmp/pdext_check_test.XXXXXX";
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     if (!mkdtemp(dir))
         return -1;
-    snprintf(cmd, sizeof cmd,
-             "cd %s && PDEXT_CACHE_DIR=%s/cache '%s' check %s >%s/out 2>%s/err </dev/null", dir,
-             dir, PDEXT_CMD, args, dir, dir);
-    int status = system(cmd);
-    char path[128];
-    snprintf(path, sizeof path, "%s/out", dir);
-    slurp(path, out_store, sizeof out_store);
-    snprintf(path, sizeof path, "%s/err", dir);
-    slurp(path, err_store, sizeof err_store);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    snprintf(full, sizeof full, "check %s", args);
+    int rc = pdext_in(dir, full);
+    remove_dir(dir);
+    return rc;
 }
 
 #define EXPECT_CHECK(want, ...)                                                                   \
@@ -126,4 +141,46 @@ PD_TEST(CheckCli, RefusesAnUnknownOpAndABadAttrValue)
     PD_EXPECT_CONTAINS(err_buf, "--attr scale=abc: float attr 'scale' takes");
     EXPECT_CHECK(2, "%s", "--json");
     PD_EXPECT_CONTAINS(err_buf, "no sources or library given");
+}
+
+PD_TEST(NewCli, ScaffoldPassesCheckAsWritten)
+{
+    char dir[64] = "/tmp/pdext_new_test.XXXXXX";
+    PD_ASSERT(mkdtemp(dir) != NULL);
+    PD_EXPECT_EQ(pdext_in(dir, "new my_op"), 0);
+    PD_EXPECT_CONTAINS(out_buf, "wrote my_op/my_op.c, my_op/README.md, my_op/check.sh");
+    PD_EXPECT_EQ(pdext_in(dir, "check my_op/my_op.c"), 0);
+    PD_EXPECT_CONTAINS(out_buf, "my_op                float64   gradcheck      ok");
+    PD_EXPECT_CONTAINS(out_buf, "9 checks, 0 failed");
+    char script[256];
+    snprintf(script, sizeof script, "PDEXT='%s' ./my_op/check.sh --op my_op", PDEXT_CMD);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cd %s && PDEXT_CACHE_DIR=%s/cache %s >/dev/null 2>&1", dir, dir,
+             script);
+    PD_EXPECT_EQ(system(cmd), 0);
+    remove_dir(dir);
+}
+
+PD_TEST(NewCli, RefusesToOverwriteAndTakesADir)
+{
+    char dir[64] = "/tmp/pdext_new_test.XXXXXX";
+    PD_ASSERT(mkdtemp(dir) != NULL);
+    PD_EXPECT_EQ(pdext_in(dir, "new twice --dir ops/here"), 0);
+    PD_EXPECT_CONTAINS(out_buf, "ops/here/twice.c");
+    PD_EXPECT_EQ(pdext_in(dir, "new twice --dir ops/here"), 1);
+    PD_EXPECT_CONTAINS(err_buf, "ops/here/twice.c exists; pdext new never overwrites");
+    remove_dir(dir);
+}
+
+PD_TEST(NewCli, RejectsANameThatIsNotACIdentifierAndOtherLanguages)
+{
+    char dir[64] = "/tmp/pdext_new_test.XXXXXX";
+    PD_ASSERT(mkdtemp(dir) != NULL);
+    PD_EXPECT_EQ(pdext_in(dir, "new 9lives"), 2);
+    PD_EXPECT_CONTAINS(err_buf, "NAME '9lives' is not a C identifier");
+    PD_EXPECT_EQ(pdext_in(dir, "new ok_name --lang cuda"), 2);
+    PD_EXPECT_CONTAINS(err_buf, "--lang cuda: this pdext writes C scaffolds only");
+    PD_EXPECT_EQ(pdext_in(dir, "new"), 2);
+    PD_EXPECT_CONTAINS(err_buf, "missing NAME");
+    remove_dir(dir);
 }
