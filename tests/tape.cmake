@@ -14,3 +14,15 @@ if(TARGET gradcheck_cli_test AND TARGET pdext_cmd)
   target_compile_definitions(gradcheck_cli_test PRIVATE PDEXT_CMD="$<TARGET_FILE:pdext_cmd>"
                              PDEXT_EXAMPLES="${PROJECT_SOURCE_DIR}/examples")
 endif()
+
+# examples/train: its ops as a module, its program built as an author builds it (against
+# libpdext), and the suite that trains with it and gradchecks its ops.
+pd_add_test_module(tp_train_ops ${PROJECT_SOURCE_DIR}/examples/train/train_ops.c)
+target_link_libraries(tp_train_ops PRIVATE m)
+add_executable(tp_train_example ${PROJECT_SOURCE_DIR}/examples/train/train.c)
+target_link_libraries(tp_train_example PRIVATE pdext m)
+target_compile_options(tp_train_example PRIVATE ${PDEXT_WARNINGS})
+set_target_properties(tp_train_example PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+if(TARGET tape_train_test)
+  add_dependencies(tape_train_test tp_train_ops tp_train_example rt_example_relu)
+endif()
