@@ -11,6 +11,7 @@
  *   tp_bad_square  Out = X * X             grad X g: wrong by a factor 2 (gradcheck must see it)
  *   tp_f32only Out = X * X                 float32 only (gradcheck cannot cast up)
  *   tp_bad_dd  Out = X * X                 right grad, wrong double grad
+ *   tp_badin, tp_badout                    grad ops whose names the tape cannot bind
  * tp_square's double grad differentiates its grad op (inputs X, Out@GRAD; output X@GRAD =
  * 2 X g): with upstream gradient h = X@GRAD@GRAD it gives X@GRAD = 2 g h and
  * Out@GRAD@GRAD = 2 X h.
@@ -233,3 +234,11 @@ PD_BUILD_GRAD_OP(tp_shift, .inputs = {PD_GRAD("Out")}, .outputs = {PD_GRAD("X")}
                  .kernel = shift_bwd);
 
 PD_BUILD_OP(tp_nograd, .inputs = {"X"}, .outputs = {"Out"}, .kernel = nograd_fwd);
+
+/* Grad ops the tape cannot bind: an input named after nothing of the forward op, and an
+ * output that is not the gradient of a forward input. Their kernels never run. */
+PD_BUILD_OP(tp_badin, .inputs = {"X"}, .outputs = {"Out"}, .kernel = nograd_fwd);
+PD_BUILD_GRAD_OP(tp_badin, .inputs = {"Nope"}, .outputs = {PD_GRAD("X")}, .kernel = shift_bwd);
+PD_BUILD_OP(tp_badout, .inputs = {"X"}, .outputs = {"Out"}, .kernel = nograd_fwd);
+PD_BUILD_GRAD_OP(tp_badout, .inputs = {PD_GRAD("Out")}, .outputs = {PD_GRAD("Q")},
+                 .kernel = shift_bwd);

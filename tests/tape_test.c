@@ -312,3 +312,32 @@ PD_TEST(Tape, RejectsNullArguments)
     pd_tape_destroy(NULL);
     pd_tensor_release(&x);
 }
+
+PD_TEST(Tape, NamesAGradOpInputItCannotBind)
+{
+    fixture f;
+    PD_ASSERT(setup(&f));
+    pd_tensor x = vec((double[]){1}, 1), y = PD_TENSOR_UNDEFINED, gx = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(&f, "tp_badin", &x, NULL, 0, &y));
+    PD_EXPECT_ERROR(pd_tape_backward(f.tape, &y, NULL, 1, &x, 1, &gx), PD_ERR_INVALID_ARGUMENT,
+                    "grad op 'tp_badin_grad' declares input 'Nope', which is neither an input "
+                    "nor an output of 'tp_badin'");
+    PD_EXPECT(!pd_defined(&gx));
+    pd_tensor_release(&y);
+    pd_tensor_release(&x);
+    teardown(&f);
+}
+
+PD_TEST(Tape, NamesAGradOpOutputThatIsNoInputsGradient)
+{
+    fixture f;
+    PD_ASSERT(setup(&f));
+    pd_tensor x = vec((double[]){1}, 1), y = PD_TENSOR_UNDEFINED, gx = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(&f, "tp_badout", &x, NULL, 0, &y));
+    PD_EXPECT_ERROR(pd_tape_backward(f.tape, &y, NULL, 1, &x, 1, &gx), PD_ERR_INVALID_ARGUMENT,
+                    "grad op 'tp_badout_grad' declares output 'Q@GRAD', which is not the "
+                    "gradient (@GRAD) of an input of 'tp_badout'");
+    pd_tensor_release(&y);
+    pd_tensor_release(&x);
+    teardown(&f);
+}

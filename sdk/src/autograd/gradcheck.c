@@ -23,10 +23,12 @@
 #define WHO "pd_gradcheck"
 #define VECTOR_CAPACITY 16 /* output slots offered to a vector output */
 
+_Static_assert(PD_MAX_OUTPUTS == PD_MAX_INPUTS, "gc_args holds inputs and outputs");
+
 /* An op's arguments by declared position, every tensor owned. */
 typedef struct gc_args {
     int32_t n;
-    pd_arg arg[PD_MAX_OUTPUTS > PD_MAX_INPUTS ? PD_MAX_OUTPUTS : PD_MAX_INPUTS];
+    pd_arg arg[PD_MAX_INPUTS]; /* serves outputs too: PD_MAX_OUTPUTS is the same */
 } gc_args;
 
 static void args_free(gc_args *a)

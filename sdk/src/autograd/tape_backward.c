@@ -123,16 +123,17 @@ static pd_status bind_input(const tape_record *r, int32_t index, const pd_op *g,
         return st;
     const char *fwd = pd_op_name(r->op);
     int32_t blen = pd__grad_base_len(info.name);
+    /* "<output>@GRAD", else a forward input, else a forward output */
     int32_t p = blen >= 0 ? find_arg(r->op, false, info.name, (size_t)blen) : -1;
     bool is_grad = p >= 0;
-    const tape_slot *src = NULL;
-    if (is_grad)
-        src = &r->out[p];
-    else if ((p = find_arg(r->op, true, info.name, strlen(info.name))) >= 0)
-        src = &r->in[p];
-    else if ((p = find_arg(r->op, false, info.name, strlen(info.name))) >= 0)
-        src = &r->out[p];
-    else
+    if (!is_grad && (p = find_arg(r->op, true, info.name, strlen(info.name))) >= 0)
+        p += PD_MAX_OUTPUTS; /* marks an input position */
+    else if (!is_grad)
+        p = find_arg(r->op, false, info.name, strlen(info.name));
+    const tape_slot *src = p >= PD_MAX_OUTPUTS ? &r->in[p - PD_MAX_OUTPUTS]
+                           : p >= 0            ? &r->out[p]
+                                               : NULL;
+    if (!src)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: grad op '%s' declares input '%s', which is neither an input nor "
                         "an output of '%s' nor the gradient (@GRAD) of one of its outputs",
@@ -394,10 +395,10 @@ pd_status pd_tape_backward(pd_tape *tape, const pd_tensor *outputs, const pd_ten
         if (r->active && any_output_reached(r, &map))
             st = run_grad(r, i, &map);
     }
-    pd_tensor *res = n_wrt > 0 ? calloc((size_t)n_wrt, sizeof *res) : NULL;
-    if (st == PD_OK && n_wrt > 0 && !res)
+    pd_tensor *res = calloc(n_wrt > 0 ? (size_t)n_wrt : 1, sizeof *res);
+    if (st == PD_OK && !res)
         st = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", WHO);
-    for (int32_t j = 0; st == PD_OK && j < n_wrt; ++j) {
+    for (int32_t j = 0; st == PD_OK && res && j < n_wrt; ++j) {
         const grad_entry *e = map_find(&map, &wrt[j]);
         const pd_tensor *w = &wrt[j];
         if (e && pd_defined(&e->grad))
@@ -405,7 +406,7 @@ pd_status pd_tape_backward(pd_tape *tape, const pd_tensor *outputs, const pd_ten
         else
             st = pd_tensor_zeros(&res[j], w->dtype, w->place, w->ndim, w->shape);
     }
-    if (st == PD_OK) {
+    if (st == PD_OK && res) {
         for (int32_t j = 0; j < n_wrt; ++j)
             input_grads[j] = res[j];
     } else {
