@@ -6,16 +6,19 @@
  *                  found by running it (the dispatch refuses the others)
  *   shapes         per accepted dtype, a run at [3, 4], one element [1, 1], empty [0, 4] and a
  *                  large [64, 300]; the runner checks every output against the infer functions
- *   deterministic  two runs on the large inputs give the same bytes
+ *   deterministic  two runs on the large inputs (the --input ones if given) give the same bytes
  *   strided        transposed (strided) inputs give the same bytes as their contiguous copies
  *   gradcheck      pd_gradcheck at [3, 4] (float32 and float64; skipped, with the reason, for
  *                  ops without a grad op and for other dtypes)
  *
  * Every input gets the same shape (a vector input two tensors of it), which suits element-wise
- * ops and ops such as concat; attrs take --attr values, else their declared defaults, else 0
- * for int and int64 attrs (a guess that is said); other attrs without a default stop the
- * command asking for --attr. One table row per check as it finishes (a progress view by
- * itself), or one JSON document with --json; exit status 0 only when no check failed.
+ * ops and ops such as concat; --input NAME=D0,D1[:DTYPE] gives one input its own shape (and
+ * dtype), for ops such as a matmul, and the op then runs at those shapes only. Integer inputs
+ * hold 0, 1 or 2 (valid class indices for three or more classes). Attrs take --attr values, else
+ * their declared defaults, else 0 for int and int64 attrs (a guess that is said); other attrs
+ * without a default stop the command asking for --attr. One table row per check as it finishes (a
+ * progress view by itself), or one JSON document with --json; exit status 0 only when no check
+ * failed.
  */
 #include "pdext_cmd.h"
 #include "pdext_gradcheck.h"
@@ -24,14 +27,17 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: pdext check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...] [--json]\n"
+    "usage: pdext check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...]\n"
+    "                   [--input NAME=D0,D1,...[:DTYPE] ...] [--json]\n"
     "                   [JIT options: -I DIR --cflags FLAGS ... -v]\n"
     "\n"
     "Checks every forward op of the module (or only --op NAME) with random inputs: the dtypes\n"
     "its kernel takes, runs at several shapes (one element, empty, large) against its infer\n"
     "functions, determinism, strided inputs against contiguous ones, and its gradient against\n"
     "finite differences (gradcheck, where it has a grad op). Attrs without a default take\n"
-    "--attr values (int attrs default to 0). Prints a table (op, dtype, check, result), or\n"
+    "--attr values (int attrs default to 0). Every input gets the same random [3, 4] tensor\n"
+    "unless --input gives its shape (and dtype): then the op runs at those shapes. Integer\n"
+    "inputs hold 0, 1 or 2. Prints a table (op, dtype, check, result), or\n"
     "JSON with --json. Exit status 0 only when every check passes.\n";
 
 #define VECTOR_ITEMS 2  /* tensors given to a vector input */
@@ -42,18 +48,30 @@ static const char usage[] =
 static const pd_data_type candidates[N_DTYPES] = {PD_FLOAT32,  PD_FLOAT64, PD_FLOAT16,
                                                   PD_BFLOAT16, PD_INT32,   PD_INT64};
 
+/* --input NAME=D0,D1,...[:DTYPE]: the shape (and dtype) input NAME is checked with. */
+typedef struct input_spec {
+    char name[64];
+    int32_t ndim;
+    int64_t shape[PD_MAX_DIMS];
+    pd_data_type dtype; /* PD_UNDEFINED: each dtype under test */
+} input_spec;
+
 typedef struct check_args {
     pd_cmd_load_args load;
     const char *op;
     pd_cmd_strv attrs; /* NAME=VALUE */
+    input_spec specs[PD_MAX_INPUTS];
+    int32_t n_specs;
     bool json;
 } check_args;
 
-/* The command's verdicts so far and how it shows them. */
+/* The command's verdicts so far, how it shows them, and the --input specs. */
 typedef struct check_state {
     bool json;
     int32_t failed, rows;
     FILE *fp;
+    const input_spec *specs;
+    int32_t n_specs;
 } check_state;
 
 static void json_str(FILE *fp, const char *s)
@@ -118,19 +136,57 @@ static double rnd(void)
     return (double)(rng_state >> 11) / (double)(1ull << 53);
 }
 
-/* A random value away from 0 (kinks such as relu's sit there): +-[0.1, 1). */
+/* A random value: floating ones away from 0 (kinks such as relu's sit there), +-[0.1, 1);
+ * integers 0, 1 or 2. */
 static double value_for(pd_data_type t)
 {
     double v = 0.1 + 0.9 * rnd();
     if (pd_dtype_is_integral(t))
-        return (double)(1 + (int)(rnd() * 5));
+        return (double)(int)(rnd() * 3); /* 0, 1 or 2: class indices of 3 or more classes */
     return rnd() < 0.5 ? -v : v;
 }
 
-/* Random inputs of `dtype` and `shape` for every declared input (absent optional ones left
- * out); with `strided` each is a transposed view of a [shape1, shape0] tensor. */
-static pd_status make_inputs(const pd_op *op, pd_data_type dtype, const int64_t shape[2],
-                             bool strided, call_args *c)
+/* One random tensor of `dtype` and shape; with `strided` (and 2 dims) a transposed view of a
+ * [shape1, shape0] tensor. */
+static pd_status random_tensor(pd_data_type dtype, int32_t ndim, const int64_t *shape, bool strided,
+                               pd_tensor *out)
+{
+    int64_t s[PD_MAX_DIMS];
+    memcpy(s, shape, sizeof(int64_t) * (size_t)ndim);
+    strided = strided && ndim == 2;
+    if (strided) {
+        s[0] = shape[1];
+        s[1] = shape[0];
+    }
+    pd_tensor f = PD_TENSOR_UNDEFINED, base = PD_TENSOR_UNDEFINED;
+    pd_status st = pd_tensor_empty(&f, PD_FLOAT64, pd_place_cpu(), ndim, s);
+    for (int64_t e = 0; st == PD_OK && e < pd_numel(&f); ++e)
+        ((double *)f.data)[e] = value_for(dtype);
+    if (st == PD_OK)
+        st = pd_tensor_cast(&base, &f, dtype);
+    pd_tensor_release(&f);
+    if (st == PD_OK && strided) {
+        st = pd_tensor_transpose(out, &base, 0, 1);
+        pd_tensor_release(&base);
+    } else if (st == PD_OK) {
+        *out = base;
+    }
+    return st;
+}
+
+/* The --input spec for input `name`, or NULL. */
+static const input_spec *spec_for(const check_state *s, const char *name)
+{
+    for (int32_t i = 0; i < s->n_specs; ++i)
+        if (strcmp(s->specs[i].name, name) == 0)
+            return &s->specs[i];
+    return NULL;
+}
+
+/* Random inputs for every declared input (absent optional ones left out): of `dtype` and
+ * `shape` [2], or what --input says for that input. */
+static pd_status make_inputs(const check_state *s, const pd_op *op, pd_data_type dtype,
+                             const int64_t shape[2], bool strided, call_args *c)
 {
     memset(c, 0, sizeof *c);
     c->n = pd_op_input_count(op);
@@ -139,36 +195,14 @@ static pd_status make_inputs(const pd_op *op, pd_data_type dtype, const int64_t 
         pd_arg_info info;
         st = pd_op_input_info(op, i, &info);
         int32_t count = info.is_vector ? VECTOR_ITEMS : info.is_optional ? 0 : 1;
+        const input_spec *spec = st == PD_OK ? spec_for(s, info.name) : NULL;
         c->arg[i] = pd_arg_named(NULL, c->store[i], count);
         for (int32_t k = 0; st == PD_OK && k < count; ++k) {
-            pd_tensor base = PD_TENSOR_UNDEFINED;
-            int64_t s[2] = {strided ? shape[1] : shape[0], strided ? shape[0] : shape[1]};
-            st = pd_tensor_empty(&base, dtype, pd_place_cpu(), 2, s);
-            if (st == PD_OK && dtype != PD_FLOAT16 && dtype != PD_BFLOAT16) {
-                pd_tensor f = PD_TENSOR_UNDEFINED;
-                st = pd_tensor_empty(&f, PD_FLOAT64, pd_place_cpu(), 2, s);
-                for (int64_t e = 0; st == PD_OK && e < pd_numel(&f); ++e)
-                    ((double *)f.data)[e] = value_for(dtype);
-                pd_tensor_release(&base);
-                if (st == PD_OK)
-                    st = pd_tensor_cast(&base, &f, dtype);
-                pd_tensor_release(&f);
-            } else if (st == PD_OK) {
-                pd_tensor f = PD_TENSOR_UNDEFINED;
-                st = pd_tensor_empty(&f, PD_FLOAT32, pd_place_cpu(), 2, s);
-                for (int64_t e = 0; st == PD_OK && e < pd_numel(&f); ++e)
-                    ((float *)f.data)[e] = (float)value_for(dtype);
-                pd_tensor_release(&base);
-                if (st == PD_OK)
-                    st = pd_tensor_cast(&base, &f, dtype);
-                pd_tensor_release(&f);
-            }
-            if (st == PD_OK && strided) {
-                st = pd_tensor_transpose(&c->store[i][k], &base, 0, 1);
-                pd_tensor_release(&base);
-            } else {
-                c->store[i][k] = base;
-            }
+            if (spec)
+                st = random_tensor(spec->dtype != PD_UNDEFINED ? spec->dtype : dtype, spec->ndim,
+                                   spec->shape, strided, &c->store[i][k]);
+            else
+                st = random_tensor(dtype, 2, shape, strided, &c->store[i][k]);
         }
     }
     return st;
@@ -238,11 +272,11 @@ static const char *last_error_line(char *buf, size_t size)
 static const int64_t small[2] = {3, 4};
 
 /* One run of op at `shape` with fresh inputs; false (and the error in msg) on failure. */
-static bool runs_at(const pd_op *op, pd_data_type t, const int64_t shape[2], const pd_attr *attrs,
-                    int32_t n_attrs, char *msg, size_t size)
+static bool runs_at(const check_state *s, const pd_op *op, pd_data_type t, const int64_t shape[2],
+                    const pd_attr *attrs, int32_t n_attrs, char *msg, size_t size)
 {
     call_args in, out;
-    pd_status st = make_inputs(op, t, shape, false, &in);
+    pd_status st = make_inputs(s, op, t, shape, false, &in);
     memset(&out, 0, sizeof out);
     if (st == PD_OK)
         st = run(op, &in, attrs, n_attrs, &out);
@@ -259,8 +293,12 @@ static void check_shapes(check_state *s, const pd_op *op, pd_data_type t, const 
     static const int64_t shapes[3][2] = {{1, 1}, {0, 4}, {64, 300}};
     static const char *const names[3] = {"one element [1, 1]", "empty [0, 4]", "large [64, 300]"};
     char msg[512], detail[700];
+    if (s->n_specs > 0) { /* the shapes are the author's: the dtypes trial ran them */
+        row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "ok", "the --input shapes");
+        return;
+    }
     for (int i = 0; i < 3; ++i)
-        if (!runs_at(op, t, shapes[i], attrs, n_attrs, msg, sizeof msg)) {
+        if (!runs_at(s, op, t, shapes[i], attrs, n_attrs, msg, sizeof msg)) {
             snprintf(detail, sizeof detail, "%s: %s", names[i], msg);
             row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "FAIL", detail);
             return;
@@ -277,7 +315,8 @@ static void check_determinism(check_state *s, const pd_op *op, pd_data_type t, c
     char msg[512] = "";
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    pd_status st = make_inputs(op, t, large, false, &in);
+    /* with --input shapes, the inputs without one keep the [3, 4] they ran the dtypes at */
+    pd_status st = make_inputs(s, op, t, s->n_specs ? small : large, false, &in);
     if (st == PD_OK)
         st = run(op, &in, attrs, n_attrs, &a);
     if (st == PD_OK)
@@ -302,7 +341,7 @@ static void check_strided(check_state *s, const pd_op *op, pd_data_type t, const
     memset(&dense, 0, sizeof dense);
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    pd_status st = make_inputs(op, t, small, true, &in);
+    pd_status st = make_inputs(s, op, t, small, true, &in);
     if (st == PD_OK)
         st = contiguous_copy(&in, &dense);
     if (st == PD_OK)
@@ -339,7 +378,7 @@ static void check_gradient(check_state *s, const pd_registry *reg, const pd_op *
     char detail[900], msg[512];
     pd_gradcheck_options opt = {.struct_size = sizeof opt, .max_elements = 24, .keep_dtype = true};
     pd_gradcheck_report rep;
-    pd_status st = make_inputs(op, t, small, false, &in);
+    pd_status st = make_inputs(s, op, t, small, false, &in);
     if (st == PD_OK)
         st = pd_gradcheck(reg, name, in.arg, in.n, attrs, n_attrs, &opt, &rep);
     call_free(&in);
@@ -367,7 +406,7 @@ static void check_op(check_state *s, const pd_registry *reg, const pd_op *op, co
     bool accepted[N_DTYPES];
     char first_error[512] = "";
     for (int d = 0; d < N_DTYPES; ++d) {
-        accepted[d] = runs_at(op, candidates[d], small, attrs, n_attrs, msg, sizeof msg);
+        accepted[d] = runs_at(s, op, candidates[d], small, attrs, n_attrs, msg, sizeof msg);
         char *list = accepted[d] ? works : refused;
         size_t used = strlen(list), cap = accepted[d] ? sizeof works : sizeof refused;
         snprintf(list + used, cap - used, "%s%s", used ? " " : "", pd_dtype_name(candidates[d]));
@@ -435,6 +474,32 @@ static int op_attrs(const pd_op *op, const check_args *a, pd_attr *attrs, int32_
     return PD_CMD_OK;
 }
 
+/* "NAME=D0,D1,...[:DTYPE]" (no dims: a scalar) into *spec. */
+static bool parse_spec(const char *text, input_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text || (size_t)(eq - text) >= sizeof spec->name)
+        return false;
+    memcpy(spec->name, text, (size_t)(eq - text));
+    const char *p = eq + 1, *colon = strchr(p, ':');
+    if (colon) {
+        spec->dtype = pd_dtype_from_name(colon + 1);
+        if (spec->dtype == PD_UNDEFINED)
+            return false;
+    }
+    const char *end = colon ? colon : p + strlen(p);
+    while (p < end) {
+        char *after;
+        long long d = strtoll(p, &after, 10);
+        if (after == p || d < 0 || spec->ndim == PD_MAX_DIMS || (*after != ',' && after != end))
+            return false;
+        spec->shape[spec->ndim++] = d;
+        p = *after == ',' ? after + 1 : after;
+    }
+    return true;
+}
+
 static int parse_args(int argc, char **argv, check_args *c)
 {
     bool bad = false;
@@ -453,6 +518,15 @@ static int parse_args(int argc, char **argv, check_args *c)
             if (strchr(v, '=') == NULL || v[0] == '=')
                 return pd_cmd_usage_error("check", "--attr '%s' is not NAME=VALUE", v);
             pd_cmd_strv_add(&c->attrs, v);
+        } else if (!bad &&
+                   (v = pd_cmd_option("check", argc, argv, &i, "--input", NULL, &bad)) != NULL) {
+            if (c->n_specs == PD_MAX_INPUTS)
+                return pd_cmd_usage_error("check", "more than %d --input options", PD_MAX_INPUTS);
+            if (!parse_spec(v, &c->specs[c->n_specs++]))
+                return pd_cmd_usage_error("check",
+                                          "--input '%s' is not NAME=D0,D1,...[:DTYPE] (e.g. "
+                                          "X=4,3 or Label=4:int64)",
+                                          v);
         } else if (bad || (took = pd_cmd_load_option("check", &c->load, argc, argv, &i)) < 0) {
             return PD_CMD_USAGE;
         } else if (took == 0 && argv[i][0] == '-') {
@@ -504,7 +578,7 @@ int pd_cmd_check(int argc, char **argv)
             rc = PD_CMD_FAILED;
         }
     }
-    check_state s = {c.json, 0, 0, stdout};
+    check_state s = {c.json, 0, 0, stdout, c.specs, c.n_specs};
     pd_cmd_strv notes = {0};
     if (rc == PD_CMD_OK) {
         if (c.json)

@@ -184,3 +184,29 @@ PD_TEST(NewCli, RejectsANameThatIsNotACIdentifierAndOtherLanguages)
     PD_EXPECT_CONTAINS(err_buf, "missing NAME");
     remove_dir(dir);
 }
+
+PD_TEST(CheckCli, PassesOnTheTrainExampleWithTheShapesGivenByInput)
+{
+    EXPECT_CHECK(0,
+                 "'%s/train/train_ops.c' --ldflags -lm --input X=4,3 --input W=3,5 --input B=5 "
+                 "--input Logits=4,3 --input Label=4:int64",
+                 PDEXT_EXAMPLES);
+    PD_EXPECT_CONTAINS(out_buf, "train_linear         float64   gradcheck      ok");
+    PD_EXPECT_CONTAINS(out_buf, "input 'Label' is int64, not differentiable");
+    PD_EXPECT_CONTAINS(out_buf, "18 checks, 0 failed");
+}
+
+PD_TEST(CheckCli, InputGivesOneInputItsOwnDtype)
+{
+    EXPECT_CHECK(0, "'%s' --op tp_shift --input N=3,4:int32", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "tp_shift             float64   gradcheck      ok");
+    PD_EXPECT_CONTAINS(out_buf, "input 'N' is int32, not differentiable");
+}
+
+PD_TEST(CheckCli, RefusesAMalformedInputSpec)
+{
+    EXPECT_CHECK(2, "'%s' --input X=4,x", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4,x' is not NAME=D0,D1,...[:DTYPE]");
+    EXPECT_CHECK(2, "'%s' --input X=4:float99", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4:float99'");
+}
