@@ -51,13 +51,11 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } commands[] = {{"build", pd_cmd_build},
-                    {"list", pd_cmd_list},
-                    {"run", pd_cmd_run},
-                    {"demo", pd_cmd_demo},
-                    {"bundle", pd_cmd_bundle},
-                    {"check", pd_cmd_check},
-                    {"new", pd_cmd_new}};
+    } commands[] = {
+        {"build", pd_cmd_build}, {"list", pd_cmd_list},     {"run", pd_cmd_run},
+        {"demo", pd_cmd_demo},   {"bundle", pd_cmd_bundle}, {"check", pd_cmd_check},
+        {"new", pd_cmd_new},
+    };
     if (argc < 2) {
         fputs(usage, stderr);
         return PD_CMD_USAGE;
