@@ -3,7 +3,7 @@
  * gradcheck_test.c), float32 and float64 on the CPU, built like an author builds a module:
  *   tp_square  Out = X * X                 grad 2 X g; double grad (see below)
  *   tp_mul     Out = X * Y (same shapes)   grad Y g, X g
- *   tp_scale   Out = scale * X             attr "scale: float = 2.0"; grad scale g
+ *   tp_scale   Out = scale * X             attr "scale: float = 2.0"; grad scale g; double grad
  *   tp_split   A = X, B = 3 X              two outputs; grad A@GRAD + 3 B@GRAD
  *   tp_addn    Out = sum of X[k] (vector)  grad g for each X[k]
  *   tp_shift   Out = X + N (N int32)       grad for X only: N is not differentiable
@@ -217,6 +217,10 @@ PD_BUILD_OP(tp_scale, .inputs = {"X"}, .outputs = {"Out"}, .attrs = {"scale: flo
             .kernel = scale_fwd);
 PD_BUILD_GRAD_OP(tp_scale, .inputs = {PD_GRAD("Out")}, .outputs = {PD_GRAD("X")},
                  .attrs = {"scale: float"}, .kernel = scale_bwd);
+/* tp_scale_grad is linear in Out@GRAD too: Out@GRAD@GRAD = scale * X@GRAD@GRAD. */
+PD_BUILD_DOUBLE_GRAD_OP(tp_scale, .inputs = {PD_GRAD(PD_GRAD("X"))},
+                        .outputs = {PD_GRAD(PD_GRAD("Out"))}, .attrs = {"scale: float"},
+                        .kernel = scale_bwd);
 
 PD_BUILD_OP(tp_split, .inputs = {"X"}, .outputs = {"A", "B"}, .kernel = split_fwd,
             .infer_shape = split_shape, .infer_dtype = split_dtype);

@@ -341,3 +341,44 @@ PD_TEST(Tape, NamesAGradOpOutputThatIsNoInputsGradient)
     pd_tensor_release(&x);
     teardown(&f);
 }
+
+PD_TEST(Tape, RecordsTheBackwardPassSoASecondBackwardGivesSecondDerivatives)
+{
+    fixture f;
+    PD_ASSERT(setup(&f));
+    /* y = (3x)^2 = 9 x^2: dy/dx = 18 x, d2y/dx2 = 18 through tp_square_grad_grad and
+     * tp_scale_grad_grad */
+    pd_tensor x = vec((double[]){1, -2}, 2), s = PD_TENSOR_UNDEFINED, y = PD_TENSOR_UNDEFINED;
+    pd_tensor gx = PD_TENSOR_UNDEFINED, ggx = PD_TENSOR_UNDEFINED;
+    pd_attr three = pd_attr_of_float("scale", 3.0f);
+    PD_ASSERT_OK(run1(&f, "tp_scale", &x, &three, 1, &s));
+    PD_ASSERT_OK(run1(&f, "tp_square", &s, NULL, 0, &y));
+    pd_tape_backward_options opt = {.struct_size = sizeof opt, .record = true};
+    PD_ASSERT_OK(pd_tape_backward_ex(f.tape, &y, NULL, 1, &x, 1, &gx, &opt));
+    PD_EXPECT_NEAR(rt_at(&gx, 1), -36, 1e-12);
+    PD_EXPECT_EQ(pd_tape_size(f.tape), 4); /* and tp_square_grad, tp_scale_grad */
+    PD_ASSERT_OK(pd_tape_backward(f.tape, &gx, NULL, 1, &x, 1, &ggx));
+    PD_EXPECT_NEAR(rt_at(&ggx, 0), 18, 1e-12);
+    PD_EXPECT_NEAR(rt_at(&ggx, 1), 18, 1e-12);
+    pd_tensor_release(&ggx);
+    pd_tensor_release(&gx);
+    pd_tensor_release(&y);
+    pd_tensor_release(&s);
+    pd_tensor_release(&x);
+    teardown(&f);
+}
+
+PD_TEST(Tape, RefusesToRecordAnAccumulation)
+{
+    fixture f;
+    PD_ASSERT(setup(&f));
+    pd_tensor x = vec((double[]){2}, 1), m = PD_TENSOR_UNDEFINED, gx = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run2(&f, "tp_mul", &x, &x, &m));
+    pd_tape_backward_options opt = {.struct_size = sizeof opt, .record = true};
+    PD_EXPECT_ERROR(pd_tape_backward_ex(f.tape, &m, NULL, 1, &x, 1, &gx, &opt), PD_ERR_UNAVAILABLE,
+                    "a recorded backward pass cannot add them");
+    PD_EXPECT(!pd_defined(&gx));
+    pd_tensor_release(&m);
+    pd_tensor_release(&x);
+    teardown(&f);
+}

@@ -61,6 +61,23 @@ pd_status pd_tape_backward(pd_tape *tape, const pd_tensor *outputs, const pd_ten
                            int32_t n_outputs, const pd_tensor *wrt, int32_t n_wrt,
                            pd_tensor *input_grads);
 
+/* What pd_tape_backward_ex does beyond pd_tape_backward. Zero-initialize and set struct_size =
+ * sizeof(pd_tape_backward_options); fields past struct_size are taken as zero. */
+typedef struct pd_tape_backward_options {
+    uint32_t struct_size;
+    /* Record the backward pass on this same tape: each grad op call is made through
+     * pd_tape_run, so input_grads are recorded outputs and a backward pass over them (with
+     * the same wrt) gives second derivatives through the double grad ops (<op>_grad_grad).
+     * Gradients of a tensor used twice would be added outside any op, so such a path is
+     * refused (PD_ERR_UNAVAILABLE) rather than differentiated wrongly. */
+    bool record;
+} pd_tape_backward_options;
+
+/* pd_tape_backward with options (NULL: none). */
+pd_status pd_tape_backward_ex(pd_tape *tape, const pd_tensor *outputs, const pd_tensor *grads,
+                              int32_t n_outputs, const pd_tensor *wrt, int32_t n_wrt,
+                              pd_tensor *input_grads, const pd_tape_backward_options *options);
+
 #pragma GCC visibility pop
 PD_EXTERN_C_END
 

@@ -31,6 +31,12 @@ struct pd_tape {
     int32_t count, capacity;
 };
 
+/* Room for `capacity` records (records move only here). */
+pd_status pd__tape_reserve(pd_tape *tape, int32_t capacity);
+
+/* Forgets the records from `count` on (a failed recorded backward pass takes its calls back). */
+void pd__tape_truncate(pd_tape *tape, int32_t count);
+
 /* The tape's identity of a tensor value: same storage, first element, dtype, shape and
  * strides (as pd_stride reads them, so a hand-filled dense struct matches its own copy). */
 bool pd__tensor_same(const pd_tensor *a, const pd_tensor *b);

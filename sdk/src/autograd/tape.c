@@ -166,13 +166,18 @@ pd_status pd_tape_create(pd_tape **out)
     return PD_OK;
 }
 
+void pd__tape_truncate(pd_tape *tape, int32_t count)
+{
+    for (int32_t i = count; i < tape->count; ++i)
+        record_free(&tape->records[i]);
+    if (count < tape->count)
+        tape->count = count;
+}
+
 void pd_tape_clear(pd_tape *tape)
 {
-    if (!tape)
-        return;
-    for (int32_t i = 0; i < tape->count; ++i)
-        record_free(&tape->records[i]);
-    tape->count = 0;
+    if (tape)
+        pd__tape_truncate(tape, 0);
 }
 
 void pd_tape_destroy(pd_tape *tape)
@@ -186,19 +191,26 @@ void pd_tape_destroy(pd_tape *tape)
 
 int32_t pd_tape_size(const pd_tape *tape) { return tape ? tape->count : 0; }
 
+pd_status pd__tape_reserve(pd_tape *tape, int32_t capacity)
+{
+    if (capacity <= tape->capacity)
+        return PD_OK;
+    tape_record *grown = realloc(tape->records, (size_t)capacity * sizeof *grown);
+    if (!grown)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_tape: out of memory for %d records", capacity);
+    tape->records = grown;
+    tape->capacity = capacity;
+    return PD_OK;
+}
+
 pd_status pd_tape_run(pd_tape *tape, const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
                       const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
 {
     if (!tape)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_tape_run: tape is NULL");
-    if (tape->count == tape->capacity) {
-        int32_t cap = tape->capacity ? tape->capacity * 2 : 16;
-        tape_record *grown = realloc(tape->records, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_tape_run: out of memory");
-        tape->records = grown;
-        tape->capacity = cap;
-    }
+    if (tape->count == tape->capacity &&
+        pd__tape_reserve(tape, tape->capacity ? tape->capacity * 2 : 16) != PD_OK)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_tape_run: out of memory");
     pd_status st = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
     if (st != PD_OK)
         return st;

@@ -26,6 +26,7 @@ typedef struct grad_entry {
 typedef struct grad_map {
     grad_entry *e;
     int32_t n, cap;
+    pd_tape *record; /* record the grad op calls here (pd_tape_backward_ex), or NULL */
 } grad_map;
 
 static grad_entry *map_find(const grad_map *m, const pd_tensor *key)
@@ -51,6 +52,14 @@ static pd_status map_put(grad_map *m, const char *who, const pd_tensor *key, pd_
     grad_entry *e = map_find(m, key);
     if (e && !pd_defined(g))
         return PD_OK;
+    if (e && m->record && pd_defined(&e->grad)) {
+        pd_tensor_release(g);
+        return pd__fail(PD_ERR_UNAVAILABLE,
+                        "%s: %s gives a second gradient to a tensor that already has one; a "
+                        "recorded backward pass cannot add them (the sum would not be on the "
+                        "tape), so record_on needs each tensor used once on the path",
+                        WHO, who);
+    }
     if (e) {
         pd_status st = pd_defined(&e->grad) ? pd__grad_add(who, &e->grad, g) : PD_OK;
         if (!pd_defined(&e->grad)) {
@@ -272,7 +281,9 @@ static pd_status run_grad(const tape_record *r, int32_t index, grad_map *map)
     }
     if (st == PD_OK) {
         pick_attrs(r, g, &c);
-        st = pd_op_run(g, c.in, gn_in, c.attrs, c.n_attrs, c.out, gn_out);
+        st = map->record
+                 ? pd_tape_run(map->record, g, c.in, gn_in, c.attrs, c.n_attrs, c.out, gn_out)
+                 : pd_op_run(g, c.in, gn_in, c.attrs, c.n_attrs, c.out, gn_out);
         if (st != PD_OK) {
             for (int32_t i = 0; i < gn_out; ++i)
                 c.out[i].count = 0; /* nothing was written */
@@ -373,13 +384,30 @@ pd_status pd_tape_backward(pd_tape *tape, const pd_tensor *outputs, const pd_ten
                            int32_t n_outputs, const pd_tensor *wrt, int32_t n_wrt,
                            pd_tensor *input_grads)
 {
+    return pd_tape_backward_ex(tape, outputs, grads, n_outputs, wrt, n_wrt, input_grads, NULL);
+}
+
+pd_status pd_tape_backward_ex(pd_tape *tape, const pd_tensor *outputs, const pd_tensor *grads,
+                              int32_t n_outputs, const pd_tensor *wrt, int32_t n_wrt,
+                              pd_tensor *input_grads, const pd_tape_backward_options *options)
+{
+    bool record = options &&
+                  options->struct_size >=
+                      offsetof(pd_tape_backward_options, record) + sizeof options->record &&
+                  options->record;
     pd_status st = check_args(tape, outputs, grads, n_outputs, wrt, n_wrt, input_grads);
+    /* Recording appends at most one call per record walked; room for them is made first, so
+     * the records being walked never move. */
+    if (st == PD_OK && record)
+        st = pd__tape_reserve(tape, tape->count * 2);
+    int32_t recorded_from = st == PD_OK ? tape->count : 0;
     if (st == PD_OK)
         st = mark_active(tape, wrt, n_wrt);
     if (st != PD_OK)
         return st;
     grad_map map;
     memset(&map, 0, sizeof map);
+    map.record = record ? tape : NULL;
     for (int32_t i = 0; st == PD_OK && i < n_outputs; ++i) {
         pd_tensor seed = PD_TENSOR_UNDEFINED;
         const pd_tensor *o = &outputs[i];
@@ -390,6 +418,7 @@ pd_status pd_tape_backward(pd_tape *tape, const pd_tensor *outputs, const pd_ten
         if (st == PD_OK)
             st = map_put(&map, WHO, o, &seed);
     }
+    /* Recorded grad op calls land past the records walked here; they are not walked. */
     for (int32_t i = tape->count - 1; st == PD_OK && i >= 0; --i) {
         const tape_record *r = &tape->records[i];
         if (r->active && any_output_reached(r, &map))
@@ -415,5 +444,7 @@ pd_status pd_tape_backward(pd_tape *tape, const pd_tensor *outputs, const pd_ten
     }
     free(res);
     map_free(&map);
+    if (st != PD_OK)
+        pd__tape_truncate(tape, recorded_from);
     return st;
 }
