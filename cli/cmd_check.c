@@ -28,7 +28,7 @@
 
 static const char usage[] =
     "usage: pdext check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...]\n"
-    "                   [--input NAME=D0,D1,...[:DTYPE] ...] [--json]\n"
+    "                   [--input NAME=D0,D1,...[:DTYPE] ...] [--json] [--sanitize]\n"
     "                   [JIT options: -I DIR --cflags FLAGS ... -v]\n"
     "\n"
     "Checks every forward op of the module (or only --op NAME) with random inputs: the dtypes\n"
@@ -37,7 +37,9 @@ static const char usage[] =
     "finite differences (gradcheck, where it has a grad op). Attrs without a default take\n"
     "--attr values (int attrs default to 0). Every input gets the same random [3, 4] tensor\n"
     "unless --input gives its shape (and dtype): then the op runs at those shapes. Integer\n"
-    "inputs hold 0, 1 or 2. Prints a table (op, dtype, check, result), or\n"
+    "inputs hold 0, 1 or 2. --sanitize runs the same checks on the sources rebuilt with\n"
+    "ASan and UBSan, in a child process: a crash is reported with its case. Prints a table\n"
+    "(op, dtype, check, result), or\n"
     "JSON with --json. Exit status 0 only when every check passes.\n";
 
 #define VECTOR_ITEMS 2  /* tensors given to a vector input */
@@ -63,6 +65,7 @@ typedef struct check_args {
     input_spec specs[PD_MAX_INPUTS];
     int32_t n_specs;
     bool json;
+    bool sanitize; /* --sanitize: run the checks in a sanitized child (cmd_check_sanitize.c) */
 } check_args;
 
 /* The command's verdicts so far, how it shows them, and the --input specs. */
@@ -399,12 +402,26 @@ static void check_gradient(check_state *s, const pd_registry *reg, const pd_op *
         rep.passed ? "ok" : "FAIL", detail);
 }
 
+/* In a sanitized child (cmd_check_sanitize.c), names the check about to run on stderr, so
+ * that a crash in it can be told. */
+static void mark_case(const pd_op *op, const char *dtype, const char *check)
+{
+    static int child = -1;
+    if (child < 0)
+        child = getenv("PDEXT_CHECK_CHILD") != NULL;
+    if (child) {
+        fprintf(stderr, "@case %-20s %-9s %s\n", pd_op_name(op), dtype, check);
+        fflush(stderr);
+    }
+}
+
 static void check_op(check_state *s, const pd_registry *reg, const pd_op *op, const pd_attr *attrs,
                      int32_t n_attrs)
 {
     char msg[512], works[128] = "", refused[160] = "";
     bool accepted[N_DTYPES];
     char first_error[512] = "";
+    mark_case(op, "-", "dtypes");
     for (int d = 0; d < N_DTYPES; ++d) {
         accepted[d] = runs_at(s, op, candidates[d], small, attrs, n_attrs, msg, sizeof msg);
         char *list = accepted[d] ? works : refused;
@@ -423,9 +440,14 @@ static void check_op(check_state *s, const pd_registry *reg, const pd_op *op, co
     for (int d = 0; d < N_DTYPES; ++d) {
         if (!accepted[d])
             continue;
+        const char *dt = pd_dtype_name(candidates[d]);
+        mark_case(op, dt, "shapes+infer");
         check_shapes(s, op, candidates[d], attrs, n_attrs);
+        mark_case(op, dt, "deterministic");
         check_determinism(s, op, candidates[d], attrs, n_attrs);
+        mark_case(op, dt, "strided");
         check_strided(s, op, candidates[d], attrs, n_attrs);
+        mark_case(op, dt, "gradcheck");
         check_gradient(s, reg, op, candidates[d], attrs, n_attrs);
     }
 }
@@ -511,6 +533,8 @@ static int parse_args(int argc, char **argv, check_args *c)
             return CHECK_HELP_SHOWN;
         } else if (strcmp(argv[i], "--json") == 0) {
             c->json = true;
+        } else if (strcmp(argv[i], "--sanitize") == 0) {
+            c->sanitize = true;
         } else if ((v = pd_cmd_option("check", argc, argv, &i, "--op", NULL, &bad)) != NULL) {
             c->op = v;
         } else if (!bad &&
@@ -565,6 +589,16 @@ int pd_cmd_check(int argc, char **argv)
     pd_module *module = NULL;
     if (rc == PD_CMD_OK && c.load.inputs.n == 0)
         rc = pd_cmd_usage_error("check", "no sources or library given");
+    if (rc == PD_CMD_OK && c.sanitize) {
+        if (pd_cmd_is_library(c.load.inputs.v[0]))
+            rc = pd_cmd_usage_error("check", "--sanitize rebuilds the module from its sources; "
+                                             "give the sources, not a library");
+        else
+            rc = pd_cmd_check_sanitized(argc, argv);
+        pd_cmd_load_args_free(&c.load);
+        pd_cmd_strv_free(&c.attrs);
+        return rc;
+    }
     if (rc == PD_CMD_OK && pd_registry_create(&reg) != PD_OK)
         rc = pd_cmd_fail("check");
     if (rc == PD_CMD_OK)

@@ -210,3 +210,20 @@ PD_TEST(CheckCli, RefusesAMalformedInputSpec)
     EXPECT_CHECK(2, "'%s' --input X=4:float99", pd_test_path("tp_tape_ops.so"));
     PD_EXPECT_CONTAINS(err_buf, "--input 'X=4:float99'");
 }
+
+PD_TEST(CheckCli, SanitizeNamesTheCaseAKernelTripsASanitizerInAndDoesNotCrash)
+{
+    EXPECT_CHECK(0, "'%s/tests/tape_ub_op.c'", PD_TEST_SOURCE_DIR);
+    EXPECT_CHECK(1, "'%s/tests/tape_ub_op.c' --sanitize", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf, "tp_ub                float32   shapes+infer");
+    PD_EXPECT_CONTAINS(out_buf, "FAIL sanitize");
+    PD_EXPECT_CONTAINS(out_buf, "runtime error: signed integer overflow");
+}
+
+PD_TEST(CheckCli, SanitizePassesOnTheReluExampleAndRefusesALibrary)
+{
+    EXPECT_CHECK(0, "'%s/relu/relu.c' --sanitize", PDEXT_EXAMPLES);
+    PD_EXPECT_CONTAINS(out_buf, "9 checks, 0 failed");
+    EXPECT_CHECK(2, "'%s' --sanitize", pd_test_path("cli_relu.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--sanitize rebuilds the module from its sources");
+}
