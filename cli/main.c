@@ -26,6 +26,10 @@ static const char usage[] =
     "  bundle -o libNAME.a SRC...\n"
     "        a static inference library with NAME.h and NAME.pc, built by the JIT's\n"
     "        pipeline (see pdext bundle --help)\n"
+    "  check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...] [--json]\n"
+    "        is each op right? dtypes, shapes, infer, determinism, strided inputs, gradcheck\n"
+    "  new NAME [--dir DIR]\n"
+    "        write a ready-to-build op (forward, backward, infer, README, check.sh)\n"
     "\n"
     "options of build, list and run when given sources (JIT):\n"
     "  -I DIR              extra include directory (repeatable)\n"
@@ -47,11 +51,11 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } commands[] = {{"build", pd_cmd_build},
-                    {"list", pd_cmd_list},
-                    {"run", pd_cmd_run},
-                    {"demo", pd_cmd_demo},
-                    {"bundle", pd_cmd_bundle}};
+    } commands[] = {
+        {"build", pd_cmd_build}, {"list", pd_cmd_list},     {"run", pd_cmd_run},
+        {"demo", pd_cmd_demo},   {"bundle", pd_cmd_bundle}, {"check", pd_cmd_check},
+        {"new", pd_cmd_new},
+    };
     if (argc < 2) {
         fputs(usage, stderr);
         return PD_CMD_USAGE;
@@ -70,7 +74,7 @@ int main(int argc, char **argv)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
     pd_cmd_error(NULL,
-                 "unknown command '%s' (commands: build, list, run, demo, bundle; see "
+                 "unknown command '%s' (commands: build, list, run, demo, bundle, check, new; see "
                  "pdext --help)",
                  cmd);
     return PD_CMD_USAGE;

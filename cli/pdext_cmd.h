@@ -26,6 +26,10 @@ int pd_cmd_list(int argc, char **argv);
 int pd_cmd_run(int argc, char **argv);
 int pd_cmd_demo(int argc, char **argv);
 int pd_cmd_bundle(int argc, char **argv);
+int pd_cmd_check(int argc, char **argv);
+/* `pdext check --sanitize` (cmd_check_sanitize.c): the check in a sanitized child. */
+int pd_cmd_check_sanitized(int argc, char **argv);
+int pd_cmd_new(int argc, char **argv);
 
 /* --- cmd_args.c: messages and options ---------------------------------------------------- */
 

@@ -10,7 +10,9 @@
  */
 #include "extension.h"
 #include "pdext.h"
+#include "pdext_gradcheck.h"
 #include "pdext_jit.h"
+#include "pdext_tape.h"
 
 __global__ void headers_cuda_to_half(const float *in, pd_float16 *h, pd_bfloat16 *b, int n)
 {

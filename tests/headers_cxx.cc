@@ -9,7 +9,9 @@
  */
 #include "extension.h"
 #include "pdext.h"
+#include "pdext_gradcheck.h"
 #include "pdext_jit.h"
+#include "pdext_tape.h"
 
 #include <complex>
 #include <cstdlib>

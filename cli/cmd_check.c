@@ -1,0 +1,649 @@
+/*
+ * cmd_check.c - `pdext check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...] [--json]`:
+ * is each op of a module right? For every forward op (or the one named), with random inputs:
+ *
+ *   dtypes         which of float32, float64, float16, bfloat16, int32, int64 the kernel takes,
+ *                  found by running it (the dispatch refuses the others)
+ *   shapes         per accepted dtype, a run at [3, 4], one element [1, 1], empty [0, 4] and a
+ *                  large [64, 300]; the runner checks every output against the infer functions
+ *   deterministic  two runs on the large inputs (the --input ones if given) give the same bytes
+ *   strided        transposed (strided) inputs give the same bytes as their contiguous copies
+ *   gradcheck      pd_gradcheck at [3, 4] (float32 and float64; skipped, with the reason, for
+ *                  ops without a grad op and for other dtypes)
+ *
+ * Every input gets the same shape (a vector input two tensors of it), which suits element-wise
+ * ops and ops such as concat; --input NAME=D0,D1[:DTYPE] gives one input its own shape (and
+ * dtype), for ops such as a matmul, and the op then runs at those shapes only. Integer inputs
+ * hold 0, 1 or 2 (valid class indices for three or more classes). Attrs take --attr values, else
+ * their declared defaults, else 0 for int and int64 attrs (a guess that is said); other attrs
+ * without a default stop the command asking for --attr. One table row per check as it finishes (a
+ * progress view by itself), or one JSON document with --json; exit status 0 only when no check
+ * failed.
+ */
+#include "pdext_cmd.h"
+#include "pdext_gradcheck.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: pdext check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...]\n"
+    "                   [--input NAME=D0,D1,...[:DTYPE] ...] [--json] [--sanitize]\n"
+    "                   [JIT options: -I DIR --cflags FLAGS ... -v]\n"
+    "\n"
+    "Checks every forward op of the module (or only --op NAME) with random inputs: the dtypes\n"
+    "its kernel takes, runs at several shapes (one element, empty, large) against its infer\n"
+    "functions, determinism, strided inputs against contiguous ones, and its gradient against\n"
+    "finite differences (gradcheck, where it has a grad op). Attrs without a default take\n"
+    "--attr values (int attrs default to 0). Every input gets the same random [3, 4] tensor\n"
+    "unless --input gives its shape (and dtype): then the op runs at those shapes. Integer\n"
+    "inputs hold 0, 1 or 2. --sanitize runs the same checks on the sources rebuilt with\n"
+    "ASan and UBSan, in a child process: a crash is reported with its case. Prints a table\n"
+    "(op, dtype, check, result), or\n"
+    "JSON with --json. Exit status 0 only when every check passes.\n";
+
+#define VECTOR_ITEMS 2  /* tensors given to a vector input */
+#define OUT_CAPACITY 16 /* output slots offered to a vector output */
+#define N_DTYPES 6
+#define CHECK_HELP_SHOWN (-1) /* parse_args printed --help: exit 0 */
+
+static const pd_data_type candidates[N_DTYPES] = {PD_FLOAT32,  PD_FLOAT64, PD_FLOAT16,
+                                                  PD_BFLOAT16, PD_INT32,   PD_INT64};
+
+/* --input NAME=D0,D1,...[:DTYPE]: the shape (and dtype) input NAME is checked with. */
+typedef struct input_spec {
+    char name[64];
+    int32_t ndim;
+    int64_t shape[PD_MAX_DIMS];
+    pd_data_type dtype; /* PD_UNDEFINED: each dtype under test */
+} input_spec;
+
+typedef struct check_args {
+    pd_cmd_load_args load;
+    const char *op;
+    pd_cmd_strv attrs; /* NAME=VALUE */
+    input_spec specs[PD_MAX_INPUTS];
+    int32_t n_specs;
+    bool json;
+    bool sanitize; /* --sanitize: run the checks in a sanitized child (cmd_check_sanitize.c) */
+} check_args;
+
+/* The command's verdicts so far, how it shows them, and the --input specs. */
+typedef struct check_state {
+    bool json;
+    int32_t failed, rows;
+    FILE *fp;
+    const input_spec *specs;
+    int32_t n_specs;
+} check_state;
+
+static void json_str(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; ++s) {
+        if (*s == '"' || *s == '\\')
+            fprintf(fp, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(fp, "\\u%04x", (unsigned)*s);
+        else
+            fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+/* One row: status "ok", "FAIL" or "skip"; detail may be "". */
+static void row(check_state *s, const char *op, const char *dtype, const char *check,
+                const char *status, const char *detail)
+{
+    if (strcmp(status, "FAIL") == 0)
+        s->failed++;
+    if (s->json) {
+        fprintf(s->fp, "%s\n    {\"op\": ", s->rows ? "," : "");
+        json_str(s->fp, op);
+        fprintf(s->fp, ", \"dtype\": ");
+        json_str(s->fp, dtype);
+        fprintf(s->fp, ", \"check\": ");
+        json_str(s->fp, check);
+        fprintf(s->fp,
+                ", \"status\": \"%s\", \"detail\": ", strcmp(status, "FAIL") ? status : "fail");
+        json_str(s->fp, detail);
+        fprintf(s->fp, "}");
+    } else {
+        fprintf(s->fp, "%-20s %-9s %-14s %-4s %s\n", op, dtype, check, status, detail);
+        fflush(s->fp);
+    }
+    s->rows++;
+}
+
+/* --- inputs and runs ------------------------------------------------------------------------ */
+
+/* An op call's arguments, every tensor owned. */
+typedef struct call_args {
+    int32_t n;
+    pd_arg arg[PD_MAX_INPUTS];
+    pd_tensor store[PD_MAX_INPUTS][OUT_CAPACITY];
+} call_args;
+
+static void call_free(call_args *c)
+{
+    for (int32_t i = 0; i < c->n; ++i)
+        for (int32_t k = 0; k < OUT_CAPACITY; ++k)
+            pd_tensor_release(&c->store[i][k]);
+    memset(c, 0, sizeof *c);
+}
+
+static uint64_t rng_state = 0x853c49e6748fea9bull;
+static double rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) / (double)(1ull << 53);
+}
+
+/* A random value: floating ones away from 0 (kinks such as relu's sit there), +-[0.1, 1);
+ * integers 0, 1 or 2. */
+static double value_for(pd_data_type t)
+{
+    double v = 0.1 + 0.9 * rnd();
+    if (pd_dtype_is_integral(t))
+        return (double)(int)(rnd() * 3); /* 0, 1 or 2: class indices of 3 or more classes */
+    return rnd() < 0.5 ? -v : v;
+}
+
+/* One random tensor of `dtype` and shape; with `strided` (and 2 dims) a transposed view of a
+ * [shape1, shape0] tensor. */
+static pd_status random_tensor(pd_data_type dtype, int32_t ndim, const int64_t *shape, bool strided,
+                               pd_tensor *out)
+{
+    int64_t s[PD_MAX_DIMS];
+    memcpy(s, shape, sizeof(int64_t) * (size_t)ndim);
+    strided = strided && ndim == 2;
+    if (strided) {
+        s[0] = shape[1];
+        s[1] = shape[0];
+    }
+    pd_tensor f = PD_TENSOR_UNDEFINED, base = PD_TENSOR_UNDEFINED;
+    pd_status st = pd_tensor_empty(&f, PD_FLOAT64, pd_place_cpu(), ndim, s);
+    for (int64_t e = 0; st == PD_OK && e < pd_numel(&f); ++e)
+        ((double *)f.data)[e] = value_for(dtype);
+    if (st == PD_OK)
+        st = pd_tensor_cast(&base, &f, dtype);
+    pd_tensor_release(&f);
+    if (st == PD_OK && strided) {
+        st = pd_tensor_transpose(out, &base, 0, 1);
+        pd_tensor_release(&base);
+    } else if (st == PD_OK) {
+        *out = base;
+    }
+    return st;
+}
+
+/* The --input spec for input `name`, or NULL. */
+static const input_spec *spec_for(const check_state *s, const char *name)
+{
+    for (int32_t i = 0; i < s->n_specs; ++i)
+        if (strcmp(s->specs[i].name, name) == 0)
+            return &s->specs[i];
+    return NULL;
+}
+
+/* Random inputs for every declared input (absent optional ones left out): of `dtype` and
+ * `shape` [2], or what --input says for that input. */
+static pd_status make_inputs(const check_state *s, const pd_op *op, pd_data_type dtype,
+                             const int64_t shape[2], bool strided, call_args *c)
+{
+    memset(c, 0, sizeof *c);
+    c->n = pd_op_input_count(op);
+    pd_status st = PD_OK;
+    for (int32_t i = 0; st == PD_OK && i < c->n; ++i) {
+        pd_arg_info info;
+        st = pd_op_input_info(op, i, &info);
+        int32_t count = info.is_vector ? VECTOR_ITEMS : info.is_optional ? 0 : 1;
+        const input_spec *spec = st == PD_OK ? spec_for(s, info.name) : NULL;
+        c->arg[i] = pd_arg_named(NULL, c->store[i], count);
+        for (int32_t k = 0; st == PD_OK && k < count; ++k) {
+            if (spec)
+                st = random_tensor(spec->dtype != PD_UNDEFINED ? spec->dtype : dtype, spec->ndim,
+                                   spec->shape, strided, &c->store[i][k]);
+            else
+                st = random_tensor(dtype, 2, shape, strided, &c->store[i][k]);
+        }
+    }
+    return st;
+}
+
+/* Dense copies of c's tensors. */
+static pd_status contiguous_copy(const call_args *c, call_args *d)
+{
+    memset(d, 0, sizeof *d);
+    d->n = c->n;
+    pd_status st = PD_OK;
+    for (int32_t i = 0; i < c->n; ++i) {
+        d->arg[i] = pd_arg_named(NULL, d->store[i], c->arg[i].count);
+        for (int32_t k = 0; st == PD_OK && k < c->arg[i].count; ++k)
+            st = pd_tensor_cast(&d->store[i][k], &c->store[i][k], c->store[i][k].dtype);
+    }
+    return st;
+}
+
+static pd_status run(const pd_op *op, call_args *in, const pd_attr *attrs, int32_t n_attrs,
+                     call_args *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = pd_op_output_count(op);
+    for (int32_t i = 0; i < out->n; ++i)
+        out->arg[i] = pd_arg_named(NULL, out->store[i], OUT_CAPACITY);
+    return pd_op_run(op, in->arg, in->n, attrs, n_attrs, out->arg, out->n);
+}
+
+/* Whether two runs' outputs hold the same bytes; `why` says where they differ. */
+static bool same_outputs(const call_args *a, const call_args *b, char *why, size_t size)
+{
+    for (int32_t i = 0; i < a->n; ++i) {
+        if (a->arg[i].count != b->arg[i].count) {
+            snprintf(why, size, "output %d: %d vs %d tensors", i, a->arg[i].count, b->arg[i].count);
+            return false;
+        }
+        for (int32_t k = 0; k < a->arg[i].count; ++k) {
+            pd_tensor x = PD_TENSOR_UNDEFINED, y = PD_TENSOR_UNDEFINED;
+            bool same = pd_tensor_contiguous(&x, &a->store[i][k]) == PD_OK &&
+                        pd_tensor_contiguous(&y, &b->store[i][k]) == PD_OK &&
+                        pd_same_shape(&x, &y) && x.dtype == y.dtype &&
+                        memcmp(x.data, y.data, pd_nbytes(&x)) == 0;
+            pd_tensor_release(&x);
+            pd_tensor_release(&y);
+            if (!same) {
+                snprintf(why, size, "output %d (item %d) differs", i, k);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* The first line of the last error, for a table cell. */
+static const char *last_error_line(char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", pd_last_error());
+    char *nl = strchr(buf, '\n');
+    if (nl)
+        *nl = '\0';
+    return buf;
+}
+
+/* --- the checks ------------------------------------------------------------------------------ */
+
+static const int64_t small[2] = {3, 4};
+
+/* One run of op at `shape` with fresh inputs; false (and the error in msg) on failure. */
+static bool runs_at(const check_state *s, const pd_op *op, pd_data_type t, const int64_t shape[2],
+                    const pd_attr *attrs, int32_t n_attrs, char *msg, size_t size)
+{
+    call_args in, out;
+    pd_status st = make_inputs(s, op, t, shape, false, &in);
+    memset(&out, 0, sizeof out);
+    if (st == PD_OK)
+        st = run(op, &in, attrs, n_attrs, &out);
+    if (st != PD_OK)
+        last_error_line(msg, size);
+    call_free(&in);
+    call_free(&out);
+    return st == PD_OK;
+}
+
+static void check_shapes(check_state *s, const pd_op *op, pd_data_type t, const pd_attr *attrs,
+                         int32_t n_attrs)
+{
+    static const int64_t shapes[3][2] = {{1, 1}, {0, 4}, {64, 300}};
+    static const char *const names[3] = {"one element [1, 1]", "empty [0, 4]", "large [64, 300]"};
+    char msg[512], detail[700];
+    if (s->n_specs > 0) { /* the shapes are the author's: the dtypes trial ran them */
+        row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "ok", "the --input shapes");
+        return;
+    }
+    for (int i = 0; i < 3; ++i)
+        if (!runs_at(s, op, t, shapes[i], attrs, n_attrs, msg, sizeof msg)) {
+            snprintf(detail, sizeof detail, "%s: %s", names[i], msg);
+            row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "FAIL", detail);
+            return;
+        }
+    row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "ok",
+        "[3, 4], [1, 1], [0, 4], [64, 300]");
+}
+
+static void check_determinism(check_state *s, const pd_op *op, pd_data_type t, const pd_attr *attrs,
+                              int32_t n_attrs)
+{
+    static const int64_t large[2] = {64, 300};
+    call_args in, a, b;
+    char msg[512] = "";
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    /* with --input shapes, the inputs without one keep the [3, 4] they ran the dtypes at */
+    pd_status st = make_inputs(s, op, t, s->n_specs ? small : large, false, &in);
+    if (st == PD_OK)
+        st = run(op, &in, attrs, n_attrs, &a);
+    if (st == PD_OK)
+        st = run(op, &in, attrs, n_attrs, &b);
+    if (st != PD_OK)
+        row(s, pd_op_name(op), pd_dtype_name(t), "deterministic", "FAIL",
+            last_error_line(msg, sizeof msg));
+    else if (!same_outputs(&a, &b, msg, sizeof msg))
+        row(s, pd_op_name(op), pd_dtype_name(t), "deterministic", "FAIL", msg);
+    else
+        row(s, pd_op_name(op), pd_dtype_name(t), "deterministic", "ok", "two runs, same bytes");
+    call_free(&in);
+    call_free(&a);
+    call_free(&b);
+}
+
+static void check_strided(check_state *s, const pd_op *op, pd_data_type t, const pd_attr *attrs,
+                          int32_t n_attrs)
+{
+    call_args in, dense, a, b;
+    char msg[512] = "";
+    memset(&dense, 0, sizeof dense);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    pd_status st = make_inputs(s, op, t, small, true, &in);
+    if (st == PD_OK)
+        st = contiguous_copy(&in, &dense);
+    if (st == PD_OK)
+        st = run(op, &in, attrs, n_attrs, &a);
+    if (st == PD_OK)
+        st = run(op, &dense, attrs, n_attrs, &b);
+    if (st != PD_OK)
+        row(s, pd_op_name(op), pd_dtype_name(t), "strided", "FAIL",
+            last_error_line(msg, sizeof msg));
+    else if (!same_outputs(&a, &b, msg, sizeof msg))
+        row(s, pd_op_name(op), pd_dtype_name(t), "strided", "FAIL", msg);
+    else
+        row(s, pd_op_name(op), pd_dtype_name(t), "strided", "ok", "transposed inputs agree");
+    call_free(&in);
+    call_free(&dense);
+    call_free(&a);
+    call_free(&b);
+}
+
+static void check_gradient(check_state *s, const pd_registry *reg, const pd_op *op, pd_data_type t,
+                           const pd_attr *attrs, int32_t n_attrs)
+{
+    const char *name = pd_op_name(op), *dt = pd_dtype_name(t);
+    if (!pd_op_grad(op)) {
+        row(s, name, dt, "gradcheck", "skip", "no grad op");
+        return;
+    }
+    if (t != PD_FLOAT32 && t != PD_FLOAT64) {
+        row(s, name, dt, "gradcheck", "skip",
+            pd_dtype_is_floating(t) ? "checked in float32/float64" : "not differentiable");
+        return;
+    }
+    call_args in;
+    char detail[900], msg[512];
+    pd_gradcheck_options opt = {.struct_size = sizeof opt, .max_elements = 24, .keep_dtype = true};
+    pd_gradcheck_report rep;
+    pd_status st = make_inputs(s, op, t, small, false, &in);
+    if (st == PD_OK)
+        st = pd_gradcheck(reg, name, in.arg, in.n, attrs, n_attrs, &opt, &rep);
+    call_free(&in);
+    if (st != PD_OK) {
+        row(s, name, dt, "gradcheck", "FAIL", last_error_line(msg, sizeof msg));
+        return;
+    }
+    /* the element to show: the first order's, unless only the double grad op is wrong */
+    bool show_double = rep.double_grad_checked && !rep.double_grad_passed &&
+                       rep.worst.abs_error <= rep.atol + rep.rtol * (rep.worst.numeric < 0
+                                                                         ? -rep.worst.numeric
+                                                                         : rep.worst.numeric);
+    const pd_gradcheck_element *w = show_double ? &rep.double_worst : &rep.worst;
+    snprintf(detail, sizeof detail, "%s %s %s[%lld]: analytic %.6g numeric %.6g (rel err %.2g)%s%s",
+             rep.passed ? "worst" : "WRONG", w->op, w->input, (long long)w->index, w->analytic,
+             w->numeric, w->rel_error, rep.skipped[0] ? "; skipped " : "", rep.skipped);
+    row(s, name, dt, rep.double_grad_checked ? "gradcheck x2" : "gradcheck",
+        rep.passed ? "ok" : "FAIL", detail);
+}
+
+/* In a sanitized child (cmd_check_sanitize.c), names the check about to run on stderr, so
+ * that a crash in it can be told. */
+static void mark_case(const pd_op *op, const char *dtype, const char *check)
+{
+    static int child = -1;
+    if (child < 0)
+        child = getenv("PDEXT_CHECK_CHILD") != NULL;
+    if (child) {
+        fprintf(stderr, "@case %-20s %-9s %s\n", pd_op_name(op), dtype, check);
+        fflush(stderr);
+    }
+}
+
+static void check_op(check_state *s, const pd_registry *reg, const pd_op *op, const pd_attr *attrs,
+                     int32_t n_attrs)
+{
+    char msg[512], works[128] = "", refused[160] = "";
+    bool accepted[N_DTYPES];
+    char first_error[512] = "";
+    mark_case(op, "-", "dtypes");
+    for (int d = 0; d < N_DTYPES; ++d) {
+        accepted[d] = runs_at(s, op, candidates[d], small, attrs, n_attrs, msg, sizeof msg);
+        char *list = accepted[d] ? works : refused;
+        size_t used = strlen(list), cap = accepted[d] ? sizeof works : sizeof refused;
+        snprintf(list + used, cap - used, "%s%s", used ? " " : "", pd_dtype_name(candidates[d]));
+        if (!accepted[d] && !first_error[0])
+            snprintf(first_error, sizeof first_error, "%s", msg);
+    }
+    if (!works[0]) {
+        snprintf(msg, sizeof msg, "takes none of float32..int64: %s", first_error);
+        row(s, pd_op_name(op), "-", "dtypes", "FAIL", msg);
+        return;
+    }
+    snprintf(msg, sizeof msg, "takes %s%s%s", works, refused[0] ? "; refuses " : "", refused);
+    row(s, pd_op_name(op), "-", "dtypes", "ok", msg);
+    for (int d = 0; d < N_DTYPES; ++d) {
+        if (!accepted[d])
+            continue;
+        const char *dt = pd_dtype_name(candidates[d]);
+        mark_case(op, dt, "shapes+infer");
+        check_shapes(s, op, candidates[d], attrs, n_attrs);
+        mark_case(op, dt, "deterministic");
+        check_determinism(s, op, candidates[d], attrs, n_attrs);
+        mark_case(op, dt, "strided");
+        check_strided(s, op, candidates[d], attrs, n_attrs);
+        mark_case(op, dt, "gradcheck");
+        check_gradient(s, reg, op, candidates[d], attrs, n_attrs);
+    }
+}
+
+/* --- attrs and the command ----------------------------------------------------------------- */
+
+/* The attrs op is checked with: --attr values, declared defaults (left to the runner), 0 for
+ * int attrs without one. Returns PD_CMD_USAGE (after saying which attr to pass) when an attr
+ * can be neither given nor guessed. elems/texts collect what the parsed values point into. */
+static int op_attrs(const pd_op *op, const check_args *a, pd_attr *attrs, int32_t *n,
+                    pd_cmd_strv *notes, void **elems, char **texts)
+{
+    *n = 0;
+    for (int32_t k = 0; k < pd_op_attr_count(op); ++k) {
+        pd_attr_info info;
+        if (pd_op_attr_info(op, k, &info) != PD_OK)
+            continue;
+        const char *given = NULL;
+        size_t len = strlen(info.name);
+        for (int32_t j = 0; j < a->attrs.n; ++j)
+            if (strncmp(a->attrs.v[j], info.name, len) == 0 && a->attrs.v[j][len] == '=')
+                given = a->attrs.v[j] + len + 1;
+        if (given) {
+            if (!pd_cmd_parse_attr(&attrs[*n], info.name, info.type, given, &elems[*n], &texts[*n]))
+                return pd_cmd_usage_error("check", "--attr %s=%s: %s attr '%s' takes %s", info.name,
+                                          given, pd_attr_type_name(info.type), info.name,
+                                          pd_cmd_attr_syntax(info.type));
+            (*n)++;
+        } else if (info.has_default) {
+            continue;
+        } else if (info.type == PD_ATTR_INT || info.type == PD_ATTR_INT64) {
+            attrs[(*n)++] = info.type == PD_ATTR_INT ? pd_attr_of_int(info.name, 0)
+                                                     : pd_attr_of_int64(info.name, 0);
+            char note[256];
+            snprintf(note, sizeof note, "%s: attr %s = 0 (no default; --attr %s=VALUE to choose)",
+                     pd_op_name(op), info.name, info.name);
+            pd_cmd_strv_add(notes, note);
+        } else {
+            return pd_cmd_usage_error("check",
+                                      "op '%s' needs attr '%s' (%s), which has no default; "
+                                      "pass --attr %s=VALUE (%s)",
+                                      pd_op_name(op), info.name, pd_attr_type_name(info.type),
+                                      info.name, pd_cmd_attr_syntax(info.type));
+        }
+    }
+    return PD_CMD_OK;
+}
+
+/* "NAME=D0,D1,...[:DTYPE]" (no dims: a scalar) into *spec. */
+static bool parse_spec(const char *text, input_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text || (size_t)(eq - text) >= sizeof spec->name)
+        return false;
+    memcpy(spec->name, text, (size_t)(eq - text));
+    const char *p = eq + 1, *colon = strchr(p, ':');
+    if (colon) {
+        spec->dtype = pd_dtype_from_name(colon + 1);
+        if (spec->dtype == PD_UNDEFINED)
+            return false;
+    }
+    const char *end = colon ? colon : p + strlen(p);
+    while (p < end) {
+        char *after;
+        long long d = strtoll(p, &after, 10);
+        if (after == p || d < 0 || spec->ndim == PD_MAX_DIMS || (*after != ',' && after != end))
+            return false;
+        spec->shape[spec->ndim++] = d;
+        p = *after == ',' ? after + 1 : after;
+    }
+    return true;
+}
+
+static int parse_args(int argc, char **argv, check_args *c)
+{
+    bool bad = false;
+    for (int i = 1; i < argc; ++i) {
+        const char *v;
+        int took;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            return CHECK_HELP_SHOWN;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            c->json = true;
+        } else if (strcmp(argv[i], "--sanitize") == 0) {
+            c->sanitize = true;
+        } else if ((v = pd_cmd_option("check", argc, argv, &i, "--op", NULL, &bad)) != NULL) {
+            c->op = v;
+        } else if (!bad &&
+                   (v = pd_cmd_option("check", argc, argv, &i, "--attr", NULL, &bad)) != NULL) {
+            if (strchr(v, '=') == NULL || v[0] == '=')
+                return pd_cmd_usage_error("check", "--attr '%s' is not NAME=VALUE", v);
+            pd_cmd_strv_add(&c->attrs, v);
+        } else if (!bad &&
+                   (v = pd_cmd_option("check", argc, argv, &i, "--input", NULL, &bad)) != NULL) {
+            if (c->n_specs == PD_MAX_INPUTS)
+                return pd_cmd_usage_error("check", "more than %d --input options", PD_MAX_INPUTS);
+            if (!parse_spec(v, &c->specs[c->n_specs++]))
+                return pd_cmd_usage_error("check",
+                                          "--input '%s' is not NAME=D0,D1,...[:DTYPE] (e.g. "
+                                          "X=4,3 or Label=4:int64)",
+                                          v);
+        } else if (bad || (took = pd_cmd_load_option("check", &c->load, argc, argv, &i)) < 0) {
+            return PD_CMD_USAGE;
+        } else if (took == 0 && argv[i][0] == '-') {
+            return pd_cmd_usage_error("check", "unknown option '%s'", argv[i]);
+        } else if (took == 0) {
+            pd_cmd_strv_add(&c->load.inputs, argv[i]);
+        }
+    }
+    return PD_CMD_OK;
+}
+
+/* Checks one op; returns a usage status when its attrs cannot be made. */
+static int check_one(check_state *s, const pd_registry *reg, const pd_op *op, const check_args *c,
+                     pd_cmd_strv *notes)
+{
+    pd_attr attrs[PD_MAX_ATTRS];
+    void *elems[PD_MAX_ATTRS] = {0};
+    char *texts[PD_MAX_ATTRS] = {0};
+    int32_t n_attrs = 0;
+    int rc = op_attrs(op, c, attrs, &n_attrs, notes, elems, texts);
+    if (rc == PD_CMD_OK)
+        check_op(s, reg, op, attrs, n_attrs);
+    for (int32_t k = 0; k < PD_MAX_ATTRS; ++k) {
+        free(elems[k]);
+        free(texts[k]);
+    }
+    return rc;
+}
+
+int pd_cmd_check(int argc, char **argv)
+{
+    check_args c;
+    memset(&c, 0, sizeof c);
+    int rc = parse_args(argc, argv, &c);
+    pd_registry *reg = NULL;
+    pd_module *module = NULL;
+    if (rc == PD_CMD_OK && c.load.inputs.n == 0)
+        rc = pd_cmd_usage_error("check", "no sources or library given");
+    if (rc == PD_CMD_OK && c.sanitize) {
+        if (pd_cmd_is_library(c.load.inputs.v[0]))
+            rc = pd_cmd_usage_error("check", "--sanitize rebuilds the module from its sources; "
+                                             "give the sources, not a library");
+        else
+            rc = pd_cmd_check_sanitized(argc, argv);
+        pd_cmd_load_args_free(&c.load);
+        pd_cmd_strv_free(&c.attrs);
+        return rc;
+    }
+    if (rc == PD_CMD_OK && pd_registry_create(&reg) != PD_OK)
+        rc = pd_cmd_fail("check");
+    if (rc == PD_CMD_OK)
+        rc = pd_cmd_load("check", reg, &c.load, &module);
+    const pd_op *only = NULL;
+    if (rc == PD_CMD_OK && c.op) {
+        only = pd_op_find(reg, c.op);
+        if (!only || pd_op_get_kind(only) != PD_OP_FORWARD) {
+            pd_cmd_error("check", "no forward op '%s' in the module (it has: see below)", c.op);
+            pd_cmd_print_op_names(stderr, module);
+            rc = PD_CMD_FAILED;
+        }
+    }
+    check_state s = {c.json, 0, 0, stdout, c.specs, c.n_specs};
+    pd_cmd_strv notes = {0};
+    if (rc == PD_CMD_OK) {
+        if (c.json)
+            fprintf(stdout, "{\n  \"rows\": [");
+        else
+            printf("%-20s %-9s %-14s %-4s %s\n", "op", "dtype", "check", "ok?", "detail");
+        for (int32_t i = 0; rc == PD_CMD_OK && i < pd_module_op_count(module); ++i) {
+            const pd_op *op = pd_module_op(module, i);
+            if (pd_op_get_kind(op) == PD_OP_FORWARD && (!only || op == only))
+                rc = check_one(&s, reg, op, &c, &notes);
+        }
+    }
+    if (rc == PD_CMD_OK) {
+        if (c.json) {
+            fprintf(stdout, "\n  ],\n  \"notes\": [");
+            for (int32_t k = 0; k < notes.n; ++k) {
+                fprintf(stdout, "%s", k ? ", " : "");
+                json_str(stdout, notes.v[k]);
+            }
+            fprintf(stdout, "],\n  \"failed\": %d,\n  \"ok\": %s\n}\n", s.failed,
+                    s.failed ? "false" : "true");
+        } else {
+            for (int32_t k = 0; k < notes.n; ++k)
+                printf("note: %s\n", notes.v[k]);
+            printf("%d check%s, %d failed\n", s.rows, s.rows == 1 ? "" : "s", s.failed);
+        }
+        rc = s.failed ? PD_CMD_FAILED : PD_CMD_OK;
+    }
+    pd_cmd_strv_free(&notes);
+    pd_registry_destroy(reg);
+    pd_cmd_load_args_free(&c.load);
+    pd_cmd_strv_free(&c.attrs);
+    return rc == CHECK_HELP_SHOWN ? PD_CMD_OK : rc;
+}

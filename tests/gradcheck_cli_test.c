@@ -1,0 +1,229 @@
+/*
+ * gradcheck_cli_test.c - `pdext check` end to end, run as a subprocess: it passes on the
+ * examples (relu built as a library, relu and concat as sources through the JIT), fails on a
+ * deliberately wrong backward naming the element, skips gradcheck for an op without a grad op,
+ * reports in JSON, and asks for an attr it cannot guess; and `pdext new`, whose scaffold passes
+ * `pdext check` as written and which never overwrites. Each test uses its own temporary
+ * directory and PDEXT_CACHE_DIR.
+ */
+#include "pd_test.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+static char out_store[1 << 16], err_store[1 << 14];
+static const char *out_buf = out_store; /* stdout of the last command */
+static const char *err_buf = err_store; /* its stderr */
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *fp = fopen(path, "rb");
+    size_t n = fp ? fread(buf, 1, cap - 1, fp) : 0;
+    buf[n] = '\0';
+    if (fp)
+        fclose(fp);
+}
+
+/* Runs `pdext ARGS` in `dir` with its cache there; returns the exit status, the output in
+ * out_buf / err_buf. */
+static int pdext_in(const char *dir, const char *args)
+{
+    char cmd[4096], path[128];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && PDEXT_CACHE_DIR=%s/cache '%s' %s >%s/out 2>%s/err </dev/null", dir, dir,
+             PDEXT_CMD, args, dir, dir);
+    int status = system(cmd);
+    snprintf(path, sizeof path, "%s/out", dir);
+    slurp(path, out_store, sizeof out_store);
+    snprintf(path, sizeof path, "%s/err", dir);
+    slurp(path, err_store, sizeof err_store);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        pd_test_fail(__FILE__, __LINE__, "could not remove %s", dir);
+}
+
+/* Runs `pdext check ARGS` in a fresh directory. */
+static int check(const char *fmt, ...) PD_PRINTF(1, 2);
+static int check(const char *fmt, ...)
+{
+    char args[2048], full[2100], dir[64] = "/tmp/pdext_check_test.XXXXXX";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(full, sizeof full, "check %s", args);
+    int rc = pdext_in(dir, full);
+    remove_dir(dir);
+    return rc;
+}
+
+#define EXPECT_CHECK(want, ...)                                                                   \
+    do {                                                                                          \
+        int rc_ = check(__VA_ARGS__);                                                             \
+        PD__TEST_CHECK((void)0, rc_ == (want), "pdext check exited %d, expected %d\n%s\n%s", rc_, \
+                       (want), out_buf, err_buf);                                                 \
+    } while (0)
+
+PD_TEST(CheckCli, PassesOnTheReluExampleLibrary)
+{
+    EXPECT_CHECK(0, "'%s'", pd_test_path("cli_relu.so"));
+    PD_EXPECT_CONTAINS(out_buf, "takes float32 float64; refuses float16");
+    PD_EXPECT_CONTAINS(out_buf, "float32   gradcheck      ok");
+    PD_EXPECT_CONTAINS(out_buf, "float64   strided        ok");
+    PD_EXPECT_CONTAINS(out_buf, "float64   deterministic  ok");
+    PD_EXPECT_CONTAINS(out_buf, "9 checks, 0 failed");
+}
+
+PD_TEST(CheckCli, PassesOnTheExampleSourcesThroughTheJit)
+{
+    EXPECT_CHECK(0, "'%s/relu/relu.c'", PDEXT_EXAMPLES);
+    EXPECT_CHECK(0, "'%s/concat/concat.c' --attr axis=1", PDEXT_EXAMPLES);
+    PD_EXPECT_CONTAINS(out_buf, "custom_concat        int64     shapes+infer   ok");
+    PD_EXPECT_CONTAINS(out_buf, "int64     gradcheck      skip not differentiable");
+}
+
+PD_TEST(CheckCli, GuessesZeroForAnIntAttrWithoutDefaultAndSaysSo)
+{
+    EXPECT_CHECK(0, "'%s/concat/concat.c'", PDEXT_EXAMPLES);
+    PD_EXPECT_CONTAINS(out_buf, "note: custom_concat: attr axis = 0 (no default");
+}
+
+PD_TEST(CheckCli, FailsOnAWrongBackwardNamingTheElement)
+{
+    EXPECT_CHECK(1, "'%s' --op tp_bad_square", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "gradcheck      FAIL WRONG tp_bad_square X[");
+    PD_EXPECT_CONTAINS(out_buf, "rel err 0.5");
+    PD_EXPECT_CONTAINS(out_buf, "failed");
+}
+
+PD_TEST(CheckCli, FailsOnAWrongDoubleGradNamingTheGradOp)
+{
+    EXPECT_CHECK(1, "'%s' --op tp_bad_dd", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "gradcheck x2   FAIL WRONG tp_bad_dd_grad X[");
+}
+
+PD_TEST(CheckCli, SkipsGradcheckForAnOpWithoutAGradOp)
+{
+    EXPECT_CHECK(0, "'%s' --op tp_nograd", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "gradcheck      skip no grad op");
+}
+
+PD_TEST(CheckCli, JsonHasEveryRowAndTheVerdict)
+{
+    EXPECT_CHECK(1, "'%s' --op tp_bad_square --json", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "\"check\": \"gradcheck\", \"status\": \"fail\"");
+    PD_EXPECT_CONTAINS(out_buf, "\"check\": \"strided\", \"status\": \"ok\"");
+    PD_EXPECT_CONTAINS(out_buf, "\"ok\": false");
+}
+
+PD_TEST(CheckCli, AsksForAnAttrItCannotGuessNamingItsType)
+{
+    EXPECT_CHECK(2, "'%s'", pd_test_path("cli_echo.so"));
+    PD_EXPECT_CONTAINS(err_buf, "op 'cli_echo' needs attr 'flag' (bool), which has no default; "
+                                "pass --attr flag=VALUE");
+}
+
+PD_TEST(CheckCli, RefusesAnUnknownOpAndABadAttrValue)
+{
+    EXPECT_CHECK(1, "'%s' --op nope", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "no forward op 'nope'");
+    EXPECT_CHECK(2, "'%s' --op tp_scale --attr scale=abc", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--attr scale=abc: float attr 'scale' takes");
+    EXPECT_CHECK(2, "%s", "--json");
+    PD_EXPECT_CONTAINS(err_buf, "no sources or library given");
+}
+
+PD_TEST(NewCli, ScaffoldPassesCheckAsWritten)
+{
+    char dir[64] = "/tmp/pdext_new_test.XXXXXX";
+    PD_ASSERT(mkdtemp(dir) != NULL);
+    PD_EXPECT_EQ(pdext_in(dir, "new my_op"), 0);
+    PD_EXPECT_CONTAINS(out_buf, "wrote my_op/my_op.c, my_op/README.md, my_op/check.sh");
+    PD_EXPECT_EQ(pdext_in(dir, "check my_op/my_op.c"), 0);
+    PD_EXPECT_CONTAINS(out_buf, "my_op                float64   gradcheck      ok");
+    PD_EXPECT_CONTAINS(out_buf, "9 checks, 0 failed");
+    char script[256];
+    snprintf(script, sizeof script, "PDEXT='%s' ./my_op/check.sh --op my_op", PDEXT_CMD);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cd %s && PDEXT_CACHE_DIR=%s/cache %s >/dev/null 2>&1", dir, dir,
+             script);
+    PD_EXPECT_EQ(system(cmd), 0);
+    remove_dir(dir);
+}
+
+PD_TEST(NewCli, RefusesToOverwriteAndTakesADir)
+{
+    char dir[64] = "/tmp/pdext_new_test.XXXXXX";
+    PD_ASSERT(mkdtemp(dir) != NULL);
+    PD_EXPECT_EQ(pdext_in(dir, "new twice --dir ops/here"), 0);
+    PD_EXPECT_CONTAINS(out_buf, "ops/here/twice.c");
+    PD_EXPECT_EQ(pdext_in(dir, "new twice --dir ops/here"), 1);
+    PD_EXPECT_CONTAINS(err_buf, "ops/here/twice.c exists; pdext new never overwrites");
+    remove_dir(dir);
+}
+
+PD_TEST(NewCli, RejectsANameThatIsNotACIdentifierAndOtherLanguages)
+{
+    char dir[64] = "/tmp/pdext_new_test.XXXXXX";
+    PD_ASSERT(mkdtemp(dir) != NULL);
+    PD_EXPECT_EQ(pdext_in(dir, "new 9lives"), 2);
+    PD_EXPECT_CONTAINS(err_buf, "NAME '9lives' is not a C identifier");
+    PD_EXPECT_EQ(pdext_in(dir, "new ok_name --lang cuda"), 2);
+    PD_EXPECT_CONTAINS(err_buf, "--lang cuda: this pdext writes C scaffolds only");
+    PD_EXPECT_EQ(pdext_in(dir, "new"), 2);
+    PD_EXPECT_CONTAINS(err_buf, "missing NAME");
+    remove_dir(dir);
+}
+
+PD_TEST(CheckCli, PassesOnTheTrainExampleWithTheShapesGivenByInput)
+{
+    EXPECT_CHECK(0,
+                 "'%s/train/train_ops.c' --ldflags -lm --input X=4,3 --input W=3,5 --input B=5 "
+                 "--input Logits=4,3 --input Label=4:int64",
+                 PDEXT_EXAMPLES);
+    PD_EXPECT_CONTAINS(out_buf, "train_linear         float64   gradcheck      ok");
+    PD_EXPECT_CONTAINS(out_buf, "input 'Label' is int64, not differentiable");
+    PD_EXPECT_CONTAINS(out_buf, "18 checks, 0 failed");
+}
+
+PD_TEST(CheckCli, InputGivesOneInputItsOwnDtype)
+{
+    EXPECT_CHECK(0, "'%s' --op tp_shift --input N=3,4:int32", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(out_buf, "tp_shift             float64   gradcheck      ok");
+    PD_EXPECT_CONTAINS(out_buf, "input 'N' is int32, not differentiable");
+}
+
+PD_TEST(CheckCli, RefusesAMalformedInputSpec)
+{
+    EXPECT_CHECK(2, "'%s' --input X=4,x", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4,x' is not NAME=D0,D1,...[:DTYPE]");
+    EXPECT_CHECK(2, "'%s' --input X=4:float99", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4:float99'");
+}
+
+PD_TEST(CheckCli, SanitizeNamesTheCaseAKernelTripsASanitizerInAndDoesNotCrash)
+{
+    EXPECT_CHECK(0, "'%s/tests/tape_ub_op.c'", PD_TEST_SOURCE_DIR);
+    EXPECT_CHECK(1, "'%s/tests/tape_ub_op.c' --sanitize", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf, "tp_ub                float32   shapes+infer");
+    PD_EXPECT_CONTAINS(out_buf, "FAIL sanitize");
+    PD_EXPECT_CONTAINS(out_buf, "runtime error: signed integer overflow");
+}
+
+PD_TEST(CheckCli, SanitizePassesOnTheReluExampleAndRefusesALibrary)
+{
+    EXPECT_CHECK(0, "'%s/relu/relu.c' --sanitize", PDEXT_EXAMPLES);
+    PD_EXPECT_CONTAINS(out_buf, "9 checks, 0 failed");
+    EXPECT_CHECK(2, "'%s' --sanitize", pd_test_path("cli_relu.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--sanitize rebuilds the module from its sources");
+}
