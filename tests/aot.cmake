@@ -1,0 +1,17 @@
+# MindSpore AOT adapter tests (aot_test): the test kernels built as MindSpore builds them
+# (-D_GLIBCXX_USE_CXX11_ABI=0) and as users who compile themselves do (the default ABI), and a
+# file that is not a library.
+foreach(abi old new)
+  add_library(aot_kernels_${abi} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/ops/aot_kernels.cc)
+  target_include_directories(aot_kernels_${abi} PRIVATE ${PDEXT_INCLUDE_DIR})
+  set_target_properties(aot_kernels_${abi} PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
+                        ${CMAKE_CURRENT_BINARY_DIR} CXX_STANDARD 17)
+  target_compile_options(aot_kernels_${abi} PRIVATE ${PDEXT_WARNINGS})
+endforeach()
+target_compile_definitions(aot_kernels_old PRIVATE _GLIBCXX_USE_CXX11_ABI=0)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/aot_not_elf.so "this is not an ELF file\n")
+
+if(TARGET aot_test)
+  add_dependencies(aot_test aot_kernels_old aot_kernels_new)
+  target_link_libraries(aot_test PRIVATE pdext_aot)
+endif()
