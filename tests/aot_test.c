@@ -485,3 +485,50 @@ PD_TEST(Aot, TypeIdsMapToPdextDtypes)
     PD_EXPECT_STREQ(pd_aot_dtype_name(PD_BFLOAT16), "bfloat16");
     PD_EXPECT_STREQ(pd_aot_dtype_name(PD_UINT16), "uint16");
 }
+
+/* A source spec is compiled (default visibility, so the extern "C" entry points are found)
+ * through the JIT's cache: loading it again reuses the same library. */
+PD_TEST(Aot, SourceIsCompiledThroughTheJitCache)
+{
+    char spec[1024], dir[1024];
+    snprintf(spec, sizeof spec, "%s/tests/ops/aot_kernels.cc:CustomAdd", PD_TEST_SOURCE_DIR);
+    snprintf(dir, sizeof dir, "%s", pd_test_path("aot_jit_cache"));
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_aot_options o = options(2);
+    o.build_dir = dir;
+    PD_ASSERT_OK(pd_aot_load(reg, spec, &o, NULL));
+    pd_aot_info info;
+    PD_ASSERT_OK(pd_aot_op_info(pd_op_find(reg, "CustomAdd"), &info));
+    PD_EXPECT_CONTAINS(info.library, dir);
+    PD_EXPECT(info.cxx11_abi);
+    char first[1024];
+    snprintf(first, sizeof first, "%s", info.library);
+    float av[3] = {1, 2, 3}, bv[3] = {0.5f, 0.25f, 0};
+    pd_tensor x = vec_f32(av, 3), y = vec_f32(bv, 3), out;
+    pd_arg in[2] = {pd_arg_of(&x), pd_arg_of(&y)};
+    pd_arg outs[1] = {pd_arg_of(&out)};
+    PD_ASSERT_OK(pd_run(reg, "CustomAdd", in, 2, NULL, 0, outs, 1));
+    PD_EXPECT_NEAR(((float *)out.data)[1], 2.25, 0);
+    pd_tensor_release(&out);
+    o.name = "add2";
+    PD_ASSERT_OK(pd_aot_load(reg, spec, &o, NULL));
+    PD_ASSERT_OK(pd_aot_op_info(pd_op_find(reg, "add2"), &info));
+    PD_EXPECT_STREQ(info.library, first);
+    pd_tensor_release(&x);
+    pd_tensor_release(&y);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Aot, SourceThatDoesNotCompileFailsWithTheCompilerMessage)
+{
+    char spec[1024];
+    snprintf(spec, sizeof spec, "%s:F", pd_test_path("aot_broken.cc"));
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_aot_options o = options(1);
+    o.build_dir = pd_test_path("aot_jit_broken");
+    PD_EXPECT_ERROR(pd_aot_load(reg, spec, &o, NULL), PD_ERR_BUILD, "aot_broken.cc");
+    PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
+    pd_registry_destroy(reg);
+}

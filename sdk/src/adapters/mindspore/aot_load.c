@@ -7,12 +7,15 @@
  */
 #include "adapters/mindspore/aot_load.h"
 
+#include "pdext_jit.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define WHO "pd_aot_load"
+#define OOM() pd__fail(PD_ERR_OUT_OF_MEMORY, WHO ": out of memory")
 
 static char *dup_str(const char *s)
 {
@@ -59,6 +62,53 @@ static bool is_source(const char *path)
     const char *dot = strrchr(path, '.');
     return dot && (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".c") == 0 ||
                    strcmp(dot, ".cu") == 0 || strcmp(dot, ".cxx") == 0);
+}
+
+/* Compiles op->library (a source) through the JIT's cache and makes op->library the built
+ * library's path. */
+static pd_status compile_source(pd__aot_op *op, const pd_aot_options *o)
+{
+    const char *base = strrchr(op->library, '/');
+    base = base ? base + 1 : op->library;
+    char name[128];
+    size_t n = 0;
+    n += (size_t)snprintf(name, sizeof name, "aot-");
+    for (const char *c = base; *c && *c != '.' && n + 1 < sizeof name; ++c)
+        name[n++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                                   (*c >= '0' && *c <= '9') || *c == '-'
+                               ? *c
+                               : '_');
+    name[n] = '\0';
+    const char *std17[] = {"-std=c++17"};
+    const char *sources[] = {op->library};
+    const char **cxxflags = malloc(sizeof(char *) * (size_t)(1 + o->n_compile_flags));
+    if (cxxflags == NULL)
+        return OOM();
+    cxxflags[0] = std17[0];
+    for (int32_t i = 0; i < o->n_compile_flags; ++i)
+        cxxflags[1 + i] = o->compile_flags[i];
+    pd_jit_options j;
+    memset(&j, 0, sizeof j);
+    j.struct_size = sizeof j;
+    j.name = name;
+    j.sources = sources;
+    j.n_sources = 1;
+    j.cxxflags = cxxflags;
+    j.n_cxxflags = 1 + o->n_compile_flags;
+    j.cflags = o->compile_flags;
+    j.n_cflags = o->n_compile_flags;
+    j.cuda_flags = o->compile_flags;
+    j.n_cuda_flags = o->n_compile_flags;
+    j.build_dir = o->build_dir;
+    j.default_visibility = true;
+    char *path = NULL;
+    pd_status s = pd_jit_build_library(&j, &path);
+    free(cxxflags);
+    if (s != PD_OK)
+        return pd__fail_prefix(WHO ": %s: ", op->spec);
+    free(op->library);
+    op->library = path;
+    return PD_OK;
 }
 
 /* The attr's name: its declaration up to ':' without surrounding blanks. */
@@ -122,8 +172,6 @@ static pd_status check_options(const char *spec, const pd_aot_options *o)
     }
     return PD_OK;
 }
-
-#define OOM() pd__fail(PD_ERR_OUT_OF_MEMORY, WHO ": out of memory")
 
 /* Names, outputs and attrs into op. */
 static pd_status fill_names(pd__aot_op *op, const pd_aot_options *o)
@@ -258,11 +306,8 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     op->library[colon - spec] = '\0';
     s = fill_names(op, &o);
     if (s == PD_OK && is_source(op->library))
-        s = pd__fail(PD_ERR_UNAVAILABLE,
-                     WHO ": '%s' is a source file: compile it first (g++ -std=c++17 -shared "
-                         "-fPIC, default visibility), or use `pdext run %s`",
-                     op->library, spec);
-    else if (s == PD_OK)
+        s = compile_source(op, &o);
+    if (s == PD_OK)
         s = open_library(op);
     if (s == PD_OK)
         s = check_sources(op);
