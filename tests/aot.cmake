@@ -16,3 +16,15 @@ if(TARGET aot_test)
   target_link_libraries(aot_test PRIVATE pdext_aot)
 endif()
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/aot_broken.cc "extern \"C\" int F( { return 0; }\\n")
+
+# The example's C host, built as its README builds it.
+add_executable(aot_example_host ${PROJECT_SOURCE_DIR}/examples/aot/host.c)
+target_link_libraries(aot_example_host PRIVATE pdext_aot pdext_jit pdext)
+target_compile_options(aot_example_host PRIVATE ${PDEXT_C_WARNINGS})
+
+if(TARGET aot_cli_test AND TARGET pdext_cmd)
+  add_dependencies(aot_cli_test pdext_cmd aot_kernels_old cli_relu aot_example_host)
+  target_compile_definitions(aot_cli_test PRIVATE PDEXT_CMD="$<TARGET_FILE:pdext_cmd>"
+                             PDEXT_EXAMPLES="${PROJECT_SOURCE_DIR}/examples"
+                             AOT_EXAMPLE_HOST="$<TARGET_FILE:aot_example_host>")
+endif()

@@ -159,6 +159,8 @@ PD_TEST(Aot, AttrsAreCoercedAsMindSporeDoes)
                          pd_attr_of_string("fm", "[[0.5], [0.25, 1]]"),
                          pd_attr_of_string("str", "hello")};
         PD_ASSERT_OK(pd_run(reg, "CustomAttrs", in, 1, at, 8, outs, 1));
+        PD_EXPECT_EQ(out.dtype, PD_FLOAT64);
+        PD_EXPECT_EQ(out.shape[0], 8);
         const double *r = out.data;
         PD_EXPECT_NEAR(r[0], 1, 0);         /* 2.0 as bool */
         PD_EXPECT_NEAR(r[1], 7, 0);         /* 7.9 as int64 truncates */

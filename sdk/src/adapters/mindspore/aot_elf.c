@@ -4,11 +4,14 @@
  * message when a function is missing) which functions it exports.
  *
  * The ABI. Attr names reach AotExtra as std::string, whose layout differs between libstdc++'s
- * two ABIs. A library built with the new one (the default since GCC 5) refers to symbols of
- * std::__cxx11 (mangled "NSt7__cxx11..."; e.g. basic_string's _M_create, which even fully
- * inlined string code calls); one built with -D_GLIBCXX_USE_CXX11_ABI=0, as MindSpore builds
- * kernels, refers to none. So: a "__cxx11" anywhere in the dynamic symbol table means the new
- * ABI, none means the old one (a library that never touches std::string works with either).
+ * two ABIs. Each leaves traces in the dynamic symbol table when the library touches
+ * std::string: the new one (the default since GCC 5) names std::__cxx11 ("NSt7__cxx11..."),
+ * though an optimizing compiler may inline all of a short string's code and leave none; the
+ * old one, which MindSpore builds kernels with (-D_GLIBCXX_USE_CXX11_ABI=0), is the
+ * copy-on-write std::string ("_ZNSs...", "_ZNKSs..."), whose constructors and _Rep are never
+ * inline, so an old-ABI library that builds a string always refers to them. Hence: "__cxx11"
+ * means new; else an old-ABI string symbol means old; else new (what every compiler now
+ * defaults to; a library that never builds a string works with either).
  */
 #include "adapters/mindspore/aot_load.h"
 
@@ -114,11 +117,15 @@ pd_status pd__aot_elf_abi(const char *who, const char *path, bool *cxx11)
     pd_status s = elf_open(who, path, &f);
     if (s != PD_OK)
         return s;
-    bool found = false;
-    for (size_t i = 1; i < f.n_syms && !found; ++i)
-        found = strstr(sym_name(&f, &f.syms[i]), "__cxx11") != NULL;
+    bool new_abi = false, old_abi = false;
+    for (size_t i = 1; i < f.n_syms && !new_abi; ++i) {
+        const char *n = sym_name(&f, &f.syms[i]);
+        new_abi = strstr(n, "__cxx11") != NULL;
+        old_abi = old_abi || strncmp(n, "_ZNSs", 5) == 0 || strncmp(n, "_ZNKSs", 6) == 0 ||
+                  strstr(n, "Ss4_Rep") != NULL;
+    }
     elf_close(&f);
-    *cxx11 = found;
+    *cxx11 = new_abi || !old_abi;
     return PD_OK;
 }
 

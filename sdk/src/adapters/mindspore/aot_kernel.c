@@ -335,6 +335,10 @@ void pd__aot_kernel(pd_kernel_ctx *ctx)
     const char *dtypes[PD_MAX_INPUTS + PD_MAX_OUTPUTS];
     void *inline_params[MAX_INLINE_PARAMS];
     void **params = inline_params;
+    pd__aot_entry *e = NULL;
+    if (handoff.ctx == ctx && handoff.op == op) /* taken before anything can fail */
+        e = handoff.entry;
+    handoff.ctx = NULL;
 
     for (int32_t i = 0; i < n_in; ++i) {
         pd_tensor *t = (pd_tensor *)&ctx->in[i].tensors[0];
@@ -350,13 +354,8 @@ void pd__aot_kernel(pd_kernel_ctx *ctx)
         shapes[i] = t->shape;
         dtypes[i] = pd_aot_dtype_name(t->dtype);
     }
-    pd__aot_entry *e;
-    if (handoff.ctx == ctx && handoff.op == op) {
-        e = handoff.entry;
-        handoff.ctx = NULL;
-    } else {
+    if (e == NULL)
         e = entry_get(ctx, op);
-    }
     for (int32_t j = 0; j < op->n_outputs; ++j) {
         pd_tensor *t = api->output(ctx, j, 0);
         params[n_in + j] = t->data;
@@ -426,25 +425,31 @@ static void resolve_shape(pd_kernel_ctx *ctx, const pd__aot_op *op, int32_t j, i
     }
 }
 
-void pd__aot_infer(pd_kernel_ctx *ctx)
+/* The entry of this call, fetched once by whichever infer function needs it first and handed
+ * to the kernel. */
+static pd__aot_entry *infer_entry(pd_kernel_ctx *ctx, pd__aot_op *op)
+{
+    if (handoff.ctx == ctx && handoff.op == op)
+        return handoff.entry;
+    pd__aot_entry *e = entry_get(ctx, op);
+    handoff.ctx = ctx;
+    handoff.op = op;
+    handoff.entry = e;
+    return e;
+}
+
+void pd__aot_infer_shape(pd_kernel_ctx *ctx)
 {
     const pd_api *api = pd_runtime_api();
     pd__aot_op *op = (pd__aot_op *)ctx->op->def;
     const int32_t n_in = op->n_inputs, n_out = op->n_outputs;
-    pd__aot_entry *e = NULL;
-    if (op->infer_shape || op->infer_type) {
-        e = entry_get(ctx, op);
-        handoff.ctx = ctx;
-        handoff.op = op;
-        handoff.entry = e;
-    }
-    pd__aot_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
-                              op->name};
     int32_t out_ndim[PD_MAX_OUTPUTS];
     int64_t out_shape[PD_MAX_OUTPUTS][PD_MAX_DIMS];
-    int32_t out_types[PD_MAX_OUTPUTS];
-    char *err = NULL;
+    handoff.ctx = NULL; /* the first step of every call: nothing from an earlier call is used */
     if (op->infer_shape) {
+        pd__aot_entry *e = infer_entry(ctx, op);
+        pd__aot_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
+                                  op->name};
         int ndims[PD_MAX_INPUTS];
         int64_t *shapes[PD_MAX_INPUTS];
         for (int32_t i = 0; i < n_in; ++i) {
@@ -453,18 +458,43 @@ void pd__aot_infer(pd_kernel_ctx *ctx)
         }
         const pd__aot_attr_view *outer = current_attrs;
         current_attrs = &view;
+        char *err = NULL;
         int r = pd__aot_call_infer_shape(op->infer_shape, n_out, ndims, shapes, e->extra, out_ndim,
                                          out_shape, &err);
         current_attrs = outer;
         if (r != PD__AOT_OK)
             throw_freeing(op, "InferShape", r, err);
     }
+    for (int32_t j = 0; j < n_out; ++j) {
+        const pd_aot_output *o = &op->outputs[j];
+        if (o->ndim >= 0)
+            api->set_output_shape(ctx, j, 0, o->ndim, o->shape);
+        else if (op->infer_shape) {
+            resolve_shape(ctx, op, j, out_ndim[j], out_shape[j]);
+            api->set_output_shape(ctx, j, 0, out_ndim[j], out_shape[j]);
+        } else {
+            const pd_tensor *first = &ctx->in[0].tensors[0]; /* checked at registration */
+            api->set_output_shape(ctx, j, 0, first->ndim, first->shape);
+        }
+    }
+}
+
+void pd__aot_infer_dtype(pd_kernel_ctx *ctx)
+{
+    const pd_api *api = pd_runtime_api();
+    pd__aot_op *op = (pd__aot_op *)ctx->op->def;
+    const int32_t n_in = op->n_inputs, n_out = op->n_outputs;
+    int32_t out_types[PD_MAX_OUTPUTS];
     if (op->infer_type) {
+        pd__aot_entry *e = infer_entry(ctx, op);
+        pd__aot_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
+                                  op->name};
         int32_t in_types[PD_MAX_INPUTS];
         for (int32_t i = 0; i < n_in; ++i)
             in_types[i] = type_id_of(ctx->in[i].tensors[0].dtype);
         const pd__aot_attr_view *outer = current_attrs;
         current_attrs = &view;
+        char *err = NULL;
         int r = pd__aot_call_infer_type(op->infer_type, n_in, in_types, n_out, e->extra, out_types,
                                         &err);
         current_attrs = outer;
@@ -473,14 +503,6 @@ void pd__aot_infer(pd_kernel_ctx *ctx)
     }
     for (int32_t j = 0; j < n_out; ++j) {
         const pd_aot_output *o = &op->outputs[j];
-        const pd_tensor *first = n_in > 0 ? &ctx->in[0].tensors[0] : NULL;
-        if (o->ndim >= 0)
-            api->set_output_shape(ctx, j, 0, o->ndim, o->shape);
-        else if (op->infer_shape) {
-            resolve_shape(ctx, op, j, out_ndim[j], out_shape[j]);
-            api->set_output_shape(ctx, j, 0, out_ndim[j], out_shape[j]);
-        } else
-            api->set_output_shape(ctx, j, 0, first->ndim, first->shape);
         pd_data_type dtype;
         if (o->dtype != PD_UNDEFINED)
             dtype = o->dtype;
@@ -489,12 +511,13 @@ void pd__aot_infer(pd_kernel_ctx *ctx)
             if (dtype == PD_UNDEFINED)
                 pd__ctx_throw(PD_ERR_OP_FAILED,
                               "function '%sInferType' in '%s' answered TypeId %d for output %d "
-                              "('%s'), which has no pdext dtype (supported: kNumberTypeBool 30 "
-                              "... kNumberTypeComplex128 49, but kNumberTypeInt4 and others)",
+                              "('%s'), which has no pdext dtype (those with one: "
+                              "kNumberTypeBool 30 to kNumberTypeComplex128 49, but for "
+                              "kNumberTypeInt4 and the object and meta types)",
                               op->function, op->library, (int)out_types[j], (int)j,
                               op->output_names[j]);
         } else
-            dtype = first->dtype;
+            dtype = ctx->in[0].tensors[0].dtype; /* checked at registration */
         api->set_output_dtype(ctx, j, 0, dtype);
     }
 }

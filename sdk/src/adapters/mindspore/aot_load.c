@@ -322,7 +322,10 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     op->def.file = op->library;
     op->def.line = 0;
     op->def.kernel = pd__aot_kernel;
-    op->def.infer_shape = needs_infer(op) ? pd__aot_infer : NULL;
+    if (needs_infer(op)) {
+        op->def.infer_shape = pd__aot_infer_shape;
+        op->def.infer_dtype = pd__aot_infer_dtype;
+    }
     op->table[0] = &op->def;
 
     pd_module_info info;

@@ -63,7 +63,8 @@ void pd__aot_elf_similar(const char *path, const char *name, char *buf, size_t c
 
 /* aot_kernel.c: the trampolines the op's definition points at, and the entry cleanup. */
 void pd__aot_kernel(pd_kernel_ctx *ctx);
-void pd__aot_infer(pd_kernel_ctx *ctx);
+void pd__aot_infer_shape(pd_kernel_ctx *ctx);
+void pd__aot_infer_dtype(pd_kernel_ctx *ctx);
 void pd__aot_entries_free(pd__aot_op *op);
 
 #endif /* PD_AOT_LOAD_H */
