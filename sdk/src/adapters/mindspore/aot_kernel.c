@@ -5,12 +5,14 @@
  *
  * Signatures. FInit may size workspaces from the shapes and read attrs, so its result belongs
  * to one signature: the inputs' dtypes and shapes and the call's attr values, serialized into
- * a key. Each signature gets one entry (pd__aot_entry) with its own AotExtra; FInit runs once
- * for it, before the first call with it. Entries live until the op is unloaded (then their
- * kernel data is destroyed through its virtual destructor), so a call with a known signature
- * allocates nothing but its outputs (and its workspace block, which is the call's scratch).
- * Lookups walk the published list without a lock; adding an entry and running FInit hold the
- * op's mutex, which is never held across a jump.
+ * a key. A function without FInit has one entry for all calls (its AotExtra holds nothing but
+ * what the call's attrs give, read through the current call), so its calls build no key. Each
+ * signature gets one entry (pd__aot_entry) with its own AotExtra; FInit runs once for it, before
+ * the first call with it. Entries live until the op is unloaded (then their kernel data is
+ * destroyed through its virtual destructor), so a call with a known signature allocates nothing but
+ * its outputs (and its workspace block, which is the call's scratch). Lookups walk the published
+ * list without a lock; adding an entry and running FInit hold the op's mutex, which is never held
+ * across a jump.
  *
  * Errors. The library's functions run through aot_call.cc, which catches their exceptions;
  * back here, in C, failures end the call with pd__ctx_throw, after every lock is released and
@@ -218,6 +220,8 @@ static pd__aot_entry *entry_find(pd__aot_op *op, const key_buf *k)
 /* The entry of this call's signature, added (without running FInit) if it is new. */
 static pd__aot_entry *entry_get(pd_kernel_ctx *ctx, pd__aot_op *op)
 {
+    if (op->init == NULL) /* nothing depends on the signature: the one entry (aot_load.c) */
+        return atomic_load_explicit(&op->entries, memory_order_acquire);
     key_buf k;
     key_build(&k, ctx, op);
     if (k.oom) {
@@ -249,6 +253,19 @@ static pd__aot_entry *entry_get(pd_kernel_ctx *ctx, pd__aot_op *op)
     if (e == NULL)
         pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "out of memory");
     return e;
+}
+
+pd_status pd__aot_entry_add_single(pd__aot_op *op)
+{
+    pd__aot_entry *e = calloc(1, sizeof *e);
+    if (e == NULL ||
+        (e->extra = op->cxx11 ? pd__aot_extra_new_abi1() : pd__aot_extra_new_abi0()) == NULL) {
+        free(e);
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_aot_load: out of memory");
+    }
+    atomic_store_explicit(&e->ready, true, memory_order_relaxed);
+    atomic_store_explicit(&op->entries, e, memory_order_release);
+    return PD_OK;
 }
 
 void pd__aot_entries_free(pd__aot_op *op)

@@ -311,6 +311,8 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
         s = open_library(op);
     if (s == PD_OK)
         s = check_sources(op);
+    if (s == PD_OK && op->init == NULL)
+        s = pd__aot_entry_add_single(op);
     if (s != PD_OK) {
         aot_op_free(op);
         return s;

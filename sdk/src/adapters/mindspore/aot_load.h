@@ -66,5 +66,7 @@ void pd__aot_kernel(pd_kernel_ctx *ctx);
 void pd__aot_infer_shape(pd_kernel_ctx *ctx);
 void pd__aot_infer_dtype(pd_kernel_ctx *ctx);
 void pd__aot_entries_free(pd__aot_op *op);
+/* The one entry of a function without FInit, made at registration. */
+pd_status pd__aot_entry_add_single(pd__aot_op *op);
 
 #endif /* PD_AOT_LOAD_H */
