@@ -177,8 +177,9 @@ void pd_cmd_aot_print_info(const pd_op *op)
     pd_aot_info info;
     if (pd_aot_op_info(op, &info) != PD_OK)
         return;
-    printf("  %-8s %s:%s (MindSpore AOT, %s std::string ABI)\n", "aot:", info.library,
-           info.function, info.cxx11_abi ? "new" : "old (_GLIBCXX_USE_CXX11_ABI=0)");
+    printf("  %-8s %s:%s (MindSpore AOT%s, %s std::string ABI)\n", "aot:", info.library,
+           info.function, info.gpu ? " GPU kernel: calls need CUDA" : "",
+           info.cxx11_abi ? "new" : "old (_GLIBCXX_USE_CXX11_ABI=0)");
     printf("  %-8s %s%s%s%s\n", "extras:", info.has_init ? "Init " : "",
            info.has_infer_shape ? "InferShape " : "", info.has_infer_type ? "InferType" : "",
            info.has_init || info.has_infer_shape || info.has_infer_type ? "" : "(none)");

@@ -9,10 +9,15 @@ foreach(abi old new)
   target_compile_options(aot_kernels_${abi} PRIVATE ${PDEXT_WARNINGS})
 endforeach()
 target_compile_definitions(aot_kernels_old PRIVATE _GLIBCXX_USE_CXX11_ABI=0)
+# A GPU kernel's library without CUDA: its CUDA runtime calls stay undefined.
+add_library(aot_gpu_kernel MODULE ${CMAKE_CURRENT_SOURCE_DIR}/ops/aot_gpu_kernel.cc)
+set_target_properties(aot_gpu_kernel PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
+                      ${CMAKE_CURRENT_BINARY_DIR})
+target_compile_options(aot_gpu_kernel PRIVATE ${PDEXT_WARNINGS})
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/aot_not_elf.so "this is not an ELF file\n")
 
 if(TARGET aot_test)
-  add_dependencies(aot_test aot_kernels_old aot_kernels_new)
+  add_dependencies(aot_test aot_kernels_old aot_kernels_new aot_gpu_kernel)
   target_link_libraries(aot_test PRIVATE pdext_aot)
 endif()
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/aot_broken.cc "extern \"C\" int F( { return 0; }\\n")

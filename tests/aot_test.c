@@ -534,3 +534,27 @@ PD_TEST(Aot, SourceThatDoesNotCompileFailsWithTheCompilerMessage)
     PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
     pd_registry_destroy(reg);
 }
+
+/* A GPU kernel's library loads without CUDA (RTLD_LAZY: its CUDA calls stay unresolved), and
+ * a call fails with a clear error instead of reaching them. */
+PD_TEST(Aot, GpuKernelLoadsWithoutCudaAndItsCallsFailClearly)
+{
+    char spec[1024];
+    snprintf(spec, sizeof spec, "%s:GpuZero", pd_test_path("aot_gpu_kernel.so"));
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_aot_options o = options(1);
+    PD_ASSERT_OK(pd_aot_load(reg, spec, &o, NULL));
+    pd_aot_info info;
+    PD_ASSERT_OK(pd_aot_op_info(pd_op_find(reg, "GpuZero"), &info));
+    PD_EXPECT(info.gpu);
+    float xv[1] = {1};
+    pd_tensor x = vec_f32(xv, 1), out = PD_TENSOR_UNDEFINED;
+    pd_arg in[1] = {pd_arg_of(&x)};
+    pd_arg outs[1] = {pd_arg_of(&out)};
+    PD_EXPECT_ERROR(pd_run(reg, "GpuZero", in, 1, NULL, 0, outs, 1), PD_ERR_UNAVAILABLE,
+                    "is a GPU AOT kernel");
+    PD_EXPECT_EQ(out.data, NULL);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}

@@ -76,6 +76,8 @@ typedef struct pd_aot_info {
     bool has_infer_shape; /* FInferShape exported */
     bool has_infer_type;  /* FInferType exported */
     bool cxx11_abi;       /* the library uses libstdc++'s new std::string ABI */
+    bool gpu;             /* a GPU kernel (it calls the CUDA runtime): this adapter drives no
+                           * CUDA device, so its calls fail with PD_ERR_UNAVAILABLE */
 } pd_aot_info;
 
 /* Fills *out for an op that pd_aot_load registered; PD_ERR_NOT_FOUND (no message needed by a

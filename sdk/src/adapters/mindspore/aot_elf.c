@@ -1,7 +1,8 @@
 /*
  * aot_elf.c - what the MindSpore AOT adapter reads from a library's file before it trusts it:
- * that it is an ELF shared object, which libstdc++ string ABI it was built with, and (for the
- * message when a function is missing) which functions it exports.
+ * that it is an ELF shared object, which libstdc++ string ABI it was built with, whether it
+ * calls the CUDA runtime (a GPU kernel: it refers to cuda* functions it does not define), and
+ * (for the message when a function is missing) which functions it exports.
  *
  * The ABI. Attr names reach AotExtra as std::string, whose layout differs between libstdc++'s
  * two ABIs. Each leaves traces in the dynamic symbol table when the library touches
@@ -111,16 +112,19 @@ static pd_status elf_open(const char *who, const char *path, elf_file *f)
 
 static void elf_close(elf_file *f) { munmap((void *)f->base, f->size); }
 
-pd_status pd__aot_elf_abi(const char *who, const char *path, bool *cxx11)
+pd_status pd__aot_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda)
 {
     elf_file f;
     pd_status s = elf_open(who, path, &f);
     if (s != PD_OK)
         return s;
     bool new_abi = false, old_abi = false;
-    for (size_t i = 1; i < f.n_syms && !new_abi; ++i) {
+    *cuda = false;
+    for (size_t i = 1; i < f.n_syms; ++i) {
         const char *n = sym_name(&f, &f.syms[i]);
-        new_abi = strstr(n, "__cxx11") != NULL;
+        if (f.syms[i].st_shndx == SHN_UNDEF && strncmp(n, "cuda", 4) == 0)
+            *cuda = true; /* the CUDA runtime API: cudaLaunchKernel, cudaMemcpyAsync, ... */
+        new_abi = new_abi || strstr(n, "__cxx11") != NULL;
         old_abi = old_abi || strncmp(n, "_ZNSs", 5) == 0 || strncmp(n, "_ZNKSs", 6) == 0 ||
                   strstr(n, "Ss4_Rep") != NULL;
     }

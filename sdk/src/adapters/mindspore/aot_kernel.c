@@ -356,6 +356,13 @@ void pd__aot_kernel(pd_kernel_ctx *ctx)
     if (handoff.ctx == ctx && handoff.op == op) /* taken before anything can fail */
         e = handoff.entry;
     handoff.ctx = NULL;
+    if (op->cuda)
+        pd__ctx_throw(PD_ERR_UNAVAILABLE,
+                      "'%s' in '%s' is a GPU AOT kernel (it calls the CUDA runtime), and no "
+                      "CUDA device is available to this adapter, which runs CPU kernels "
+                      "(stream NULL); run it where MindSpore drives the GPU, or build a CPU "
+                      "kernel",
+                      op->function, op->library);
 
     for (int32_t i = 0; i < n_in; ++i) {
         pd_tensor *t = (pd_tensor *)&ctx->in[i].tensors[0];

@@ -238,7 +238,7 @@ static bool needs_infer(const pd__aot_op *op)
 /* Opens the library and fills what comes from it. */
 static pd_status open_library(pd__aot_op *op)
 {
-    pd_status s = pd__aot_elf_abi(WHO, op->library, &op->cxx11);
+    pd_status s = pd__aot_elf_abi(WHO, op->library, &op->cxx11, &op->cuda);
     if (s != PD_OK)
         return s;
     op->handle = dlopen(op->library, RTLD_LAZY | RTLD_LOCAL);
@@ -372,6 +372,7 @@ pd_status pd_aot_op_info(const pd_op *op, pd_aot_info *out)
     out->has_infer_shape = a->infer_shape != NULL;
     out->has_infer_type = a->infer_type != NULL;
     out->cxx11_abi = a->cxx11;
+    out->gpu = a->cuda;
     return PD_OK;
 }
 

@@ -44,6 +44,7 @@ typedef struct pd__aot_op {
     pd__aot_init_fn init;
     void *infer_shape, *infer_type;
     bool cxx11;
+    bool cuda; /* a GPU kernel: refused at call time (no CUDA device is driven here) */
     int32_t n_inputs, n_outputs, n_attrs;
     pd_aot_output outputs[PD_MAX_OUTPUTS];
     char *input_names[PD_MAX_INPUTS];
@@ -55,9 +56,10 @@ typedef struct pd__aot_op {
     _Atomic int64_t init_count;
 } pd__aot_op;
 
-/* aot_elf.c: the library's string ABI (*cxx11: the new one); fails naming the library when it
- * is missing or not a 64-bit ELF shared object. */
-pd_status pd__aot_elf_abi(const char *who, const char *path, bool *cxx11);
+/* aot_elf.c: the library's string ABI (*cxx11: the new one) and whether it calls the CUDA
+ * runtime (*cuda); fails naming the library when it is missing or not a 64-bit ELF shared
+ * object. */
+pd_status pd__aot_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda);
 /* Up to 5 exported functions of the library named like `name`, ", "-separated, into buf. */
 void pd__aot_elf_similar(const char *path, const char *name, char *buf, size_t cap);
 
