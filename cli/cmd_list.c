@@ -92,9 +92,7 @@ int pd_cmd_list(int argc, char **argv)
             n_inputs = atoi(v);
             if (n_inputs < 0 || n_inputs > PD_MAX_INPUTS)
                 rc = pd_cmd_usage_error("list", "--inputs '%s' is not 0 to %d", v, PD_MAX_INPUTS);
-        } else if (bad) {
-            rc = PD_CMD_USAGE;
-        } else if ((took = pd_cmd_load_option("list", &a, argc, argv, &i)) < 0) {
+        } else if (bad || (took = pd_cmd_load_option("list", &a, argc, argv, &i)) < 0) {
             rc = PD_CMD_USAGE;
         } else if (took == 0 && argv[i][0] == '-') {
             rc = pd_cmd_usage_error("list", "unknown option '%s'", argv[i]);

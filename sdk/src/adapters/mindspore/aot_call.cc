@@ -51,17 +51,17 @@ int copy_shape(const std::vector<int64_t> &s, int32_t *ndim, int64_t *shape, int
         *err = dup_message("it returned rank " + std::to_string(s.size()) + " for output " +
                            std::to_string(index) + ", more than PD_MAX_DIMS (" +
                            std::to_string(PD_MAX_DIMS) + ")");
-        return PD__AOT_BAD;
+        return PD_AOTI_BAD;
     }
     *ndim = static_cast<int32_t>(s.size());
     for (size_t d = 0; d < s.size(); ++d)
         shape[d] = s[d];
-    return PD__AOT_OK;
+    return PD_AOTI_OK;
 }
 
 } // namespace
 
-extern "C" int pd__aot_call_kernel(pd__aot_kernel_fn f, int nparam, void **params, int *ndims,
+extern "C" int pd_aoti_call_kernel(pd_aoti_kernel_fn f, int nparam, void **params, int *ndims,
                                    int64_t **shapes, const char **dtypes, void *extra, int *rc,
                                    char **err)
 {
@@ -69,24 +69,24 @@ extern "C" int pd__aot_call_kernel(pd__aot_kernel_fn f, int nparam, void **param
         *rc = f(nparam, params, ndims, shapes, dtypes, nullptr, extra);
     } catch (...) {
         *err = caught_message();
-        return PD__AOT_THREW;
+        return PD_AOTI_THREW;
     }
-    return *rc == 0 ? PD__AOT_OK : PD__AOT_RETURNED;
+    return *rc == 0 ? PD_AOTI_OK : PD_AOTI_RETURNED;
 }
 
-extern "C" int pd__aot_call_init(pd__aot_init_fn f, int *ndims, int64_t **shapes,
+extern "C" int pd_aoti_call_init(pd_aoti_init_fn f, int *ndims, int64_t **shapes,
                                  const char **dtypes, void *extra, int *rc, char **err)
 {
     try {
         *rc = f(ndims, shapes, dtypes, extra);
     } catch (...) {
         *err = caught_message();
-        return PD__AOT_THREW;
+        return PD_AOTI_THREW;
     }
-    return *rc == 0 ? PD__AOT_OK : PD__AOT_RETURNED;
+    return *rc == 0 ? PD_AOTI_OK : PD_AOTI_RETURNED;
 }
 
-extern "C" int pd__aot_call_infer_shape(void *f, int n_outputs, int *ndims, int64_t **shapes,
+extern "C" int pd_aoti_call_infer_shape(void *f, int n_outputs, int *ndims, int64_t **shapes,
                                         void *extra, int32_t *out_ndim,
                                         int64_t (*out_shape)[PD_MAX_DIMS], char **err)
 {
@@ -101,21 +101,21 @@ extern "C" int pd__aot_call_infer_shape(void *f, int n_outputs, int *ndims, int6
         if (all.size() != static_cast<size_t>(n_outputs)) {
             *err = dup_message("it returned " + std::to_string(all.size()) +
                                " shapes for an op of " + std::to_string(n_outputs) + " outputs");
-            return PD__AOT_BAD;
+            return PD_AOTI_BAD;
         }
         for (int i = 0; i < n_outputs; ++i) {
             int s = copy_shape(all[static_cast<size_t>(i)], &out_ndim[i], out_shape[i], i, err);
-            if (s != PD__AOT_OK)
+            if (s != PD_AOTI_OK)
                 return s;
         }
     } catch (...) {
         *err = caught_message();
-        return PD__AOT_THREW;
+        return PD_AOTI_THREW;
     }
-    return PD__AOT_OK;
+    return PD_AOTI_OK;
 }
 
-extern "C" int pd__aot_call_infer_type(void *f, int n_inputs, const int32_t *in_types,
+extern "C" int pd_aoti_call_infer_type(void *f, int n_inputs, const int32_t *in_types,
                                        int n_outputs, void *extra, int32_t *out_types, char **err)
 {
     try {
@@ -123,31 +123,31 @@ extern "C" int pd__aot_call_infer_type(void *f, int n_inputs, const int32_t *in_
         std::vector<int> types(in_types, in_types + n_inputs);
         if (n_outputs == 1) {
             out_types[0] = reinterpret_cast<infer_type_1>(f)(types, e);
-            return PD__AOT_OK;
+            return PD_AOTI_OK;
         }
         std::vector<int> all = reinterpret_cast<infer_type_n>(f)(types, e);
         if (all.size() != static_cast<size_t>(n_outputs)) {
             *err = dup_message("it returned " + std::to_string(all.size()) +
                                " types for an op of " + std::to_string(n_outputs) + " outputs");
-            return PD__AOT_BAD;
+            return PD_AOTI_BAD;
         }
         for (int i = 0; i < n_outputs; ++i)
             out_types[i] = all[static_cast<size_t>(i)];
     } catch (...) {
         *err = caught_message();
-        return PD__AOT_THREW;
+        return PD_AOTI_THREW;
     }
-    return PD__AOT_OK;
+    return PD_AOTI_OK;
 }
 
-extern "C" void pd__aot_extra_workspace(void *extra, const size_t **sizes, size_t *n)
+extern "C" void pd_aoti_extra_workspace(void *extra, const size_t **sizes, size_t *n)
 {
     const std::vector<size_t> &w = static_cast<AotExtra *>(extra)->WorkSpace();
     *sizes = w.data();
     *n = w.size();
 }
 
-extern "C" void pd__aot_extra_delete(void *extra)
+extern "C" void pd_aoti_extra_delete(void *extra)
 {
     AotExtra *e = static_cast<AotExtra *>(extra);
     if (e == nullptr)

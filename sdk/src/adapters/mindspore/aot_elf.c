@@ -112,7 +112,7 @@ static pd_status elf_open(const char *who, const char *path, elf_file *f)
 
 static void elf_close(elf_file *f) { munmap((void *)f->base, f->size); }
 
-pd_status pd__aot_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda)
+pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda)
 {
     elf_file f;
     pd_status s = elf_open(who, path, &f);
@@ -160,7 +160,7 @@ static int distance(const char *a, const char *b)
     return row[m];
 }
 
-void pd__aot_elf_similar(const char *path, const char *name, char *buf, size_t cap)
+void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t cap)
 {
     buf[0] = '\0';
     elf_file f;
@@ -168,7 +168,7 @@ void pd__aot_elf_similar(const char *path, const char *name, char *buf, size_t c
         return; /* the caller sets its own message after this */
     enum { KEEP = 5 };
     const char *best[KEEP] = {0};
-    int score[KEEP];
+    int score[KEEP] = {0};
     int limit = (int)strlen(name) / 3 + 2;
     for (size_t i = 1; i < f.n_syms; ++i) {
         const Elf64_Sym *s = &f.syms[i];

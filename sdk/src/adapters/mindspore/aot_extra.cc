@@ -1,6 +1,6 @@
 /*
  * aot_extra.cc - the AotExtra a MindSpore AOT library reads its attrs through: the eight
- * getters of custom_aot_extra.h over the attrs of the running call (pd__aot_current_attrs),
+ * getters of custom_aot_extra.h over the attrs of the running call (pd_aoti_current_attrs),
  * with MindSpore's coercions.
  *
  * Built twice (sdk/src/adapters/mindspore/CMakeLists.txt), with _GLIBCXX_USE_CXX11_ABI=0 and
@@ -27,7 +27,7 @@
 #include <vector>
 
 #ifndef PD_AOT_EXTRA_NEW
-#error "build aot_extra.cc with -DPD_AOT_EXTRA_NEW=pd__aot_extra_new_abiN"
+#error "build aot_extra.cc with -DPD_AOT_EXTRA_NEW=pd_aoti_extra_new_abiN"
 #endif
 
 namespace {
@@ -52,7 +52,7 @@ const char *held(const pd_attr &a)
 
 const pd_attr &find_attr(const std::string &name, const char *asked)
 {
-    const pd__aot_attr_view *v = pd__aot_current_attrs();
+    const pd_aoti_attr_view *v = pd_aoti_current_attrs();
     for (int32_t i = 0; v && i < v->n; ++i)
         if (name == v->names[i] && v->attrs[i].type != PD_ATTR_UNDEFINED)
             return v->attrs[i];
@@ -202,7 +202,7 @@ class pd_aot_extra final : public AotExtra {
 public:
     bool HasAttr(std::string name) override
     {
-        const pd__aot_attr_view *v = pd__aot_current_attrs();
+        const pd_aoti_attr_view *v = pd_aoti_current_attrs();
         for (int32_t i = 0; v && i < v->n; ++i)
             if (name == v->names[i] && v->attrs[i].type != PD_ATTR_UNDEFINED)
                 return true;

@@ -7,7 +7,7 @@
  * to one signature: the inputs' dtypes and shapes and the call's attr values, serialized into
  * a key. A function without FInit has one entry for all calls (its AotExtra holds nothing but
  * what the call's attrs give, read through the current call), so its calls build no key. Each
- * signature gets one entry (pd__aot_entry) with its own AotExtra; FInit runs once for it, before
+ * signature gets one entry (pd_aoti_entry) with its own AotExtra; FInit runs once for it, before
  * the first call with it. Entries live until the op is unloaded (then their kernel data is
  * destroyed through its virtual destructor), so a call with a known signature allocates nothing but
  * its outputs (and its workspace block, which is the call's scratch). Lookups walk the published
@@ -27,9 +27,9 @@
 
 /* The attrs the library's getters read: those of the innermost call into a library on this
  * thread. */
-static _Thread_local const pd__aot_attr_view *current_attrs;
+static _Thread_local const pd_aoti_attr_view *current_attrs;
 
-const pd__aot_attr_view *pd__aot_current_attrs(void) { return current_attrs; }
+const pd_aoti_attr_view *pd_aoti_current_attrs(void) { return current_attrs; }
 
 /* --- dtypes ------------------------------------------------------------------------------ */
 
@@ -119,16 +119,16 @@ static int32_t type_id_of(pd_data_type t)
 
 /* --- errors ------------------------------------------------------------------------------ */
 
-/* Ends the call with "function 'F<suffix>' in 'lib' threw: <err>" (r == PD__AOT_THREW) or
- * "... gave an answer pdext cannot use: <err>" (PD__AOT_BAD), freeing err first. */
-static PD_NORETURN_ATTR void throw_freeing(const pd__aot_op *op, const char *suffix, int r,
+/* Ends the call with "function 'F<suffix>' in 'lib' threw: <err>" (r == PD_AOTI_THREW) or
+ * "... gave an answer pdext cannot use: <err>" (PD_AOTI_BAD), freeing err first. */
+static PD_NORETURN_ATTR void throw_freeing(const pd_aoti_op *op, const char *suffix, int r,
                                            char *err)
 {
     char text[1024];
     snprintf(text, sizeof text, "%s", err ? err : "(out of memory while reporting)");
     free(err);
     pd__ctx_throw(PD_ERR_OP_FAILED, "function '%s%s' in '%s' %s: %s", op->function, suffix,
-                  op->library, r == PD__AOT_THREW ? "threw" : "gave an answer pdext cannot use",
+                  op->library, r == PD_AOTI_THREW ? "threw" : "gave an answer pdext cannot use",
                   text);
 }
 
@@ -186,7 +186,7 @@ static void key_add_attr(key_buf *k, const pd_attr *a)
     }
 }
 
-static void key_build(key_buf *k, const pd_kernel_ctx *ctx, const pd__aot_op *op)
+static void key_build(key_buf *k, const pd_kernel_ctx *ctx, const pd_aoti_op *op)
 {
     k->p = k->small;
     k->n = 0;
@@ -208,9 +208,9 @@ static void key_free(key_buf *k)
         free(k->p);
 }
 
-static pd__aot_entry *entry_find(pd__aot_op *op, const key_buf *k)
+static pd_aoti_entry *entry_find(pd_aoti_op *op, const key_buf *k)
 {
-    for (pd__aot_entry *e = atomic_load_explicit(&op->entries, memory_order_acquire); e;
+    for (pd_aoti_entry *e = atomic_load_explicit(&op->entries, memory_order_acquire); e;
          e = e->next)
         if (e->key_size == k->n && memcmp(e->key, k->p, k->n) == 0)
             return e;
@@ -218,7 +218,7 @@ static pd__aot_entry *entry_find(pd__aot_op *op, const key_buf *k)
 }
 
 /* The entry of this call's signature, added (without running FInit) if it is new. */
-static pd__aot_entry *entry_get(pd_kernel_ctx *ctx, pd__aot_op *op)
+static pd_aoti_entry *entry_get(pd_kernel_ctx *ctx, pd_aoti_op *op)
 {
     if (op->init == NULL) /* nothing depends on the signature: the one entry (aot_load.c) */
         return atomic_load_explicit(&op->entries, memory_order_acquire);
@@ -228,7 +228,7 @@ static pd__aot_entry *entry_get(pd_kernel_ctx *ctx, pd__aot_op *op)
         key_free(&k);
         pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    pd__aot_entry *e = entry_find(op, &k);
+    pd_aoti_entry *e = entry_find(op, &k);
     if (e) {
         key_free(&k);
         return e;
@@ -236,7 +236,7 @@ static pd__aot_entry *entry_get(pd_kernel_ctx *ctx, pd__aot_op *op)
     pthread_mutex_lock(&op->lock);
     e = entry_find(op, &k);
     if (e == NULL && (e = calloc(1, sizeof *e + k.n)) != NULL) {
-        e->extra = op->cxx11 ? pd__aot_extra_new_abi1() : pd__aot_extra_new_abi0();
+        e->extra = op->cxx11 ? pd_aoti_extra_new_abi1() : pd_aoti_extra_new_abi0();
         if (e->extra == NULL) {
             free(e);
             e = NULL;
@@ -255,11 +255,11 @@ static pd__aot_entry *entry_get(pd_kernel_ctx *ctx, pd__aot_op *op)
     return e;
 }
 
-pd_status pd__aot_entry_add_single(pd__aot_op *op)
+pd_status pd_aoti_entry_add_single(pd_aoti_op *op)
 {
-    pd__aot_entry *e = calloc(1, sizeof *e);
+    pd_aoti_entry *e = calloc(1, sizeof *e);
     if (e == NULL ||
-        (e->extra = op->cxx11 ? pd__aot_extra_new_abi1() : pd__aot_extra_new_abi0()) == NULL) {
+        (e->extra = op->cxx11 ? pd_aoti_extra_new_abi1() : pd_aoti_extra_new_abi0()) == NULL) {
         free(e);
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_aot_load: out of memory");
     }
@@ -268,12 +268,12 @@ pd_status pd__aot_entry_add_single(pd__aot_op *op)
     return PD_OK;
 }
 
-void pd__aot_entries_free(pd__aot_op *op)
+void pd_aoti_entries_free(pd_aoti_op *op)
 {
-    pd__aot_entry *e = atomic_load(&op->entries);
+    pd_aoti_entry *e = atomic_load(&op->entries);
     while (e) {
-        pd__aot_entry *next = e->next;
-        pd__aot_extra_delete(e->extra);
+        pd_aoti_entry *next = e->next;
+        pd_aoti_extra_delete(e->extra);
         free(e->workspace_offsets);
         free(e);
         e = next;
@@ -283,36 +283,36 @@ void pd__aot_entries_free(pd__aot_op *op)
 
 /* Runs FInit for the entry once; the workspace layout follows from what it declared. On
  * failure the entry stays not ready (the next call with the signature tries again). */
-static void entry_init(pd__aot_op *op, pd__aot_entry *e, int *ndims, int64_t **shapes,
-                       const char **dtypes, const pd__aot_attr_view *view)
+static void entry_init(pd_aoti_op *op, pd_aoti_entry *e, int *ndims, int64_t **shapes,
+                       const char **dtypes, const pd_aoti_attr_view *view)
 {
     pthread_mutex_lock(&op->lock);
     if (atomic_load_explicit(&e->ready, memory_order_acquire)) {
         pthread_mutex_unlock(&op->lock);
         return;
     }
-    const pd__aot_attr_view *outer = current_attrs;
+    const pd_aoti_attr_view *outer = current_attrs;
     current_attrs = view;
     int rc = 0;
     char *err = NULL;
-    int r = pd__aot_call_init(op->init, ndims, shapes, dtypes, e->extra, &rc, &err);
+    int r = pd_aoti_call_init(op->init, ndims, shapes, dtypes, e->extra, &rc, &err);
     current_attrs = outer;
     atomic_fetch_add(&op->init_count, 1);
     const size_t *sizes = NULL;
     size_t n = 0;
-    if (r == PD__AOT_OK) {
-        pd__aot_extra_workspace(e->extra, &sizes, &n);
+    if (r == PD_AOTI_OK) {
+        pd_aoti_extra_workspace(e->extra, &sizes, &n);
         free(e->workspace_offsets);
         e->workspace_offsets = n ? malloc(sizeof(size_t) * n) : NULL;
         if (n && e->workspace_offsets == NULL)
             r = -1;
     }
-    if (r == PD__AOT_OK) {
+    if (r == PD_AOTI_OK) {
         size_t total = 0;
         for (size_t i = 0; i < n; ++i) {
             e->workspace_offsets[i] = total;
-            size_t rounded = (sizes[i] + PD__AOT_WORKSPACE_ALIGN - 1) / PD__AOT_WORKSPACE_ALIGN *
-                             PD__AOT_WORKSPACE_ALIGN;
+            size_t rounded = (sizes[i] + PD_AOTI_WORKSPACE_ALIGN - 1) / PD_AOTI_WORKSPACE_ALIGN *
+                             PD_AOTI_WORKSPACE_ALIGN;
             total += rounded;
         }
         e->n_workspaces = (int32_t)n;
@@ -320,14 +320,14 @@ static void entry_init(pd__aot_op *op, pd__aot_entry *e, int *ndims, int64_t **s
         atomic_store_explicit(&e->ready, true, memory_order_release);
     }
     pthread_mutex_unlock(&op->lock);
-    if (r == PD__AOT_RETURNED) {
+    if (r == PD_AOTI_RETURNED) {
         free(err);
         pd__ctx_throw(PD_ERR_OP_FAILED, "function '%sInit' in '%s' returned error code %d",
                       op->function, op->library, rc);
     }
-    if (r == PD__AOT_THREW)
+    if (r == PD_AOTI_THREW)
         throw_freeing(op, "Init", r, err);
-    if (r != PD__AOT_OK)
+    if (r != PD_AOTI_OK)
         pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
@@ -336,23 +336,23 @@ static void entry_init(pd__aot_op *op, pd__aot_entry *e, int *ndims, int64_t **s
 /* Entry handed from the infer step to the kernel of the same call. */
 static _Thread_local struct {
     const pd_kernel_ctx *ctx;
-    const pd__aot_op *op;
-    pd__aot_entry *entry;
+    const pd_aoti_op *op;
+    pd_aoti_entry *entry;
 } handoff;
 
 #define MAX_INLINE_PARAMS (PD_MAX_INPUTS + PD_MAX_OUTPUTS + 16)
 
-void pd__aot_kernel(pd_kernel_ctx *ctx)
+void pd_aoti_kernel(pd_kernel_ctx *ctx)
 {
     const pd_api *api = pd_runtime_api();
-    pd__aot_op *op = (pd__aot_op *)ctx->op->def;
+    pd_aoti_op *op = (pd_aoti_op *)ctx->op->def;
     const int32_t n_in = op->n_inputs, n_io = op->n_inputs + op->n_outputs;
     int ndims[PD_MAX_INPUTS + PD_MAX_OUTPUTS];
     int64_t *shapes[PD_MAX_INPUTS + PD_MAX_OUTPUTS];
     const char *dtypes[PD_MAX_INPUTS + PD_MAX_OUTPUTS];
     void *inline_params[MAX_INLINE_PARAMS];
     void **params = inline_params;
-    pd__aot_entry *e = NULL;
+    pd_aoti_entry *e = NULL;
     if (handoff.ctx == ctx && handoff.op == op) /* taken before anything can fail */
         e = handoff.entry;
     handoff.ctx = NULL;
@@ -387,7 +387,7 @@ void pd__aot_kernel(pd_kernel_ctx *ctx)
         shapes[n_in + j] = t->shape;
         dtypes[n_in + j] = pd_aot_dtype_name(t->dtype);
     }
-    pd__aot_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
+    pd_aoti_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
                               op->name};
     if (!atomic_load_explicit(&e->ready, memory_order_acquire))
         entry_init(op, e, ndims, shapes, dtypes, &view);
@@ -403,19 +403,19 @@ void pd__aot_kernel(pd_kernel_ctx *ctx)
             params[n_io + k] = block + e->workspace_offsets[k];
     }
 
-    const pd__aot_attr_view *outer = current_attrs;
+    const pd_aoti_attr_view *outer = current_attrs;
     current_attrs = &view;
     int rc = 0;
     char *err = NULL;
     int r = nparam == 0
-                ? pd__aot_call_kernel(op->fn, 0, NULL, NULL, NULL, NULL, e->extra, &rc, &err)
-                : pd__aot_call_kernel(op->fn, nparam, params, ndims, shapes, dtypes, e->extra, &rc,
+                ? pd_aoti_call_kernel(op->fn, 0, NULL, NULL, NULL, NULL, e->extra, &rc, &err)
+                : pd_aoti_call_kernel(op->fn, nparam, params, ndims, shapes, dtypes, e->extra, &rc,
                                       &err);
     current_attrs = outer;
-    if (r == PD__AOT_RETURNED)
+    if (r == PD_AOTI_RETURNED)
         pd__ctx_throw(PD_ERR_OP_FAILED, "function '%s' in '%s' returned error code %d",
                       op->function, op->library, rc);
-    if (r != PD__AOT_OK)
+    if (r != PD_AOTI_OK)
         throw_freeing(op, "", r, err);
 }
 
@@ -423,7 +423,7 @@ void pd__aot_kernel(pd_kernel_ctx *ctx)
 
 /* Output j's shape from FInferShape's answer: -1 dims taken from the first input of the same
  * rank, [-2] (unknown rank) refused. */
-static void resolve_shape(pd_kernel_ctx *ctx, const pd__aot_op *op, int32_t j, int32_t ndim,
+static void resolve_shape(pd_kernel_ctx *ctx, const pd_aoti_op *op, int32_t j, int32_t ndim,
                           int64_t *shape)
 {
     if (ndim == 1 && shape[0] == -2)
@@ -451,28 +451,28 @@ static void resolve_shape(pd_kernel_ctx *ctx, const pd__aot_op *op, int32_t j, i
 
 /* The entry of this call, fetched once by whichever infer function needs it first and handed
  * to the kernel. */
-static pd__aot_entry *infer_entry(pd_kernel_ctx *ctx, pd__aot_op *op)
+static pd_aoti_entry *infer_entry(pd_kernel_ctx *ctx, pd_aoti_op *op)
 {
     if (handoff.ctx == ctx && handoff.op == op)
         return handoff.entry;
-    pd__aot_entry *e = entry_get(ctx, op);
+    pd_aoti_entry *e = entry_get(ctx, op);
     handoff.ctx = ctx;
     handoff.op = op;
     handoff.entry = e;
     return e;
 }
 
-void pd__aot_infer_shape(pd_kernel_ctx *ctx)
+void pd_aoti_infer_shape(pd_kernel_ctx *ctx)
 {
     const pd_api *api = pd_runtime_api();
-    pd__aot_op *op = (pd__aot_op *)ctx->op->def;
+    pd_aoti_op *op = (pd_aoti_op *)ctx->op->def;
     const int32_t n_in = op->n_inputs, n_out = op->n_outputs;
-    int32_t out_ndim[PD_MAX_OUTPUTS];
+    int32_t out_ndim[PD_MAX_OUTPUTS] = {0}; /* filled by InferShape when the library has one */
     int64_t out_shape[PD_MAX_OUTPUTS][PD_MAX_DIMS];
     handoff.ctx = NULL; /* the first step of every call: nothing from an earlier call is used */
     if (op->infer_shape) {
-        pd__aot_entry *e = infer_entry(ctx, op);
-        pd__aot_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
+        pd_aoti_entry *e = infer_entry(ctx, op);
+        pd_aoti_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
                                   op->name};
         int ndims[PD_MAX_INPUTS];
         int64_t *shapes[PD_MAX_INPUTS];
@@ -480,13 +480,13 @@ void pd__aot_infer_shape(pd_kernel_ctx *ctx)
             ndims[i] = ctx->in[i].tensors[0].ndim;
             shapes[i] = (int64_t *)ctx->in[i].tensors[0].shape;
         }
-        const pd__aot_attr_view *outer = current_attrs;
+        const pd_aoti_attr_view *outer = current_attrs;
         current_attrs = &view;
         char *err = NULL;
-        int r = pd__aot_call_infer_shape(op->infer_shape, n_out, ndims, shapes, e->extra, out_ndim,
+        int r = pd_aoti_call_infer_shape(op->infer_shape, n_out, ndims, shapes, e->extra, out_ndim,
                                          out_shape, &err);
         current_attrs = outer;
-        if (r != PD__AOT_OK)
+        if (r != PD_AOTI_OK)
             throw_freeing(op, "InferShape", r, err);
     }
     for (int32_t j = 0; j < n_out; ++j) {
@@ -503,26 +503,26 @@ void pd__aot_infer_shape(pd_kernel_ctx *ctx)
     }
 }
 
-void pd__aot_infer_dtype(pd_kernel_ctx *ctx)
+void pd_aoti_infer_dtype(pd_kernel_ctx *ctx)
 {
     const pd_api *api = pd_runtime_api();
-    pd__aot_op *op = (pd__aot_op *)ctx->op->def;
+    pd_aoti_op *op = (pd_aoti_op *)ctx->op->def;
     const int32_t n_in = op->n_inputs, n_out = op->n_outputs;
-    int32_t out_types[PD_MAX_OUTPUTS];
+    int32_t out_types[PD_MAX_OUTPUTS] = {0}; /* filled by InferType when the library has one */
     if (op->infer_type) {
-        pd__aot_entry *e = infer_entry(ctx, op);
-        pd__aot_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
+        pd_aoti_entry *e = infer_entry(ctx, op);
+        pd_aoti_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
                                   op->name};
         int32_t in_types[PD_MAX_INPUTS];
         for (int32_t i = 0; i < n_in; ++i)
             in_types[i] = type_id_of(ctx->in[i].tensors[0].dtype);
-        const pd__aot_attr_view *outer = current_attrs;
+        const pd_aoti_attr_view *outer = current_attrs;
         current_attrs = &view;
         char *err = NULL;
-        int r = pd__aot_call_infer_type(op->infer_type, n_in, in_types, n_out, e->extra, out_types,
+        int r = pd_aoti_call_infer_type(op->infer_type, n_in, in_types, n_out, e->extra, out_types,
                                         &err);
         current_attrs = outer;
-        if (r != PD__AOT_OK)
+        if (r != PD_AOTI_OK)
             throw_freeing(op, "InferType", r, err);
     }
     for (int32_t j = 0; j < n_out; ++j) {

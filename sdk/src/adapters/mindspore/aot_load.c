@@ -35,10 +35,10 @@ static char *dup_fmt(const char *fmt, int i)
 
 static void aot_op_free(void *p)
 {
-    pd__aot_op *op = p;
+    pd_aoti_op *op = p;
     if (op == NULL)
         return;
-    pd__aot_entries_free(op);
+    pd_aoti_entries_free(op);
     if (op->handle)
         dlclose(op->handle);
     for (int32_t i = 0; i < PD_MAX_INPUTS; ++i)
@@ -66,7 +66,7 @@ static bool is_source(const char *path)
 
 /* Compiles op->library (a source) through the JIT's cache and makes op->library the built
  * library's path. */
-static pd_status compile_source(pd__aot_op *op, const pd_aot_options *o)
+static pd_status compile_source(pd_aoti_op *op, const pd_aot_options *o)
 {
     const char *base = strrchr(op->library, '/');
     base = base ? base + 1 : op->library;
@@ -174,7 +174,7 @@ static pd_status check_options(const char *spec, const pd_aot_options *o)
 }
 
 /* Names, outputs and attrs into op. */
-static pd_status fill_names(pd__aot_op *op, const pd_aot_options *o)
+static pd_status fill_names(pd_aoti_op *op, const pd_aot_options *o)
 {
     for (int32_t i = 0; i < op->n_inputs; ++i) {
         const char *given = o->input_names ? o->input_names[i] : NULL;
@@ -211,7 +211,7 @@ static pd_status fill_names(pd__aot_op *op, const pd_aot_options *o)
 }
 
 /* Every output needs a shape and a dtype from somewhere. */
-static pd_status check_sources(const pd__aot_op *op)
+static pd_status check_sources(const pd_aoti_op *op)
 {
     for (int32_t i = 0; i < op->n_outputs; ++i) {
         const pd_aot_output *out = &op->outputs[i];
@@ -227,7 +227,7 @@ static pd_status check_sources(const pd__aot_op *op)
     return PD_OK;
 }
 
-static bool needs_infer(const pd__aot_op *op)
+static bool needs_infer(const pd_aoti_op *op)
 {
     if (op->n_inputs == 1 && op->n_outputs == 1 && op->outputs[0].ndim < 0 &&
         op->outputs[0].dtype == PD_UNDEFINED && !op->infer_shape && !op->infer_type)
@@ -236,9 +236,9 @@ static bool needs_infer(const pd__aot_op *op)
 }
 
 /* Opens the library and fills what comes from it. */
-static pd_status open_library(pd__aot_op *op)
+static pd_status open_library(pd_aoti_op *op)
 {
-    pd_status s = pd__aot_elf_abi(WHO, op->library, &op->cxx11, &op->cuda);
+    pd_status s = pd_aoti_elf_abi(WHO, op->library, &op->cxx11, &op->cuda);
     if (s != PD_OK)
         return s;
     op->handle = dlopen(op->library, RTLD_LAZY | RTLD_LOCAL);
@@ -251,7 +251,7 @@ static pd_status open_library(pd__aot_op *op)
     *(void **)&op->fn = dlsym(op->handle, op->function);
     if (op->fn == NULL) {
         char similar[512];
-        pd__aot_elf_similar(op->library, op->function, similar, sizeof similar);
+        pd_aoti_elf_similar(op->library, op->function, similar, sizeof similar);
         return pd__fail(PD_ERR_NOT_FOUND,
                         WHO ": '%s' exports no function '%s' (is it extern \"C\" with default "
                             "visibility?)%s%s",
@@ -288,7 +288,7 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     if (s != PD_OK)
         return s;
 
-    pd__aot_op *op = calloc(1, sizeof *op);
+    pd_aoti_op *op = calloc(1, sizeof *op);
     if (op == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, WHO ": out of memory");
     pthread_mutex_init(&op->lock, NULL);
@@ -312,7 +312,7 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     if (s == PD_OK)
         s = check_sources(op);
     if (s == PD_OK && op->init == NULL)
-        s = pd__aot_entry_add_single(op);
+        s = pd_aoti_entry_add_single(op);
     if (s != PD_OK) {
         aot_op_free(op);
         return s;
@@ -323,10 +323,10 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     op->def.name = op->name;
     op->def.file = op->library;
     op->def.line = 0;
-    op->def.kernel = pd__aot_kernel;
+    op->def.kernel = pd_aoti_kernel;
     if (needs_infer(op)) {
-        op->def.infer_shape = pd__aot_infer_shape;
-        op->def.infer_dtype = pd__aot_infer_dtype;
+        op->def.infer_shape = pd_aoti_infer_shape;
+        op->def.infer_dtype = pd_aoti_infer_dtype;
     }
     op->table[0] = &op->def;
 
@@ -350,19 +350,19 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
 }
 
 /* The op's state, if pd_aot_load registered it. */
-static const pd__aot_op *aot_op_of(const pd_op *op)
+static const pd_aoti_op *aot_op_of(const pd_op *op)
 {
     if (op == NULL)
         return NULL;
     const pd_op_def *def = pd_op_definition(op);
-    if (def == NULL || def->kernel != pd__aot_kernel)
+    if (def == NULL || def->kernel != pd_aoti_kernel)
         return NULL;
-    return (const pd__aot_op *)def;
+    return (const pd_aoti_op *)def;
 }
 
 pd_status pd_aot_op_info(const pd_op *op, pd_aot_info *out)
 {
-    const pd__aot_op *a = aot_op_of(op);
+    const pd_aoti_op *a = aot_op_of(op);
     if (a == NULL || out == NULL)
         return pd__fail(a ? PD_ERR_INVALID_ARGUMENT : PD_ERR_NOT_FOUND, "pd_aot_op_info: %s",
                         a ? "out is NULL" : "not an op of pd_aot_load");
@@ -378,6 +378,6 @@ pd_status pd_aot_op_info(const pd_op *op, pd_aot_info *out)
 
 int64_t pd_aot_init_count(const pd_op *op)
 {
-    const pd__aot_op *a = aot_op_of(op);
+    const pd_aoti_op *a = aot_op_of(op);
     return a ? atomic_load(&a->init_count) : 0;
 }

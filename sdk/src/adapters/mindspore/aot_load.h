@@ -1,9 +1,9 @@
 /*
  * aot_load.h - the C half of the MindSpore AOT adapter: the state of one registered AOT
- * function (pd__aot_op), shared by registration (aot_load.c), the kernel and infer
+ * function (pd_aoti_op), shared by registration (aot_load.c), the kernel and infer
  * trampolines (aot_kernel.c) and the library checks (aot_elf.c).
  *
- * An AOT op is an ordinary op of the registry: pd__aot_op begins with the pd_op_def the
+ * An AOT op is an ordinary op of the registry: pd_aoti_op begins with the pd_op_def the
  * registry parsed, so the trampolines find their state from the running call's definition.
  * Its module owns it (pd__module_load_owned) and releases it on unload.
  */
@@ -18,12 +18,12 @@
 #include <pthread.h>
 
 /* Workspaces are rounded up to this, as MindSpore's memory pool rounds every block. */
-#define PD__AOT_WORKSPACE_ALIGN 512
+#define PD_AOTI_WORKSPACE_ALIGN 512
 
 /* What FInit made for one signature (input dtypes and shapes, attr values). Entries are
  * published on a list that only grows while the op lives, so a call reads it without a lock. */
-typedef struct pd__aot_entry {
-    struct pd__aot_entry *next;
+typedef struct pd_aoti_entry {
+    struct pd_aoti_entry *next;
     void *extra;        /* the AotExtra handed to every function for this signature */
     _Atomic bool ready; /* FInit (if any) succeeded; workspace sizes below are valid */
     int32_t n_workspaces;
@@ -31,17 +31,17 @@ typedef struct pd__aot_entry {
     size_t workspace_bytes;    /* the block: every size rounded up to 512 */
     size_t key_size;
     unsigned char key[];
-} pd__aot_entry;
+} pd_aoti_entry;
 
-typedef struct pd__aot_op {
+typedef struct pd_aoti_op {
     pd_op_def def; /* first: ctx->op->def is &op->def */
     const pd_op_def *table[1];
     const pd_api *api_slot;
     void *handle; /* the library, RTLD_LAZY | RTLD_LOCAL */
     char *spec;   /* "library:function", the module's origin */
     char *library, *function, *name;
-    pd__aot_kernel_fn fn;
-    pd__aot_init_fn init;
+    pd_aoti_kernel_fn fn;
+    pd_aoti_init_fn init;
     void *infer_shape, *infer_type;
     bool cxx11;
     bool cuda; /* a GPU kernel: refused at call time (no CUDA device is driven here) */
@@ -52,23 +52,23 @@ typedef struct pd__aot_op {
     char *attr_decls[PD_MAX_ATTRS];
     char *attr_names[PD_MAX_ATTRS];
     pthread_mutex_t lock;             /* serializes adding entries and running FInit */
-    _Atomic(pd__aot_entry *) entries; /* newest first */
+    _Atomic(pd_aoti_entry *) entries; /* newest first */
     _Atomic int64_t init_count;
-} pd__aot_op;
+} pd_aoti_op;
 
 /* aot_elf.c: the library's string ABI (*cxx11: the new one) and whether it calls the CUDA
  * runtime (*cuda); fails naming the library when it is missing or not a 64-bit ELF shared
  * object. */
-pd_status pd__aot_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda);
+pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda);
 /* Up to 5 exported functions of the library named like `name`, ", "-separated, into buf. */
-void pd__aot_elf_similar(const char *path, const char *name, char *buf, size_t cap);
+void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t cap);
 
 /* aot_kernel.c: the trampolines the op's definition points at, and the entry cleanup. */
-void pd__aot_kernel(pd_kernel_ctx *ctx);
-void pd__aot_infer_shape(pd_kernel_ctx *ctx);
-void pd__aot_infer_dtype(pd_kernel_ctx *ctx);
-void pd__aot_entries_free(pd__aot_op *op);
+void pd_aoti_kernel(pd_kernel_ctx *ctx);
+void pd_aoti_infer_shape(pd_kernel_ctx *ctx);
+void pd_aoti_infer_dtype(pd_kernel_ctx *ctx);
+void pd_aoti_entries_free(pd_aoti_op *op);
 /* The one entry of a function without FInit, made at registration. */
-pd_status pd__aot_entry_add_single(pd__aot_op *op);
+pd_status pd_aoti_entry_add_single(pd_aoti_op *op);
 
 #endif /* PD_AOT_LOAD_H */
