@@ -33,3 +33,7 @@ if(TARGET aot_cli_test AND TARGET pdext_cmd)
                              PDEXT_EXAMPLES="${PROJECT_SOURCE_DIR}/examples"
                              AOT_EXAMPLE_HOST="$<TARGET_FILE:aot_example_host>")
 endif()
+
+if(TARGET aot_cuda_test)
+  target_link_libraries(aot_cuda_test PRIVATE pdext_aot)
+endif()

@@ -558,3 +558,30 @@ PD_TEST(Aot, GpuKernelLoadsWithoutCudaAndItsCallsFailClearly)
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
 }
+
+/* AOT kernels read dense arrays: a strided input reaches them contiguous. */
+PD_TEST(Aot, StridedInputIsMadeContiguousFirst)
+{
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_aot_options o = options(2);
+    PD_ASSERT_OK(pd_aot_load(reg, spec_of("new", "CustomAdd"), &o, NULL));
+    int64_t shape[2] = {2, 3};
+    pd_tensor m, t, zeros, out;
+    PD_ASSERT_OK(pd_tensor_empty(&m, PD_FLOAT32, pd_place_cpu(), 2, shape));
+    for (int i = 0; i < 6; ++i)
+        ((float *)m.data)[i] = (float)i; /* [[0 1 2] [3 4 5]] */
+    PD_ASSERT_OK(pd_tensor_transpose(&t, &m, 0, 1)); /* [[0 3] [1 4] [2 5]], strided */
+    PD_ASSERT_OK(pd_tensor_zeros(&zeros, PD_FLOAT32, pd_place_cpu(), 2, t.shape));
+    pd_arg in[2] = {pd_arg_of(&t), pd_arg_of(&zeros)};
+    pd_arg outs[1] = {pd_arg_of(&out)};
+    PD_ASSERT_OK(pd_run(reg, "CustomAdd", in, 2, NULL, 0, outs, 1));
+    const float want[6] = {0, 3, 1, 4, 2, 5};
+    for (int i = 0; i < 6; ++i)
+        PD_EXPECT_NEAR(((float *)out.data)[i], want[i], 0);
+    pd_tensor_release(&out);
+    pd_tensor_release(&zeros);
+    pd_tensor_release(&t);
+    pd_tensor_release(&m);
+    pd_registry_destroy(reg);
+}
