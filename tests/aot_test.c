@@ -570,7 +570,7 @@ PD_TEST(Aot, StridedInputIsMadeContiguousFirst)
     pd_tensor m, t, zeros, out;
     PD_ASSERT_OK(pd_tensor_empty(&m, PD_FLOAT32, pd_place_cpu(), 2, shape));
     for (int i = 0; i < 6; ++i)
-        ((float *)m.data)[i] = (float)i; /* [[0 1 2] [3 4 5]] */
+        ((float *)m.data)[i] = (float)i;             /* [[0 1 2] [3 4 5]] */
     PD_ASSERT_OK(pd_tensor_transpose(&t, &m, 0, 1)); /* [[0 3] [1 4] [2 5]], strided */
     PD_ASSERT_OK(pd_tensor_zeros(&zeros, PD_FLOAT32, pd_place_cpu(), 2, t.shape));
     pd_arg in[2] = {pd_arg_of(&t), pd_arg_of(&zeros)};
