@@ -4,7 +4,7 @@
  * pdext_aot.h. The command gives what MindSpore's Python API would: the input count (from the
  * --input options), the outputs' shapes and dtypes (--out-shape / --out-dtype, else the
  * library's infer functions or input 0) and the attrs, untyped: each --attr value declares the
- * attr with the type its text reads as (true/false: bool; an integer: int64_t; a number:
+ * attr with the type its text reads as (true/false/True/False: bool; an integer: int64_t; a number:
  * float; a list "1,2" or "[1, 2]": std::vector<int64_t> or std::vector<float>; anything else,
  * nested lists included: std::string), and the kernel reads it with MindSpore's coercions.
  */
@@ -86,7 +86,8 @@ static void declare_attr(char *spec, char *decl, size_t cap)
     char *v = eq + 1;
     size_t n = strlen(v);
     const char *type = "std::string";
-    if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+    if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0 || strcmp(v, "True") == 0 ||
+        strcmp(v, "False") == 0) /* Python's spelling too, as MindSpore users write attrs */
         type = "bool";
     else if (whole_int(v))
         type = "int64_t";

@@ -202,6 +202,24 @@ PD_TEST(AotCli, KernelErrorCodeAndMissingFunctionFailWithTheirMessages)
     done();
 }
 
+/* The output's shape comes from an InferShape that reads attrs (keep_dim given in Python's
+ * spelling, as MindSpore users write it); Init keeps them as kernel data. */
+PD_TEST(AotCli, InferShapeReadsTheAttrsGivenOnTheCommandLine)
+{
+    static const float x6[6] = {1, 2, 3, 4, 5, 6};
+    static const int64_t s23[2] = {2, 3}, s21[2] = {2, 1}, s3[1] = {3};
+    save_floats("x.npy", 2, s23, x6);
+    EXPECT_PDEXT(0, "run %s:CustomSum --input x.npy --attr axis=1 --attr keep_dim=True --out out",
+                 kernels());
+    static const float rows[2] = {6, 15};
+    expect_floats("out/out0.npy", 2, s21, rows);
+    EXPECT_PDEXT(0, "run %s:CustomSum --input x.npy --attr axis=0 --attr keep_dim=false --out out",
+                 kernels());
+    static const float cols[3] = {5, 7, 9};
+    expect_floats("out/out0.npy", 1, s3, cols);
+    done();
+}
+
 /* --input FILE without a name binds the next unbound input of a pdext op too. */
 PD_TEST(AotCli, UnnamedInputBindsTheNextInputOfAPdextOp)
 {

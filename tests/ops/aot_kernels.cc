@@ -226,3 +226,48 @@ AOT_EXPORT int CustomUnknownRank(int, void **, int *, int64_t **, const char **,
 {
     return 0;
 }
+
+// Sum of a 2-D float32 input along attr "axis" (0 or 1), keeping the axis as 1 when attr
+// "keep_dim" is true: the output shape depends on attrs (InferShape reads them), and Init keeps
+// them as kernel data.
+struct SumData : public AotKernelData {
+    int64_t axis = 0;
+    bool keep = false;
+};
+
+AOT_EXPORT std::vector<int64_t> CustomSumInferShape(int *, int64_t **shapes, AotExtra *extra)
+{
+    int64_t axis = extra->Attr<int64_t>("axis");
+    if (extra->Attr<bool>("keep_dim"))
+        return axis == 0 ? std::vector<int64_t>{1, shapes[0][1]}
+                         : std::vector<int64_t>{shapes[0][0], 1};
+    return {shapes[0][1 - axis]};
+}
+
+AOT_EXPORT int CustomSumInit(int *, int64_t **, const char **, AotExtra *extra)
+{
+    auto *d = new SumData();
+    d->axis = extra->Attr<int64_t>("axis");
+    d->keep = extra->Attr<bool>("keep_dim");
+    extra->SetKernelData(d);
+    return 0;
+}
+
+AOT_EXPORT int CustomSum(int nparam, void **params, int *, int64_t **shapes, const char **, void *,
+                         void *extra)
+{
+    if (nparam != 2)
+        return 1;
+    const auto *d = static_cast<const SumData *>(static_cast<AotExtra *>(extra)->KernelData());
+    const float *x = static_cast<const float *>(params[0]);
+    float *out = static_cast<float *>(params[1]);
+    int64_t r = shapes[0][0], c = shapes[0][1];
+    int64_t n = d->axis == 0 ? c : r, ext = d->axis == 0 ? r : c;
+    for (int64_t i = 0; i < n; ++i) {
+        float s = 0;
+        for (int64_t j = 0; j < ext; ++j)
+            s += d->axis == 0 ? x[j * c + i] : x[i * c + j];
+        out[i] = s;
+    }
+    return 0;
+}

@@ -213,9 +213,11 @@ private:
     bool GetAttrBool(std::string name) override
     {
         const pd_attr &a = find_attr(name, "bool");
-        if (a.type == PD_ATTR_STRING && std::strcmp(a.v.s, "true") == 0)
+        if (a.type == PD_ATTR_STRING &&
+            (std::strcmp(a.v.s, "true") == 0 || std::strcmp(a.v.s, "True") == 0))
             return true;
-        if (a.type == PD_ATTR_STRING && std::strcmp(a.v.s, "false") == 0)
+        if (a.type == PD_ATTR_STRING &&
+            (std::strcmp(a.v.s, "false") == 0 || std::strcmp(a.v.s, "False") == 0))
             return false;
         if (!is_number(a))
             refuse(a, name.c_str(), "bool");
