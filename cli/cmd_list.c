@@ -7,13 +7,17 @@
  */
 #include "pdext_cmd.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
     "usage: pdext list SRC...|LIB.so [JIT options: -I DIR --cflags FLAGS ... -v]\n"
+    "       pdext list FILE:FUNC [--inputs N]\n"
     "\n"
     "Loads the module (JIT-building sources if needed) and lists every op with its inputs,\n"
-    "outputs, attrs (with types) and grad ops.\n";
+    "outputs, attrs (with types) and grad ops. For a MindSpore AOT function (lib.so:Func,\n"
+    "add.cc:Func) it shows what pdext learned: its library, string ABI, and whether Init,\n"
+    "InferShape and InferType were found (registered with N inputs, default 1).\n";
 
 /* "X (vector)" for "X@VECTOR", "Y (optional)" for "Y@OPTIONAL", "Out@GRAD" as is. */
 static void print_arg(const pd_arg_info *info)
@@ -62,6 +66,7 @@ static void print_op(const pd_op *op)
             printf(" = %s", info.default_text);
     }
     printf("\n");
+    pd_cmd_aot_print_info(op);
     printf("  %-8s ", "grad:");
     const pd_op *g = pd_op_grad(op);
     if (g == NULL)
@@ -75,13 +80,20 @@ int pd_cmd_list(int argc, char **argv)
 {
     pd_cmd_load_args a = {0};
     int rc = PD_CMD_OK;
+    int32_t n_inputs = 1;
     for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
         int took;
+        bool bad = false;
+        const char *v;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             fputs(usage, stdout);
             pd_cmd_load_args_free(&a);
             return PD_CMD_OK;
-        } else if ((took = pd_cmd_load_option("list", &a, argc, argv, &i)) < 0) {
+        } else if ((v = pd_cmd_option("list", argc, argv, &i, "--inputs", NULL, &bad)) != NULL) {
+            n_inputs = atoi(v);
+            if (n_inputs < 0 || n_inputs > PD_MAX_INPUTS)
+                rc = pd_cmd_usage_error("list", "--inputs '%s' is not 0 to %d", v, PD_MAX_INPUTS);
+        } else if (bad || (took = pd_cmd_load_option("list", &a, argc, argv, &i)) < 0) {
             rc = PD_CMD_USAGE;
         } else if (took == 0 && argv[i][0] == '-') {
             rc = pd_cmd_usage_error("list", "unknown option '%s'", argv[i]);
@@ -93,7 +105,11 @@ int pd_cmd_list(int argc, char **argv)
     pd_module *module = NULL;
     if (rc == PD_CMD_OK && pd_registry_create(&reg) != PD_OK)
         rc = pd_cmd_fail("list");
-    if (rc == PD_CMD_OK)
+    if (rc == PD_CMD_OK && a.inputs.n == 1 && pd_cmd_is_aot_spec(a.inputs.v[0])) {
+        pd_cmd_strv none = {0};
+        pd_cmd_aot_args aot = {NULL, n_inputs, 0, &none, &none, &none, a.build_dir};
+        rc = pd_cmd_aot_load("list", reg, a.inputs.v[0], &aot, &module);
+    } else if (rc == PD_CMD_OK)
         rc = pd_cmd_load("list", reg, &a, &module);
     if (rc == PD_CMD_OK) {
         printf("%s: %d op%s\n", pd_module_path(module), (int)pd_module_op_count(module),

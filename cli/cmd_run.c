@@ -1,14 +1,16 @@
 /*
  * cmd_run.c - `pdext run SRC...|LIB.so --op NAME --input NAME=FILE ... [--attr NAME=VALUE ...]
- * [--out DIR]`: one op on .npy inputs, outputs written back as .npy.
+ * [--out DIR]`: one op on .npy inputs, outputs written back as .npy. `pdext run FILE:FUNC`
+ * runs a MindSpore AOT function the same way (cmd_aot.c registers it).
  *
- * Inputs are bound by their declared names without @VECTOR / @OPTIONAL ("X", "Out@GRAD"); a
- * vector input takes one tensor per repetition of its name, in order; an optional input may be
- * left out. FILE is a .npy file or MEMBER of an archive as ARCHIVE.npz:MEMBER. Attrs are
- * parsed according to the op's declared types (cmd_attr.c). Each output is written as
- * DIR/<name>.npy with the same name spelling, "X@GRAD.npy" included ('@' is an ordinary
- * file-name character); the items of a vector output as DIR/<name>_<i>.npy. DIR is made
- * (with its parents) when the outputs are written; a file in its place is refused up front.
+ * Inputs are bound by their declared names without @VECTOR / @OPTIONAL ("X", "Out@GRAD"), or
+ * without a name (--input FILE) to the next input not bound yet; a vector input takes one
+ * tensor per repetition of its name, in order; an optional input may be left out. FILE is a .npy
+ * file or MEMBER of an archive as ARCHIVE.npz:MEMBER. Attrs are parsed according to the op's
+ * declared types (cmd_attr.c). Each output is written as DIR/<name>.npy with the same name
+ * spelling, "X@GRAD.npy" included ('@' is an ordinary file-name character); the items of a vector
+ * output as DIR/<name>_<i>.npy. DIR is made (with its parents) when the outputs are written; a file
+ * in its place is refused up front.
  */
 #include "pdext_cmd.h"
 #include "pdext_npy.h"
@@ -19,12 +21,20 @@
 #include <sys/stat.h>
 
 static const char usage[] =
-    "usage: pdext run SRC...|LIB.so --op NAME --input NAME=FILE ... [--attr NAME=VALUE ...]\n"
+    "usage: pdext run SRC...|LIB.so --op NAME --input [NAME=]FILE ... [--attr NAME=VALUE ...]\n"
     "                 [--out DIR] [JIT options: -I DIR --cflags FLAGS ... -v]\n"
+    "       pdext run FILE:FUNC --input FILE ... [--attr NAME=VALUE ...]\n"
+    "                 [--out-shape 4,5 --out-dtype float32 ...] [--outputs N] [--out DIR]\n"
     "\n"
     "Runs op NAME (a grad op by its registered name, e.g. custom_relu_grad) on inputs read\n"
-    "from .npy files or .npz members (FILE.npz:MEMBER). A vector input takes one file per\n"
+    "from .npy files or .npz members (FILE.npz:MEMBER). --input FILE without a name binds the\n"
+    "next input not bound yet. A vector input takes one file per\n"
     "repetition (--input X=a.npy --input X=b.npy); an optional input may be left out.\n"
+    "FILE:FUNC is a MindSpore AOT function in a library (lib.so:CustomAdd) or a source that\n"
+    "is compiled first (add.cc:CustomAdd, .cpp, .c, .cu): it takes the inputs given, in order;\n"
+    "its outputs (out0, out1, ...) have the shape and dtype given per output by --out-shape /\n"
+    "--out-dtype, else its InferShape / InferType, else those of input 0; attrs are untyped\n"
+    "(scale=0.5, axis=1, dims=[1,2], mode=sum) and read with MindSpore's coercions.\n"
     "Attrs follow the op's declared types: axis=1, shape=2,3, name=abc, flag=true|false,\n"
     "scale=0.5, names=a,b. Outputs go to DIR/<output name>.npy (default DIR: .; made if\n"
     "missing), items of a vector output to DIR/<name>_<i>.npy; each output's name, shape and\n"
@@ -37,8 +47,11 @@ typedef struct run_args {
     pd_cmd_load_args load;
     const char *op;
     const char *out_dir;
-    pd_cmd_strv inputs; /* NAME=FILE */
+    pd_cmd_strv inputs; /* NAME=FILE or FILE */
     pd_cmd_strv attrs;  /* NAME=VALUE */
+    /* FILE:FUNC (MindSpore AOT) */
+    pd_cmd_strv out_shapes, out_dtypes;
+    int32_t n_outputs;
 } run_args;
 
 /* The tensors bound to one declared input. */
@@ -69,6 +82,18 @@ static int parse_args(int argc, char **argv, run_args *r)
         } else if (!bad &&
                    (v = pd_cmd_option("run", argc, argv, &i, "--out", NULL, &bad)) != NULL) {
             r->out_dir = v;
+        } else if (!bad &&
+                   (v = pd_cmd_option("run", argc, argv, &i, "--out-shape", NULL, &bad)) != NULL) {
+            pd_cmd_strv_add(&r->out_shapes, v);
+        } else if (!bad &&
+                   (v = pd_cmd_option("run", argc, argv, &i, "--out-dtype", NULL, &bad)) != NULL) {
+            pd_cmd_strv_add(&r->out_dtypes, v);
+        } else if (!bad &&
+                   (v = pd_cmd_option("run", argc, argv, &i, "--outputs", NULL, &bad)) != NULL) {
+            r->n_outputs = atoi(v);
+            if (r->n_outputs < 1 || r->n_outputs > PD_MAX_OUTPUTS)
+                return pd_cmd_usage_error("run", "--outputs '%s' is not 1 to %d", v,
+                                          PD_MAX_OUTPUTS);
         } else if (bad || (took = pd_cmd_load_option("run", &r->load, argc, argv, &i)) < 0) {
             return PD_CMD_USAGE;
         } else if (took == 0 && argv[i][0] == '-') {
@@ -77,11 +102,15 @@ static int parse_args(int argc, char **argv, run_args *r)
             pd_cmd_strv_add(&r->load.inputs, argv[i]);
         }
     }
-    if (r->op == NULL)
+    bool aot = r->load.inputs.n == 1 && pd_cmd_is_aot_spec(r->load.inputs.v[0]);
+    if (r->op == NULL && !aot)
         return pd_cmd_usage_error("run", "missing --op NAME (the op to run)");
+    if (!aot && (r->out_shapes.n || r->out_dtypes.n || r->n_outputs))
+        return pd_cmd_usage_error("run", "--out-shape, --out-dtype and --outputs are for "
+                                         "FILE:FUNC (a MindSpore AOT function)");
     for (int32_t k = 0; k < r->inputs.n; ++k)
-        if (strchr(r->inputs.v[k], '=') == NULL || r->inputs.v[k][0] == '=')
-            return pd_cmd_usage_error("run", "--input '%s' is not NAME=FILE", r->inputs.v[k]);
+        if (r->inputs.v[k][0] == '=' || r->inputs.v[k][0] == '\0')
+            return pd_cmd_usage_error("run", "--input '%s' is not [NAME=]FILE", r->inputs.v[k]);
     for (int32_t k = 0; k < r->attrs.n; ++k)
         if (strchr(r->attrs.v[k], '=') == NULL || r->attrs.v[k][0] == '=')
             return pd_cmd_usage_error("run", "--attr '%s' is not NAME=VALUE", r->attrs.v[k]);
@@ -172,6 +201,20 @@ static int bind_inputs(const pd_op *op, const run_args *r, input_slot *slots, in
     for (int32_t k = 0; k < r->inputs.n; ++k) {
         const char *spec = r->inputs.v[k], *eq = strchr(spec, '=');
         input_slot *s = NULL;
+        if (eq == NULL) { /* --input FILE: the next input not bound yet */
+            for (int32_t i = 0; i < n && s == NULL; ++i)
+                if (slots[i].count == 0)
+                    s = &slots[i];
+            if (s == NULL) {
+                pd_cmd_error("run", "--input %s: every input of %s is bound already (inputs: %s)",
+                             spec, pd_op_name(op), n ? names : "none");
+                return PD_CMD_FAILED;
+            }
+            if (!load_tensor(s->name, spec, &s->tensors[s->count]))
+                return PD_CMD_FAILED;
+            s->count++;
+            continue;
+        }
         for (int32_t i = 0; i < n && s == NULL; ++i)
             if (strlen(slots[i].name) == (size_t)(eq - spec) &&
                 strncmp(slots[i].name, spec, (size_t)(eq - spec)) == 0)
@@ -417,7 +460,14 @@ int pd_cmd_run(int argc, char **argv)
             rc = check_out_dir(r.out_dir);
         if (rc == PD_CMD_OK && pd_registry_create(&reg) != PD_OK)
             rc = pd_cmd_fail("run");
-        if (rc == PD_CMD_OK)
+        bool aot = r.load.inputs.n == 1 && pd_cmd_is_aot_spec(r.load.inputs.v[0]);
+        if (rc == PD_CMD_OK && aot) {
+            pd_cmd_aot_args a = {r.op,          r.inputs.n,    r.n_outputs,     &r.attrs,
+                                 &r.out_shapes, &r.out_dtypes, r.load.build_dir};
+            rc = pd_cmd_aot_load("run", reg, r.load.inputs.v[0], &a, &module);
+            if (rc == PD_CMD_OK)
+                r.op = pd_op_name(pd_module_op(module, 0));
+        } else if (rc == PD_CMD_OK)
             rc = pd_cmd_load("run", reg, &r.load, &module);
         if (rc == PD_CMD_OK) {
             const pd_op *op = pd_op_find(reg, r.op);
@@ -439,5 +489,7 @@ int pd_cmd_run(int argc, char **argv)
     pd_cmd_load_args_free(&r.load);
     pd_cmd_strv_free(&r.inputs);
     pd_cmd_strv_free(&r.attrs);
+    pd_cmd_strv_free(&r.out_shapes);
+    pd_cmd_strv_free(&r.out_dtypes);
     return rc;
 }

@@ -101,6 +101,26 @@ int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output
  * PD_CMD_USAGE on failure. */
 int pd_cmd_load(const char *cmd, pd_registry *reg, pd_cmd_load_args *a, pd_module **out);
 
+/* --- cmd_aot.c: MindSpore AOT functions (FILE:FUNC) ------------------------------------------ */
+
+/* True when `arg` is FILE:FUNC, FILE a library (.so) or a source (.cc .cpp .cxx .c .cu). */
+bool pd_cmd_is_aot_spec(const char *arg);
+/* What run and list give the adapter besides the spec. */
+typedef struct pd_cmd_aot_args {
+    const char *name;   /* --op: the op's name (NULL: the function's) */
+    int32_t n_inputs;   /* the number of --input options */
+    int32_t n_outputs;  /* --outputs N (0: from --out-shape / --out-dtype, at least 1) */
+    pd_cmd_strv *attrs; /* NAME=VALUE, untyped (flat lists lose their brackets) */
+    pd_cmd_strv *out_shapes, *out_dtypes; /* per output, in order */
+    const char *build_dir;                /* --build-dir for a source */
+} pd_cmd_aot_args;
+/* Registers the AOT function `spec` in reg as one op (*out: its module); prints the error
+ * naming `cmd` and returns an exit status. */
+int pd_cmd_aot_load(const char *cmd, pd_registry *reg, const char *spec, pd_cmd_aot_args *a,
+                    pd_module **out);
+/* The AOT facts of op (library, function, ABI, Init / InferShape / InferType), if it is one. */
+void pd_cmd_aot_print_info(const pd_op *op);
+
 /* --- cmd_attr.c: --attr values -------------------------------------------------------------- */
 
 /* Parses `value` as an attr of `type` named `name` into *a (which points into `value`, and

@@ -123,15 +123,18 @@ void pd__plan_flags(pd__plan *p, const pd_jit_options *opts)
         if (native)
             pd__strv_add(cc_lists[l], "-march=native");
         pd__strv_add(cc_lists[l], "-fPIC");
-        pd__strv_add(cc_lists[l], "-fvisibility=hidden");
+        if (!p->default_visibility)
+            pd__strv_add(cc_lists[l], "-fvisibility=hidden");
     }
-    pd__strv_add(&p->cxxflags, "-fvisibility-inlines-hidden");
+    if (!p->default_visibility)
+        pd__strv_add(&p->cxxflags, "-fvisibility-inlines-hidden");
     pd__strv_add(&p->cflags, "-std=gnu11");
     pd__strv_add(&p->cxxflags, "-std=c++20");
     static const char *const cuda[] = {"-O3", "-std=c++20", "-Xcompiler=-fPIC",
                                        "-Xcompiler=-fvisibility=hidden", "-Xcompiler=-O3"};
     for (size_t i = 0; i < sizeof cuda / sizeof cuda[0]; ++i)
-        pd__strv_add(&p->cuda_flags, cuda[i]);
+        if (!p->default_visibility || strcmp(cuda[i], "-Xcompiler=-fvisibility=hidden") != 0)
+            pd__strv_add(&p->cuda_flags, cuda[i]);
     if (native)
         pd__strv_add(&p->cuda_flags, "-Xcompiler=-march=native");
     if (p->uses[PD__LANG_CUDA]) {

@@ -171,8 +171,9 @@ typedef struct pd__plan {
     char *sdk_include;              /* SDK headers */
     pd__strv cflags, cxxflags, cuda_flags, ldflags; /* complete flag lists */
     bool portable;                                  /* no -march=native */
-    bool native;  /* host-specific code generation: the CPU joins the key */
-    uint64_t key; /* hash of everything above that decides the result */
+    bool default_visibility; /* symbols keep default visibility (pd_jit_options) */
+    bool native;             /* host-specific code generation: the CPU joins the key */
+    uint64_t key;            /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
 } pd__plan;
 

@@ -460,6 +460,29 @@ pd_status pd__jit_ensure_built(pd__plan *p, const char *who, const pd_jit_option
     return ensure_built(p, who, opts, kind, m);
 }
 
+pd_status pd_jit_build_library(const pd_jit_options *opts, char **path)
+{
+    if (path == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_jit_build_library: path is NULL");
+    pd__plan p;
+    pd__manifest m;
+    pd_status s = ensure_built(&p, "pd_jit_build_library", opts, PD_JIT_SHARED, &m);
+    if (s == PD_OK) {
+        pd__sb full = {0};
+        pd__sb_addf(&full, "%s/%s", p.build_dir, m.library);
+        if (full.oom)
+            s = pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_jit_build_library: out of memory");
+        else {
+            *path = full.s;
+            full.s = NULL;
+        }
+        pd__sb_free(&full);
+    }
+    pd__manifest_free(&m);
+    pd__plan_free(&p);
+    return s;
+}
+
 char *pd_jit_build_dir(const pd_jit_options *opts)
 {
     /* Resolves just the directory: sources need not exist yet. */

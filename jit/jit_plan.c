@@ -346,6 +346,7 @@ pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts
     if (s != PD_OK)
         return s;
     p->portable = opts->portable || kind == PD_JIT_STATIC || env_is_set("PDEXT_JIT_PORTABLE");
+    p->default_visibility = opts->default_visibility;
     const char *cc = getenv("CC"), *cxx = getenv("CXX"), *ar = getenv("AR");
     const char *ld = getenv("LD"), *objcopy = getenv("OBJCOPY");
     if (p->uses[PD__LANG_C] || kind == PD_JIT_STATIC) /* a bundle's registration is C */

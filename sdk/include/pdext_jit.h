@@ -132,8 +132,11 @@ typedef struct pd_jit_options {
     const pd_jit_source *inline_sources; /* sources given as text, compiled after `sources`;
                                           * a module may have either kind or both */
     int32_t n_inline_sources;
-    bool portable; /* no -march=native: code for the baseline ISA (always
-                    * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
+    bool portable;           /* no -march=native: code for the baseline ISA (always
+                              * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
+    bool default_visibility; /* no -fvisibility=hidden: every symbol exported, for libraries
+                              * whose entry points are found by name rather than through
+                              * the module entry (MindSpore AOT kernels; pd_jit_build_library) */
 } pd_jit_options;
 
 /* Builds (if the cache has no up-to-date library) and loads the module into `reg`; *out gets
@@ -153,6 +156,11 @@ pd_status pd_jit_build(const pd_jit_options *opts);
  * that module (for a static bundle: its objects linked as a module kept in the build
  * directory), so the caller can list the ops it holds. */
 pd_status pd_jit_build_load(pd_registry *reg, const pd_jit_options *opts, pd_module **out);
+
+/* Builds (if the cache has no up-to-date library) the shared library of opts and writes its
+ * path in the cache (malloc'd; free it with free()) to *path, without loading it: for
+ * libraries that are not pdext modules, e.g. MindSpore AOT kernels (with default_visibility). */
+pd_status pd_jit_build_library(const pd_jit_options *opts, char **path);
 
 /* The build directory pd_jit_load would use for opts (malloc'd; free it with free()). NULL
  * with a message if it cannot be determined (unsafe name, no HOME). */

@@ -189,6 +189,18 @@ struct pd_op {
 PD__SIBLING_API pd_status pd__module_load_replacing(pd_registry *reg, const char *path,
                                                     pd_module *replace, pd_module **out);
 
+/* An adapter's ownership of the op table it registers (the MindSpore AOT adapter): release(owner)
+ * runs once the module is unloaded (pd_module_unload, pd_registry_destroy). */
+typedef struct pd__module_owner {
+    void (*release)(void *owner);
+    void *owner;
+} pd__module_owner;
+/* pd_module_load_info for an adapter: on success the module owns `owner` (released with it);
+ * on failure nothing is released and the caller still owns it. */
+PD__SIBLING_API pd_status pd__module_load_owned(pd_registry *reg, const pd_module_info *info,
+                                                const char *origin, const pd__module_owner *owner,
+                                                pd_module **out);
+
 /* --- api_table.c / runner.c ---------------------------------------------------------------- */
 
 /* The function table handed to every module (same as pd_runtime_api()). */

@@ -141,7 +141,8 @@ extern _Thread_local sigjmp_buf *pd__cxx_guard __attribute__((tls_model("initial
 PD_NORETURN_ATTR void pd__api_throw_error(const char *file, int line, const char *fmt, va_list ap);
 /* Ends the innermost running call with `status` and a message (no [file:line]): how table
  * functions fail. */
-PD_NORETURN_ATTR void pd__ctx_throw(pd_status status, const char *fmt, ...) PD_PRINTF(2, 3);
+PD__SIBLING_API PD_NORETURN_ATTR void pd__ctx_throw(pd_status status, const char *fmt, ...)
+    PD_PRINTF(2, 3);
 /* For C++ op code: records an error in the call without leaving it (pd_api.report_error), and
  * hands a pending one over (pd_api.pending_error). */
 void pd__ctx_report_error(pd_kernel_ctx *ctx, pd_status status, const char *file, int line,

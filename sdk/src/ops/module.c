@@ -289,16 +289,20 @@ static void list_remove(pd_registry *reg, pd_module *m)
 /* Closes the library (if any) and frees an unlinked module. */
 static void module_close(pd_module *m)
 {
+    void (*release)(void *) = m->release;
+    void *owner = m->owner;
     if (m->handle)
         dlclose(m->handle);
     module_free(m);
+    if (release)
+        release(owner);
 }
 
 /* Validates the module described by `raw` and publishes it in place of `replace`. On failure
  * nothing changed; the caller still owns `handle`. */
 static pd_status register_info(const char *who, pd_registry *reg, const pd_module_info *raw,
                                const char *origin, void *handle, pd_module *replace,
-                               pd_module **out)
+                               const pd__module_owner *owner, pd_module **out)
 {
     pd_module_info info;
     pd_status s = read_info(who, origin, raw, &info);
@@ -318,6 +322,10 @@ static pd_status register_info(const char *who, pd_registry *reg, const pd_modul
         pthread_mutex_unlock(&reg->lock);
         module_free(m);
         return pd__fail_prefix("%s: %s: ", who, origin);
+    }
+    if (owner) {
+        m->release = owner->release;
+        m->owner = owner->owner;
     }
     /* The table goes in before any thread can find the module's ops. */
     *info.api_slot = pd__runtime_api();
@@ -361,7 +369,7 @@ static pd_status load_library(const char *who, pd_registry *reg, const char *pat
                         "that include extension.h",
                         who, path);
     }
-    pd_status s = register_info(who, reg, entry(), path, handle, replace, out);
+    pd_status s = register_info(who, reg, entry(), path, handle, replace, NULL, out);
     if (s != PD_OK)
         dlclose(handle);
     return s;
@@ -405,7 +413,15 @@ pd_status pd_module_load_info(pd_registry *reg, const pd_module_info *info, cons
     if (reg == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_module_load_info: reg is NULL");
     return register_info("pd_module_load_info", reg, info, origin ? origin : "(op table)", NULL,
-                         NULL, out);
+                         NULL, NULL, out);
+}
+
+pd_status pd__module_load_owned(pd_registry *reg, const pd_module_info *info, const char *origin,
+                                const pd__module_owner *owner, pd_module **out)
+{
+    if (reg == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_module_load_info: reg is NULL");
+    return register_info("pd_module_load_info", reg, info, origin, NULL, NULL, owner, out);
 }
 
 pd_status pd_module_unload(pd_module *module)

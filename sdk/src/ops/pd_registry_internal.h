@@ -52,6 +52,10 @@ struct pd_module {
     pd_module_info info;    /* the module's info block, zero-filled past its struct_size */
     int32_t n_ops;
     pd_op *ops; /* in table order */
+    /* What owns the op table of a module registered by an adapter (pd__module_load_owned):
+     * released after the module is closed. NULL otherwise. */
+    void (*release)(void *owner);
+    void *owner;
 };
 
 #define PD__READER_STRIPES 16

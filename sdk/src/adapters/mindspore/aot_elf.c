@@ -1,0 +1,204 @@
+/*
+ * aot_elf.c - what the MindSpore AOT adapter reads from a library's file before it trusts it:
+ * that it is an ELF shared object, which libstdc++ string ABI it was built with, whether it
+ * calls the CUDA runtime (a GPU kernel: it refers to cuda* functions it does not define), and
+ * (for the message when a function is missing) which functions it exports.
+ *
+ * The ABI. Attr names reach AotExtra as std::string, whose layout differs between libstdc++'s
+ * two ABIs. Each leaves traces in the dynamic symbol table when the library touches
+ * std::string: the new one (the default since GCC 5) names std::__cxx11 ("NSt7__cxx11..."),
+ * though an optimizing compiler may inline all of a short string's code and leave none; the
+ * old one, which MindSpore builds kernels with (-D_GLIBCXX_USE_CXX11_ABI=0), is the
+ * copy-on-write std::string ("_ZNSs...", "_ZNKSs..."), whose constructors and _Rep are never
+ * inline, so an old-ABI library that builds a string always refers to them. Hence: "__cxx11"
+ * means new; else an old-ABI string symbol means old; else new (what every compiler now
+ * defaults to; a library that never builds a string works with either).
+ */
+#include "adapters/mindspore/aot_load.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A mapped file. */
+typedef struct elf_file {
+    const unsigned char *base;
+    size_t size;
+    const Elf64_Sym *syms;
+    size_t n_syms;
+    const char *strtab;
+    size_t strtab_size;
+} elf_file;
+
+static bool in_file(const elf_file *f, uint64_t off, uint64_t len)
+{
+    return off <= f->size && len <= f->size - off;
+}
+
+/* Finds .dynsym and its string table; false if the file has none (a static object). */
+static bool elf_find_dynsym(elf_file *f)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f->base;
+    if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        !in_file(f, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
+        return false;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f->base + eh->e_shoff);
+    for (unsigned i = 0; i < eh->e_shnum; ++i) {
+        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+            continue;
+        const Elf64_Shdr *str = &sh[sh[i].sh_link];
+        if (!in_file(f, sh[i].sh_offset, sh[i].sh_size) ||
+            !in_file(f, str->sh_offset, str->sh_size) || str->sh_size == 0)
+            return false;
+        f->syms = (const Elf64_Sym *)(f->base + sh[i].sh_offset);
+        f->n_syms = sh[i].sh_size / sizeof(Elf64_Sym);
+        f->strtab = (const char *)(f->base + str->sh_offset);
+        f->strtab_size = str->sh_size;
+        return true;
+    }
+    return false;
+}
+
+static const char *sym_name(const elf_file *f, const Elf64_Sym *s)
+{
+    if (s->st_name >= f->strtab_size)
+        return "";
+    const char *n = f->strtab + s->st_name;
+    return memchr(n, '\0', f->strtab_size - s->st_name) ? n : "";
+}
+
+static pd_status elf_open(const char *who, const char *path, elf_file *f)
+{
+    memset(f, 0, sizeof *f);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pd__fail(errno == ENOENT ? PD_ERR_NOT_FOUND : PD_ERR_IO,
+                        "%s: cannot open library '%s': %s", who, path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "%s: '%s' is not an ELF shared library (too small or not a file)", who,
+                        path);
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return pd__fail(PD_ERR_IO, "%s: cannot read '%s': %s", who, path, strerror(errno));
+    f->base = map;
+    f->size = (size_t)st.st_size;
+    const Elf64_Ehdr *eh = map;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) {
+        munmap(map, f->size);
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "%s: '%s' is not an ELF shared library (no ELF header); give a .so built "
+                        "with -shared -fPIC, or a .cc/.cpp/.c source",
+                        who, path);
+    }
+    if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN) {
+        munmap(map, f->size);
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "%s: '%s' is an ELF file but not a 64-bit shared library", who, path);
+    }
+    (void)elf_find_dynsym(f);
+    return PD_OK;
+}
+
+static void elf_close(elf_file *f) { munmap((void *)f->base, f->size); }
+
+pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda)
+{
+    elf_file f;
+    pd_status s = elf_open(who, path, &f);
+    if (s != PD_OK)
+        return s;
+    bool new_abi = false, old_abi = false;
+    *cuda = false;
+    for (size_t i = 1; i < f.n_syms; ++i) {
+        const char *n = sym_name(&f, &f.syms[i]);
+        if (f.syms[i].st_shndx == SHN_UNDEF && strncmp(n, "cuda", 4) == 0)
+            *cuda = true; /* the CUDA runtime API: cudaLaunchKernel, cudaMemcpyAsync, ... */
+        new_abi = new_abi || strstr(n, "__cxx11") != NULL;
+        old_abi = old_abi || strncmp(n, "_ZNSs", 5) == 0 || strncmp(n, "_ZNKSs", 6) == 0 ||
+                  strstr(n, "Ss4_Rep") != NULL;
+    }
+    elf_close(&f);
+    *cxx11 = new_abi || !old_abi;
+    return PD_OK;
+}
+
+/* Edit distance of a and b ignoring case, capped at 64 characters each. */
+static int distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 64 || m > 64)
+        return 1000;
+    int row[65];
+    for (size_t j = 0; j <= m; ++j)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= n; ++i) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; ++j) {
+            int up = row[j];
+            int ca = a[i - 1] | 0x20, cb = b[j - 1] | 0x20;
+            int best = diag + (ca != cb);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    elf_file f;
+    if (elf_open("", path, &f) != PD_OK)
+        return; /* the caller sets its own message after this */
+    enum { KEEP = 5 };
+    const char *best[KEEP] = {0};
+    int score[KEEP] = {0};
+    int limit = (int)strlen(name) / 3 + 2;
+    for (size_t i = 1; i < f.n_syms; ++i) {
+        const Elf64_Sym *s = &f.syms[i];
+        if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF ||
+            ELF64_ST_VISIBILITY(s->st_other) != STV_DEFAULT)
+            continue;
+        const char *n = sym_name(&f, s);
+        int d = distance(n, name);
+        if (d > limit && !(strlen(n) > 2 && (strstr(n, name) || strstr(name, n))))
+            continue;
+        if (d > limit)
+            d = limit + 1;
+        for (int k = 0; k < KEEP; ++k) {
+            if (best[k] == NULL || d < score[k]) {
+                for (int j = KEEP - 1; j > k; --j) {
+                    best[j] = best[j - 1];
+                    score[j] = score[j - 1];
+                }
+                best[k] = n;
+                score[k] = d;
+                break;
+            }
+        }
+    }
+    size_t len = 0;
+    for (int k = 0; k < KEEP && best[k]; ++k) {
+        int w = snprintf(buf + len, cap - len, "%s%s", k ? ", " : "", best[k]);
+        if (w < 0 || (size_t)w >= cap - len)
+            break;
+        len += (size_t)w;
+    }
+    elf_close(&f);
+}

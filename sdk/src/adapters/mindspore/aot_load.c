@@ -1,0 +1,383 @@
+/*
+ * aot_load.c - registering a MindSpore AOT function as an op (pd_aot_load): check the library
+ * file (aot_elf.c), open it, find F and its optional FInit / FInferShape / FInferType, build
+ * the pd_op_def that points at the trampolines (aot_kernel.c), and register it as a module of
+ * its own that owns this state. All or nothing: on any failure the library is closed and
+ * nothing is registered.
+ */
+#include "adapters/mindspore/aot_load.h"
+
+#include "pdext_jit.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WHO "pd_aot_load"
+#define OOM() pd__fail(PD_ERR_OUT_OF_MEMORY, WHO ": out of memory")
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, s, n);
+    return c;
+}
+
+static char *dup_fmt(const char *fmt, int i)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, fmt, i);
+    return dup_str(buf);
+}
+
+static void aot_op_free(void *p)
+{
+    pd_aoti_op *op = p;
+    if (op == NULL)
+        return;
+    pd_aoti_entries_free(op);
+    if (op->handle)
+        dlclose(op->handle);
+    for (int32_t i = 0; i < PD_MAX_INPUTS; ++i)
+        free(op->input_names[i]);
+    for (int32_t i = 0; i < PD_MAX_OUTPUTS; ++i)
+        free(op->output_names[i]);
+    for (int32_t i = 0; i < PD_MAX_ATTRS; ++i) {
+        free(op->attr_decls[i]);
+        free(op->attr_names[i]);
+    }
+    free(op->spec);
+    free(op->library);
+    free(op->function);
+    free(op->name);
+    pthread_mutex_destroy(&op->lock);
+    free(op);
+}
+
+static bool is_source(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".c") == 0 ||
+                   strcmp(dot, ".cu") == 0 || strcmp(dot, ".cxx") == 0);
+}
+
+/* Compiles op->library (a source) through the JIT's cache and makes op->library the built
+ * library's path. */
+static pd_status compile_source(pd_aoti_op *op, const pd_aot_options *o)
+{
+    const char *base = strrchr(op->library, '/');
+    base = base ? base + 1 : op->library;
+    char name[128];
+    size_t n = 0;
+    n += (size_t)snprintf(name, sizeof name, "aot-");
+    for (const char *c = base; *c && *c != '.' && n + 1 < sizeof name; ++c)
+        name[n++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                                   (*c >= '0' && *c <= '9') || *c == '-'
+                               ? *c
+                               : '_');
+    name[n] = '\0';
+    const char *std17[] = {"-std=c++17"};
+    const char *sources[] = {op->library};
+    const char **cxxflags = malloc(sizeof(char *) * (size_t)(1 + o->n_compile_flags));
+    if (cxxflags == NULL)
+        return OOM();
+    cxxflags[0] = std17[0];
+    for (int32_t i = 0; i < o->n_compile_flags; ++i)
+        cxxflags[1 + i] = o->compile_flags[i];
+    pd_jit_options j;
+    memset(&j, 0, sizeof j);
+    j.struct_size = sizeof j;
+    j.name = name;
+    j.sources = sources;
+    j.n_sources = 1;
+    j.cxxflags = cxxflags;
+    j.n_cxxflags = 1 + o->n_compile_flags;
+    j.cflags = o->compile_flags;
+    j.n_cflags = o->n_compile_flags;
+    j.cuda_flags = o->compile_flags;
+    j.n_cuda_flags = o->n_compile_flags;
+    j.build_dir = o->build_dir;
+    j.default_visibility = true;
+    char *path = NULL;
+    pd_status s = pd_jit_build_library(&j, &path);
+    free(cxxflags);
+    if (s != PD_OK)
+        return pd__fail_prefix(WHO ": %s: ", op->spec);
+    free(op->library);
+    op->library = path;
+    return PD_OK;
+}
+
+/* The attr's name: its declaration up to ':' without surrounding blanks. */
+static char *attr_name_of(const char *decl)
+{
+    const char *colon = strchr(decl, ':');
+    size_t n = colon ? (size_t)(colon - decl) : strlen(decl);
+    while (n > 0 && (decl[n - 1] == ' ' || decl[n - 1] == '\t'))
+        --n;
+    while (n > 0 && (*decl == ' ' || *decl == '\t')) {
+        ++decl;
+        --n;
+    }
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, decl, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+/* dlsym of `function` + `suffix`, or NULL. */
+static void *find_companion(void *handle, const char *function, const char *suffix)
+{
+    char name[512];
+    if (snprintf(name, sizeof name, "%s%s", function, suffix) >= (int)sizeof name)
+        return NULL;
+    (void)dlerror();
+    return dlsym(handle, name);
+}
+
+static pd_status check_options(const char *spec, const pd_aot_options *o)
+{
+    if (o->n_inputs < 0 || o->n_inputs > PD_MAX_INPUTS)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        WHO ": %s: n_inputs is %d; expected 0 to %d (PD_MAX_INPUTS)", spec,
+                        (int)o->n_inputs, PD_MAX_INPUTS);
+    if (o->n_outputs < 0 || o->n_outputs > PD_MAX_OUTPUTS)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        WHO ": %s: n_outputs is %d; expected 0 (one output) to %d", spec,
+                        (int)o->n_outputs, PD_MAX_OUTPUTS);
+    if (o->n_attrs < 0 || o->n_attrs > PD_MAX_ATTRS || (o->n_attrs > 0 && o->attrs == NULL))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        WHO ": %s: n_attrs is %d%s; expected 0 to %d declarations", spec,
+                        (int)o->n_attrs, o->attrs ? "" : " with attrs NULL", PD_MAX_ATTRS);
+    for (int32_t i = 0; o->outputs && i < (o->n_outputs ? o->n_outputs : 1); ++i) {
+        const pd_aot_output *out = &o->outputs[i];
+        if (out->ndim < -1 || out->ndim > PD_MAX_DIMS)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            WHO ": %s: outputs[%d].ndim is %d; expected -1 (not set) or 0 to %d",
+                            spec, (int)i, (int)out->ndim, PD_MAX_DIMS);
+        for (int32_t d = 0; d < out->ndim; ++d)
+            if (out->shape[d] < 0)
+                return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                                WHO ": %s: outputs[%d].shape[%d] is %lld; expected >= 0", spec,
+                                (int)i, (int)d, (long long)out->shape[d]);
+        if (out->dtype != PD_UNDEFINED && pd_aot_dtype_name(out->dtype) == NULL)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            WHO ": %s: outputs[%d].dtype is %d, not a pdext dtype", spec, (int)i,
+                            (int)out->dtype);
+    }
+    return PD_OK;
+}
+
+/* Names, outputs and attrs into op. */
+static pd_status fill_names(pd_aoti_op *op, const pd_aot_options *o)
+{
+    for (int32_t i = 0; i < op->n_inputs; ++i) {
+        const char *given = o->input_names ? o->input_names[i] : NULL;
+        op->input_names[i] = given ? dup_str(given) : dup_fmt("in%d", (int)i);
+        if (op->input_names[i] == NULL)
+            return OOM();
+        op->def.inputs[i] = op->input_names[i];
+    }
+    for (int32_t i = 0; i < op->n_outputs; ++i) {
+        if (o->outputs)
+            op->outputs[i] = o->outputs[i];
+        else {
+            memset(&op->outputs[i], 0, sizeof op->outputs[i]);
+            op->outputs[i].ndim = -1;
+        }
+        const char *given = op->outputs[i].name;
+        op->output_names[i] = given ? dup_str(given) : dup_fmt("out%d", (int)i);
+        if (op->output_names[i] == NULL)
+            return OOM();
+        op->outputs[i].name = op->output_names[i];
+        op->def.outputs[i] = op->output_names[i];
+    }
+    for (int32_t i = 0; i < op->n_attrs; ++i) {
+        if (o->attrs[i] == NULL)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, WHO ": %s: attrs[%d] is NULL", op->spec,
+                            (int)i);
+        op->attr_decls[i] = dup_str(o->attrs[i]);
+        op->attr_names[i] = attr_name_of(o->attrs[i]);
+        if (op->attr_decls[i] == NULL || op->attr_names[i] == NULL)
+            return OOM();
+        op->def.attrs[i] = op->attr_decls[i];
+    }
+    return PD_OK;
+}
+
+/* Every output needs a shape and a dtype from somewhere. */
+static pd_status check_sources(const pd_aoti_op *op)
+{
+    for (int32_t i = 0; i < op->n_outputs; ++i) {
+        const pd_aot_output *out = &op->outputs[i];
+        bool shape = out->ndim >= 0 || op->infer_shape || op->n_inputs > 0;
+        bool dtype = out->dtype != PD_UNDEFINED || op->infer_type || op->n_inputs > 0;
+        if (!shape || !dtype)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            WHO ": %s: output %d has no %s: the function takes no inputs and the "
+                                "library has no %s%s; give outputs[%d].%s",
+                            op->spec, (int)i, shape ? "dtype" : "shape", op->function,
+                            shape ? "InferType" : "InferShape", (int)i, shape ? "dtype" : "ndim");
+    }
+    return PD_OK;
+}
+
+static bool needs_infer(const pd_aoti_op *op)
+{
+    if (op->n_inputs == 1 && op->n_outputs == 1 && op->outputs[0].ndim < 0 &&
+        op->outputs[0].dtype == PD_UNDEFINED && !op->infer_shape && !op->infer_type)
+        return false; /* the runner's default (like the only input) does it */
+    return true;
+}
+
+/* Opens the library and fills what comes from it. */
+static pd_status open_library(pd_aoti_op *op)
+{
+    pd_status s = pd_aoti_elf_abi(WHO, op->library, &op->cxx11, &op->cuda);
+    if (s != PD_OK)
+        return s;
+    op->handle = dlopen(op->library, RTLD_LAZY | RTLD_LOCAL);
+    if (op->handle == NULL) {
+        const char *err = dlerror();
+        return pd__fail(PD_ERR_INVALID_MODULE, WHO ": cannot load '%s': %s", op->library,
+                        err ? err : "dlopen failed");
+    }
+    (void)dlerror();
+    *(void **)&op->fn = dlsym(op->handle, op->function);
+    if (op->fn == NULL) {
+        char similar[512];
+        pd_aoti_elf_similar(op->library, op->function, similar, sizeof similar);
+        return pd__fail(PD_ERR_NOT_FOUND,
+                        WHO ": '%s' exports no function '%s' (is it extern \"C\" with default "
+                            "visibility?)%s%s",
+                        op->library, op->function,
+                        similar[0] ? "; similar exported names: " : "; it exports no similar name",
+                        similar);
+    }
+    *(void **)&op->init = find_companion(op->handle, op->function, "Init");
+    op->infer_shape = find_companion(op->handle, op->function, "InferShape");
+    op->infer_type = find_companion(op->handle, op->function, "InferType");
+    return PD_OK;
+}
+
+pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *opts,
+                      pd_module **out)
+{
+    if (reg == NULL || spec == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, WHO ": %s is NULL", reg ? "spec" : "reg");
+    pd_aot_options o;
+    memset(&o, 0, sizeof o);
+    if (opts) {
+        if (opts->struct_size == 0 || opts->struct_size > sizeof o)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            WHO ": %s: opts->struct_size is %u; set it to sizeof(pd_aot_options)",
+                            spec, (unsigned)opts->struct_size);
+        memcpy(&o, opts, opts->struct_size);
+    }
+    const char *colon = strrchr(spec, ':');
+    if (colon == NULL || colon == spec || colon[1] == '\0')
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        WHO ": '%s' names no function; write LIBRARY:FUNCTION (lib.so:CustomAdd)",
+                        spec);
+    pd_status s = check_options(spec, &o);
+    if (s != PD_OK)
+        return s;
+
+    pd_aoti_op *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    pthread_mutex_init(&op->lock, NULL);
+    op->n_inputs = o.n_inputs;
+    op->n_outputs = o.n_outputs ? o.n_outputs : 1;
+    op->n_attrs = o.n_attrs;
+    op->spec = dup_str(spec);
+    op->library = op->spec ? dup_str(spec) : NULL;
+    op->function = dup_str(colon + 1);
+    op->name = dup_str(o.name ? o.name : colon + 1);
+    if (op->spec == NULL || op->library == NULL || op->function == NULL || op->name == NULL) {
+        aot_op_free(op);
+        return OOM();
+    }
+    op->library[colon - spec] = '\0';
+    s = fill_names(op, &o);
+    if (s == PD_OK && is_source(op->library))
+        s = compile_source(op, &o);
+    if (s == PD_OK)
+        s = open_library(op);
+    if (s == PD_OK)
+        s = check_sources(op);
+    if (s == PD_OK && op->init == NULL)
+        s = pd_aoti_entry_add_single(op);
+    if (s != PD_OK) {
+        aot_op_free(op);
+        return s;
+    }
+
+    op->def.struct_size = sizeof op->def;
+    op->def.kind = PD_OP_FORWARD;
+    op->def.name = op->name;
+    op->def.file = op->library;
+    op->def.line = 0;
+    op->def.kernel = pd_aoti_kernel;
+    if (needs_infer(op)) {
+        op->def.infer_shape = pd_aoti_infer_shape;
+        op->def.infer_dtype = pd_aoti_infer_dtype;
+    }
+    op->table[0] = &op->def;
+
+    pd_module_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.abi_major = PD_ABI_MAJOR;
+    info.abi_minor = PD_ABI_MINOR;
+    info.ops_begin = op->table;
+    info.ops_end = op->table + 1;
+    info.api_slot = &op->api_slot;
+    info.sdk_version = PD_VERSION_STRING;
+    info.compiler = "MindSpore AOT adapter";
+    pd__module_owner owner = {aot_op_free, op};
+    s = pd__module_load_owned(reg, &info, op->spec, &owner, out);
+    if (s != PD_OK) {
+        aot_op_free(op);
+        return s;
+    }
+    return PD_OK;
+}
+
+/* The op's state, if pd_aot_load registered it. */
+static const pd_aoti_op *aot_op_of(const pd_op *op)
+{
+    if (op == NULL)
+        return NULL;
+    const pd_op_def *def = pd_op_definition(op);
+    if (def == NULL || def->kernel != pd_aoti_kernel)
+        return NULL;
+    return (const pd_aoti_op *)def;
+}
+
+pd_status pd_aot_op_info(const pd_op *op, pd_aot_info *out)
+{
+    const pd_aoti_op *a = aot_op_of(op);
+    if (a == NULL || out == NULL)
+        return pd__fail(a ? PD_ERR_INVALID_ARGUMENT : PD_ERR_NOT_FOUND, "pd_aot_op_info: %s",
+                        a ? "out is NULL" : "not an op of pd_aot_load");
+    out->library = a->library;
+    out->function = a->function;
+    out->has_init = a->init != NULL;
+    out->has_infer_shape = a->infer_shape != NULL;
+    out->has_infer_type = a->infer_type != NULL;
+    out->cxx11_abi = a->cxx11;
+    out->gpu = a->cuda;
+    return PD_OK;
+}
+
+int64_t pd_aot_init_count(const pd_op *op)
+{
+    const pd_aoti_op *a = aot_op_of(op);
+    return a ? atomic_load(&a->init_count) : 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * aot_load.h - the C half of the MindSpore AOT adapter: the state of one registered AOT
+ * function (pd_aoti_op), shared by registration (aot_load.c), the kernel and infer
+ * trampolines (aot_kernel.c) and the library checks (aot_elf.c).
+ *
+ * An AOT op is an ordinary op of the registry: pd_aoti_op begins with the pd_op_def the
+ * registry parsed, so the trampolines find their state from the running call's definition.
+ * Its module owns it (pd__module_load_owned) and releases it on unload.
+ */
+#ifndef PD_AOT_LOAD_H
+#define PD_AOT_LOAD_H
+
+#include "adapters/mindspore/aot_internal.h"
+#include "call/kernel_ctx.h"
+#include "pd_internal.h"
+#include "pdext_aot.h"
+
+#include <pthread.h>
+
+/* Workspaces are rounded up to this, as MindSpore's memory pool rounds every block. */
+#define PD_AOTI_WORKSPACE_ALIGN 512
+
+/* What FInit made for one signature (input dtypes and shapes, attr values). Entries are
+ * published on a list that only grows while the op lives, so a call reads it without a lock. */
+typedef struct pd_aoti_entry {
+    struct pd_aoti_entry *next;
+    void *extra;        /* the AotExtra handed to every function for this signature */
+    _Atomic bool ready; /* FInit (if any) succeeded; workspace sizes below are valid */
+    int32_t n_workspaces;
+    size_t *workspace_offsets; /* n_workspaces offsets into one block */
+    size_t workspace_bytes;    /* the block: every size rounded up to 512 */
+    size_t key_size;
+    unsigned char key[];
+} pd_aoti_entry;
+
+typedef struct pd_aoti_op {
+    pd_op_def def; /* first: ctx->op->def is &op->def */
+    const pd_op_def *table[1];
+    const pd_api *api_slot;
+    void *handle; /* the library, RTLD_LAZY | RTLD_LOCAL */
+    char *spec;   /* "library:function", the module's origin */
+    char *library, *function, *name;
+    pd_aoti_kernel_fn fn;
+    pd_aoti_init_fn init;
+    void *infer_shape, *infer_type;
+    bool cxx11;
+    bool cuda; /* a GPU kernel: refused at call time (no CUDA device is driven here) */
+    int32_t n_inputs, n_outputs, n_attrs;
+    pd_aot_output outputs[PD_MAX_OUTPUTS];
+    char *input_names[PD_MAX_INPUTS];
+    char *output_names[PD_MAX_OUTPUTS];
+    char *attr_decls[PD_MAX_ATTRS];
+    char *attr_names[PD_MAX_ATTRS];
+    pthread_mutex_t lock;             /* serializes adding entries and running FInit */
+    _Atomic(pd_aoti_entry *) entries; /* newest first */
+    _Atomic int64_t init_count;
+} pd_aoti_op;
+
+/* aot_elf.c: the library's string ABI (*cxx11: the new one) and whether it calls the CUDA
+ * runtime (*cuda); fails naming the library when it is missing or not a 64-bit ELF shared
+ * object. */
+pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda);
+/* Up to 5 exported functions of the library named like `name`, ", "-separated, into buf. */
+void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t cap);
+
+/* aot_kernel.c: the trampolines the op's definition points at, and the entry cleanup. */
+void pd_aoti_kernel(pd_kernel_ctx *ctx);
+void pd_aoti_infer_shape(pd_kernel_ctx *ctx);
+void pd_aoti_infer_dtype(pd_kernel_ctx *ctx);
+void pd_aoti_entries_free(pd_aoti_op *op);
+/* The one entry of a function without FInit, made at registration. */
+pd_status pd_aoti_entry_add_single(pd_aoti_op *op);
+
+#endif /* PD_AOT_LOAD_H */

@@ -1,0 +1,75 @@
+// aot_cuda_test.cc - a MindSpore GPU AOT kernel from a .cu source: pd_aot_load compiles it with
+// nvcc through the JIT's cache (default visibility), it registers as an op, and a call fails
+// with PD_ERR_UNAVAILABLE naming the function (the adapter runs CPU kernels; no CUDA device is
+// driven). Written in C++ gtest for GTEST_SKIP() on machines without nvcc.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+#include "pdext_aot.h"
+
+namespace {
+
+bool executable(const std::string &path) { return access(path.c_str(), X_OK) == 0; }
+
+// The nvcc the JIT would find (NVCC, CUDA_HOME/bin, PATH, /usr/local/cuda/bin), or "".
+std::string find_nvcc()
+{
+    if (const char *env = getenv("NVCC"); env && *env)
+        return executable(env) ? env : "";
+    if (const char *home = getenv("CUDA_HOME");
+        home && *home && executable(std::string(home) + "/bin/nvcc"))
+        return std::string(home) + "/bin/nvcc";
+    std::string path = getenv("PATH") ? getenv("PATH") : "";
+    for (size_t start = 0; start <= path.size();) {
+        size_t end = path.find(':', start);
+        if (end == std::string::npos)
+            end = path.size();
+        std::string cand = path.substr(start, end - start) + "/nvcc";
+        if (end > start && executable(cand))
+            return cand;
+        start = end + 1;
+    }
+    return executable("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "";
+}
+
+} // namespace
+
+TEST(AotCuda, CuSourceCompilesWithNvccAndItsCallsNeedADevice)
+{
+    if (find_nvcc().empty())
+        GTEST_SKIP() << "nvcc not found: .cu AOT compile test skipped";
+    char dir[] = "/tmp/pdext-aot-cuda-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    setenv("PDEXT_INCLUDE_DIR", PD_TEST_SOURCE_DIR "/sdk/include", 1);
+    setenv("PDEXT_CUDA_ARCH", "75", 1); // one architecture keeps the test fast
+    pd_registry *reg = nullptr;
+    ASSERT_EQ(pd_registry_create(&reg), PD_OK);
+    pd_aot_options o;
+    std::memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.n_inputs = 2;
+    o.build_dir = dir;
+    std::string spec = PD_TEST_SOURCE_DIR "/tests/ops/aot_gpu_add.cu:GpuAdd";
+    ASSERT_EQ(pd_aot_load(reg, spec.c_str(), &o, nullptr), PD_OK) << pd_last_error();
+    pd_aot_info info;
+    ASSERT_EQ(pd_aot_op_info(pd_op_find(reg, "GpuAdd"), &info), PD_OK);
+    EXPECT_TRUE(info.gpu);
+    EXPECT_NE(std::strstr(info.library, dir), nullptr);
+    pd_tensor a, b, out = PD_TENSOR_UNDEFINED;
+    int64_t n = 4;
+    ASSERT_EQ(pd_tensor_full(&a, PD_FLOAT32, pd_place_cpu(), 1, &n, 1.0), PD_OK);
+    ASSERT_EQ(pd_tensor_full(&b, PD_FLOAT32, pd_place_cpu(), 1, &n, 2.0), PD_OK);
+    pd_arg in[2] = {pd_arg_of(&a), pd_arg_of(&b)};
+    pd_arg outs[1] = {pd_arg_of(&out)};
+    EXPECT_EQ(pd_run(reg, "GpuAdd", in, 2, nullptr, 0, outs, 1), PD_ERR_UNAVAILABLE);
+    EXPECT_NE(std::strstr(pd_last_error(), "is a GPU AOT kernel"), nullptr) << pd_last_error();
+    EXPECT_EQ(out.data, nullptr);
+    pd_tensor_release(&a);
+    pd_tensor_release(&b);
+    pd_registry_destroy(reg);
+    EXPECT_EQ(system((std::string("/bin/rm -rf '") + dir + "'").c_str()), 0);
+}
