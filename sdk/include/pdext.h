@@ -27,6 +27,7 @@
 PD_EXTERN_C_BEGIN
 /* libpdext is built with hidden visibility; exactly the functions declared here are exported. */
 #pragma GCC visibility push(default)
+#include "pd_device.h" /* device tables and streams: exported too */
 
 /* --- Errors and versions ----------------------------------------------------------------- */
 

@@ -105,7 +105,8 @@ static __attribute__((noinline)) void replace_items(pd_kernel_ctx *ctx, int32_t 
                           input_text(ctx, i, k, what, sizeof what));
         /* A dense copy owned by the call, which the arena releases when the call ends. */
         pd_tensor *dense = pd__ctx_empty(ctx, t->dtype, t->place, t->ndim, t->shape);
-        pd__copy_to_dense(dense->data, dense->dtype, t);
+        if (pd__copy_across("pd_input", dense->data, dense->place, dense->dtype, t) != PD_OK)
+            pd__ctx_throw(pd_last_status(), "%s", pd_last_error());
         *t = *dense;
     }
     in->tensors = items;
