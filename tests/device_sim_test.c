@@ -57,11 +57,14 @@ PD_TEST(DeviceSim, TensorsOnTheSimPlaceAreSimMemoryAndFreedOnRelease)
     PD_EXPECT(pd_place_equal(t.place, p));
     PD_EXPECT_STREQ(pd_place_type_name(&t.place), "sim");
     PD_EXPECT_EQ(stats().live_allocs, before.live_allocs + 1);
-    PD_EXPECT_EQ(stats().live_bytes, before.live_bytes + 60);
+    PD_EXPECT_EQ(stats().live_bytes, before.live_bytes + 512); /* 60 bytes, rounded by the cache */
     /* The data pointer is the device's: not host memory the CPU may read. */
     PD_EXPECT(pd_sim_host_address(t.data) != NULL);
     PD_EXPECT(pd_sim_host_address(t.data) != t.data);
     pd_tensor_release(&t);
+    /* The block waits in the device cache; releasing the cache gives it back to the sim. */
+    PD_EXPECT_EQ(stats().live_allocs, before.live_allocs + 1);
+    PD_EXPECT_OK(pd_device_cache_release(p));
     PD_EXPECT_EQ(stats().live_allocs, before.live_allocs);
     PD_EXPECT_EQ(stats().frees, before.frees + 1);
 }
@@ -84,6 +87,8 @@ PD_TEST(DeviceSim, CopyToRunsEveryDirectionThroughTheTable)
     pd_tensor *all[] = {&x, &d0, &d0b, &d1, &back};
     for (int i = 0; i < 5; ++i)
         pd_tensor_release(all[i]);
+    PD_EXPECT_OK(pd_device_cache_release(sim(0)));
+    PD_EXPECT_OK(pd_device_cache_release(sim(1)));
     PD_EXPECT_EQ(stats().live_allocs, before.live_allocs);
 }
 
@@ -149,7 +154,8 @@ PD_TEST(DeviceSim, DeviceOutOfMemoryIsAClearErrorAndLeaksNothing)
                     "pd_tensor_zeros: out of memory allocating 4194304 bytes on sim:0");
     pd_sim_set_capacity(0);
     PD_EXPECT(!pd_defined(&t));
-    PD_EXPECT_EQ(stats().live_allocs, before.live_allocs);
+    PD_EXPECT_OK(pd_device_cache_release(p));
+    PD_EXPECT(stats().live_allocs <= before.live_allocs);
 }
 
 PD_TEST(DeviceSim, DeviceIdOutOfRangeIsRefusedNamingTheCount)
@@ -174,6 +180,74 @@ PD_TEST(DeviceSim, WrappedDeviceBufferCallsItsDeleterOnce)
     pd_tensor_release(&h);
     pd_tensor_release(&d);
     pd_tensor_release(&x);
+}
+
+/* --- The device cache --------------------------------------------------------------------- */
+
+static void nothing(void *arg) { (void)arg; }
+
+PD_TEST(DeviceCache, AFreedBlockIsReusedOnTheSameStreamWithoutAllocating)
+{
+    pd_place p = sim(0);
+    PD_ASSERT_OK(pd_device_cache_release(p));
+    const int64_t n = 1000;
+    pd_tensor a, b;
+    PD_ASSERT_OK(pd_tensor_empty(&a, PD_FLOAT32, p, 1, &n));
+    void *first = a.data;
+    pd_tensor_release(&a);
+    pd_sim_stats before = stats();
+    PD_ASSERT_OK(pd_tensor_empty(&b, PD_FLOAT32, p, 1, &n));
+    PD_EXPECT_EQ(stats().allocs, before.allocs);
+    PD_EXPECT(b.data == first);
+    pd_tensor_release(&b);
+    PD_EXPECT_OK(pd_device_cache_release(p));
+}
+
+PD_TEST(DeviceCache, ABlockOfABusyStreamWaitsUntilThatStreamIsIdle)
+{
+    pd_place p = sim(0);
+    PD_ASSERT_OK(pd_device_cache_release(p));
+    pd_stream_t *a = NULL, *b = NULL;
+    PD_ASSERT_OK(pd_stream_create(p, &a));
+    PD_ASSERT_OK(pd_stream_create(p, &b));
+    const int64_t n = 256;
+    pd_tensor t, u, w;
+    PD_ASSERT_OK(pd_stream_set_current(p, a));
+    PD_ASSERT_OK(pd_tensor_empty(&t, PD_FLOAT32, p, 1, &n));
+    PD_ASSERT_OK(pd_sim_launch(pd_stream_handle(a), nothing, NULL)); /* a is busy */
+    pd_tensor_release(&t);
+    PD_ASSERT_OK(pd_stream_set_current(p, b));
+    pd_sim_stats before = stats();
+    PD_ASSERT_OK(pd_tensor_empty(&u, PD_FLOAT32, p, 1, &n)); /* a new block */
+    PD_EXPECT_EQ(stats().allocs, before.allocs + 1);
+    PD_ASSERT_OK(pd_stream_synchronize(a));
+    PD_ASSERT_OK(pd_tensor_empty(&w, PD_FLOAT32, p, 1, &n)); /* a's block, now idle */
+    PD_EXPECT_EQ(stats().allocs, before.allocs + 1);
+    pd_tensor_release(&u);
+    pd_tensor_release(&w);
+    PD_ASSERT_OK(pd_stream_set_current(p, NULL));
+    PD_EXPECT_OK(pd_stream_destroy(a));
+    PD_EXPECT_OK(pd_stream_destroy(b));
+    PD_EXPECT_OK(pd_device_cache_release(p));
+}
+
+PD_TEST(DeviceCache, OutOfMemoryReleasesTheCacheAndTriesOnceMore)
+{
+    pd_place p = sim(1);
+    PD_ASSERT_OK(pd_device_cache_release(p));
+    pd_sim_stats before = stats();
+    pd_sim_set_capacity((size_t)1 << 20);
+    const int64_t small = 150000, big = 200000; /* 600 kB, then 800 kB: not both in 1 MiB */
+    pd_tensor a, b;
+    PD_ASSERT_OK(pd_tensor_empty(&a, PD_FLOAT32, p, 1, &small));
+    pd_tensor_release(&a); /* cached: the sim still holds it */
+    PD_EXPECT_EQ(stats().live_allocs, before.live_allocs + 1);
+    PD_EXPECT_OK(pd_tensor_empty(&b, PD_FLOAT32, p, 1, &big));
+    PD_EXPECT_EQ(stats().frees, before.frees + 1); /* the cached block went back first */
+    pd_tensor_release(&b);
+    pd_sim_set_capacity(0);
+    PD_EXPECT_OK(pd_device_cache_release(p));
+    PD_EXPECT_EQ(stats().live_allocs, before.live_allocs);
 }
 
 /* --- Streams and events -------------------------------------------------------------------- */
@@ -374,6 +448,26 @@ PD_TEST(DeviceOp, StridedDeviceInputIsMadeContiguousOnTheDevice)
     PD_EXPECT_EQ(((float *)h.data)[2], 1.0f);
     pd_tensor *all[] = {&x, &d, &v, &out, &h};
     for (int i = 0; i < 5; ++i)
+        pd_tensor_release(all[i]);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(DeviceOp, InputsOnTwoDevicesAreRefusedNamingBothPlaces)
+{
+    pd_registry *reg = rt_registry1("ds_sim_ops");
+    PD_ASSERT(reg != NULL);
+    pd_tensor x = iota(4), d0, d1, out = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(pd_tensor_copy_to(&d0, &x, sim(0)));
+    PD_ASSERT_OK(pd_tensor_copy_to(&d1, &x, sim(1)));
+    pd_arg in[2] = {pd_arg_of(&d0), pd_arg_of(&d1)}, o = pd_arg_of(&out);
+    PD_EXPECT_ERROR(pd_run(reg, "sim_pair", in, 2, NULL, 0, &o, 1), PD_ERR_INVALID_ARGUMENT,
+                    "input 'Y' is on sim:1, but the call runs on sim:0");
+    in[1] = pd_arg_of(&x);
+    PD_EXPECT_ERROR(pd_run(reg, "sim_pair", in, 2, NULL, 0, &o, 1), PD_ERR_INVALID_ARGUMENT,
+                    "input 'Y' is on cpu, but the call runs on sim:0");
+    PD_EXPECT(!pd_defined(&out));
+    pd_tensor *all[] = {&x, &d0, &d1};
+    for (int i = 0; i < 3; ++i)
         pd_tensor_release(all[i]);
     pd_registry_destroy(reg);
 }

@@ -128,8 +128,15 @@ pd_status pd_device_register(const char *name, const pd_device_table *table, int
 pd_status pd_device_count(int32_t type, int32_t *count);
 /* Makes place's device this thread's current device of its type (cudaSetDevice). */
 pd_status pd_device_set_current(pd_place place);
-/* Blocks until all work on every stream of place's device that pdext made is done. */
+/* Blocks until the work on place's device's default stream and on this thread's current
+ * stream of that device is done. */
 pd_status pd_device_synchronize(pd_place place);
+/* Gives the device memory cached for reuse on place's device back to the device table.
+ * Tensor memory of a device is cached when the tensor dies (per device, reused on the
+ * stream it was made on, at most PDEXT_DEVICE_CACHE_MB MiB per device, default 1024; 0
+ * turns caching off); an allocation that runs out of device memory releases the cache and
+ * tries once more. Nothing to do for host places. */
+pd_status pd_device_cache_release(pd_place place);
 
 /* --- Streams ----------------------------------------------------------------------------- */
 

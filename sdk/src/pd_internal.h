@@ -30,6 +30,10 @@ struct pd_storage {
      * GPU-pinned) and goes back through it; the header is a malloc of its own. NULL for
      * host memory from malloc and for wrapped buffers. */
     struct pd__device *device;
+    /* Device memory: the device handle of the stream it was allocated on, which the device
+     * cache (device/device_cache.c) reuses it on; the next cached block while cached. */
+    void *stream;
+    struct pd_storage *cache_next;
 };
 
 /* libpdext_jit is a separate library on top of libpdext that needs these few internals; they
@@ -152,6 +156,9 @@ typedef struct pd__device {
     int32_t count; /* devices present when the entry was made (at most PD__DEVICE_IDS) */
     pthread_mutex_t lock;
     _Atomic(struct pd_stream_t *) defaults[PD__DEVICE_IDS]; /* default streams, made lazily */
+    /* The cache of freed blocks per device (device_cache.c), under `lock`. */
+    struct pd_storage *cached[PD__DEVICE_IDS];
+    size_t cached_bytes[PD__DEVICE_IDS];
 } pd__device;
 
 /* The device entry serving `place` (loading the CUDA plug-in for GPU places), with its
@@ -175,6 +182,16 @@ pd_status pd__device_copy(const char *who, pd_place dst_place, void *dst, pd_pla
 /* The device handle of this thread's stream for place's device (current, else default). */
 pd_status pd__device_stream_of(const char *who, pd__device *d, pd_place place,
                                pd_device_stream *handle);
+/* --- device/device_cache.c: the caching device allocator ----------------------------------- */
+
+/* A block of `bytes` on place's device (not GPU-pinned) from the cache or the table: a
+ * storage header with ptr, capacity, device and stream set. On out of memory the device's
+ * cache is released and the allocation tried once more. */
+pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, size_t bytes,
+                               pd_storage **out);
+/* Takes a dead block back (into the cache, or to the table when the cache is full). */
+void pd__device_block_free(pd_storage *s);
+
 /* Refuses a place no device serves: the message says why (not registered, no table, ...). */
 pd_status pd__place_refuse(const char *who, pd_place place);
 

@@ -235,30 +235,37 @@ pd_storage *pd__storage_alloc(const pd_place *place, size_t bytes)
     return s;
 }
 
-/* A block of device memory (or GPU-pinned host memory) from place's device table. */
+/* A block of device memory (through the device cache) or of GPU-pinned host memory (straight
+ * from the table) for `place`. */
 static __attribute__((noinline)) pd_status device_storage_new(const char *who, pd_place place,
                                                               size_t bytes, pd_storage **out)
 {
     pd__device *d = pd__device_of(who, place);
     if (d == NULL)
         return pd_last_status();
-    pd_storage *s = malloc(sizeof *s);
-    if (s == NULL)
-        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
-    pd_status st = pd__device_alloc(who, d, place, bytes, &s->ptr);
-    if (st != PD_OK) {
+    pd_storage *s = NULL;
+    pd_status st = PD_OK;
+    if (place.type != PD_PLACE_GPU_PINNED) {
+        st = pd__device_block_new(who, d, place, bytes, &s);
+    } else if ((s = malloc(sizeof *s)) == NULL) {
+        st = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    } else if ((st = pd__device_alloc(who, d, place, bytes, &s->ptr)) != PD_OK) {
         free(s);
-        return st;
+    } else {
+        s->block = s;
+        s->capacity = bytes;
+        s->device = d;
+        s->stream = NULL;
+        s->cache_next = NULL;
     }
+    if (st != PD_OK)
+        return st;
     atomic_init(&s->refcount, 1);
     s->bytes = bytes;
     s->place = place;
     s->deleter = NULL;
     s->user = NULL;
     s->external = false;
-    s->block = s;
-    s->capacity = bytes;
-    s->device = d;
     *out = s;
     return PD_OK;
 }
@@ -319,6 +326,10 @@ void pd__storage_release(pd_storage *s)
         return;
     atomic_thread_fence(memory_order_acquire);
     if (s->device != NULL) {
+        if (s->place.type != PD_PLACE_GPU_PINNED) {
+            pd__device_block_free(s);
+            return;
+        }
         pd__device_free(s->device, s->place, s->ptr, s->capacity);
         free(s);
         return;
