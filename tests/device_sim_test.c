@@ -573,3 +573,36 @@ PD_TEST(DeviceRegister, DeviceCountOfTheSimAndTheCpu)
     PD_EXPECT_OK(pd_device_set_current(sim(1)));
     PD_EXPECT_OK(pd_device_synchronize(sim(1)));
 }
+
+/* --- DLPack devices ------------------------------------------------------------------------ */
+
+PD_TEST(DeviceDlpack, PlacesMapToDlpackDevicesAndBack)
+{
+    int32_t type = -1, id = -1;
+    PD_ASSERT(pd_place_to_dlpack(pd_place_cpu(), &type, &id));
+    PD_EXPECT_EQ(type, 1);
+    PD_EXPECT_EQ(id, 0);
+    PD_ASSERT(pd_place_to_dlpack(pd_place_gpu(3), &type, &id));
+    PD_EXPECT_EQ(type, 2);
+    PD_EXPECT_EQ(id, 3);
+    PD_ASSERT(pd_place_to_dlpack(pd_place_gpu_pinned(), &type, &id));
+    PD_EXPECT_EQ(type, 3);
+    PD_ASSERT(pd_place_to_dlpack(sim(1), &type, &id));
+    PD_EXPECT_EQ(type, 12);
+    PD_EXPECT_EQ(id, 1);
+    PD_EXPECT(pd_place_equal(pd_place_from_dlpack(12, 1, sim(0).type), sim(1)));
+    PD_EXPECT(pd_place_equal(pd_place_from_dlpack(2, 3, 0), pd_place_gpu(3)));
+    PD_EXPECT(pd_place_equal(pd_place_from_dlpack(1, 0, 0), pd_place_cpu()));
+    PD_EXPECT(pd_place_equal(pd_place_from_dlpack(3, 0, 0), pd_place_gpu_pinned()));
+}
+
+PD_TEST(DeviceDlpack, UnknownDevicesAreUndefinedPlaces)
+{
+    int32_t type = -1, id = -1;
+    PD_EXPECT(!pd_place_to_dlpack(pd_place_make(PD_PLACE_UNDEFINED, 0), &type, &id));
+    PD_EXPECT_EQ(type, -1);
+    PD_EXPECT_EQ(pd_place_from_dlpack(4 /* kDLOpenCL */, 0, 0).type, PD_PLACE_UNDEFINED);
+    PD_EXPECT_EQ(pd_place_from_dlpack(12, 0, 5 /* no custom type number */).type,
+                 PD_PLACE_UNDEFINED);
+    PD_EXPECT_EQ(pd_place_from_dlpack(2, -1, 0).type, PD_PLACE_UNDEFINED);
+}

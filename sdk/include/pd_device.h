@@ -138,6 +138,57 @@ pd_status pd_device_synchronize(pd_place place);
  * tries once more. Nothing to do for host places. */
 pd_status pd_device_cache_release(pd_place place);
 
+/* --- DLPack devices ----------------------------------------------------------------------
+ *
+ * The one mapping between places and DLPack's DLDevice (dlpack.h), for fronts that exchange
+ * tensors through DLPack: CPU <-> (kDLCPU, 0), GPU <-> (kDLCUDA, id), GPU-pinned <->
+ * (kDLCUDAHost, 0), a custom device type <-> (kDLExtDev, id). DLPack has one ExtDev type for
+ * every custom device, so coming back the front says which custom type number it means. */
+
+/* DLPack's DLDeviceType values pdext maps (as in dlpack.h). */
+typedef enum pd_dlpack_device_type {
+    PD_DLPACK_CPU = 1,       /* kDLCPU */
+    PD_DLPACK_CUDA = 2,      /* kDLCUDA */
+    PD_DLPACK_CUDA_HOST = 3, /* kDLCUDAHost */
+    PD_DLPACK_EXT_DEV = 12   /* kDLExtDev */
+} pd_dlpack_device_type;
+
+/* DLPack's device of `p` into *device_type and *device_id; false (and nothing written) for
+ * an undefined place. */
+static inline bool pd_place_to_dlpack(pd_place p, int32_t *device_type, int32_t *device_id)
+{
+    int32_t t = p.type == PD_PLACE_CPU                                ? PD_DLPACK_CPU
+                : p.type == PD_PLACE_GPU                              ? PD_DLPACK_CUDA
+                : p.type == PD_PLACE_GPU_PINNED                       ? PD_DLPACK_CUDA_HOST
+                : p.type >= PD_PLACE_CUSTOM_FIRST && p.device_id >= 0 ? PD_DLPACK_EXT_DEV
+                                                                      : 0;
+    if (t == 0)
+        return false;
+    *device_type = t;
+    *device_id = p.device_id;
+    return true;
+}
+
+/* The place of DLPack device (device_type, device_id); kDLExtDev becomes a place of
+ * `custom_type` (a registered custom type number). An undefined place for any other device
+ * type, a negative id, or kDLExtDev with a custom_type below PD_PLACE_CUSTOM_FIRST. */
+static inline pd_place pd_place_from_dlpack(int32_t device_type, int32_t device_id,
+                                            int32_t custom_type)
+{
+    if (device_id < 0)
+        return pd_place_make(PD_PLACE_UNDEFINED, 0);
+    switch (device_type) {
+    case PD_DLPACK_CPU: return pd_place_make(PD_PLACE_CPU, 0);
+    case PD_DLPACK_CUDA: return pd_place_make(PD_PLACE_GPU, device_id);
+    case PD_DLPACK_CUDA_HOST: return pd_place_make(PD_PLACE_GPU_PINNED, 0);
+    case PD_DLPACK_EXT_DEV:
+        if (custom_type >= PD_PLACE_CUSTOM_FIRST)
+            return pd_place_make(custom_type, device_id);
+        return pd_place_make(PD_PLACE_UNDEFINED, 0);
+    default: return pd_place_make(PD_PLACE_UNDEFINED, 0);
+    }
+}
+
 /* --- Streams ----------------------------------------------------------------------------- */
 
 /* A stream of one device, made by pd_stream_create. */

@@ -244,22 +244,24 @@ static __attribute__((noinline)) pd_status device_storage_new(const char *who, p
     if (d == NULL)
         return pd_last_status();
     pd_storage *s = NULL;
-    pd_status st = PD_OK;
     if (place.type != PD_PLACE_GPU_PINNED) {
-        st = pd__device_block_new(who, d, place, bytes, &s);
-    } else if ((s = malloc(sizeof *s)) == NULL) {
-        st = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
-    } else if ((st = pd__device_alloc(who, d, place, bytes, &s->ptr)) != PD_OK) {
-        free(s);
+        pd_status st = pd__device_block_new(who, d, place, bytes, &s);
+        if (st != PD_OK)
+            return st;
     } else {
+        if ((s = malloc(sizeof *s)) == NULL)
+            return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+        pd_status st = pd__device_alloc(who, d, place, bytes, &s->ptr);
+        if (st != PD_OK) {
+            free(s);
+            return st;
+        }
         s->block = s;
         s->capacity = bytes;
         s->device = d;
         s->stream = NULL;
         s->cache_next = NULL;
     }
-    if (st != PD_OK)
-        return st;
     atomic_init(&s->refcount, 1);
     s->bytes = bytes;
     s->place = place;

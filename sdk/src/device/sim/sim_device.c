@@ -16,8 +16,6 @@
  * running its jobs out of order. Events are (stream, sequence number) pairs: recording
  * takes the count of jobs enqueued so far, and the event is done once that many have run.
  */
-#define _GNU_SOURCE 1 /* MAP_ANONYMOUS */
-
 #include "pd_sim_device.h"
 #include "pdext.h"
 
