@@ -9,3 +9,8 @@ if(PDEXT_HAVE_CUDA_PLUGIN)
   target_compile_definitions(device_cuda_test PRIVATE PDEXT_HAVE_CUDA_PLUGIN=1)
   add_dependencies(device_cuda_test pdext_cuda)
 endif()
+# Stand-ins for the CUDA plug-in: a table of another ABI version, and no entry point.
+pd_add_test_module(dc_fake_cuda_abi ops/fake_cuda_plugin.c)
+pd_add_test_module(dc_fake_cuda_no_entry ops/fake_cuda_plugin.c)
+target_compile_definitions(dc_fake_cuda_no_entry PRIVATE FAKE_NO_ENTRY=1)
+add_dependencies(device_cuda_test dc_fake_cuda_abi dc_fake_cuda_no_entry)

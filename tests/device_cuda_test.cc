@@ -47,6 +47,28 @@ TEST(DeviceCuda, MissingPluginNamesTheLibraryAndWhatToInstall)
     EXPECT_FALSE(pd_defined(&t));
 }
 
+TEST(DeviceCuda, PluginOfAnotherDeviceAbiVersionIsRefusedNamingBoth)
+{
+    std::string path = std::string(PD_TEST_BINARY_DIR) + "/dc_fake_cuda_abi.so";
+    setenv("PDEXT_CUDA_PLUGIN", path.c_str(), 1);
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    EXPECT_EQ(pd_tensor_empty(&t, PD_FLOAT32, pd_place_gpu(0), 1, &n4), PD_ERR_ABI_MISMATCH);
+    EXPECT_TRUE(contains(pd_last_error(), "cannot be used: abi_version is 99, but this runtime "
+                                          "serves device tables of version 1"))
+        << pd_last_error();
+    EXPECT_FALSE(pd_defined(&t));
+}
+
+TEST(DeviceCuda, LibraryWithoutTheEntryPointIsRefused)
+{
+    std::string path = std::string(PD_TEST_BINARY_DIR) + "/dc_fake_cuda_no_entry.so";
+    setenv("PDEXT_CUDA_PLUGIN", path.c_str(), 1);
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    EXPECT_EQ(pd_tensor_empty(&t, PD_FLOAT32, pd_place_gpu(0), 1, &n4), PD_ERR_ABI_MISMATCH);
+    EXPECT_TRUE(contains(pd_last_error(), "has no pdext_cuda_device_table entry point"))
+        << pd_last_error();
+}
+
 TEST(DeviceCuda, WithoutADriverOrDeviceGpuUseSaysWhichIsMissing)
 {
 #ifndef PDEXT_HAVE_CUDA_PLUGIN
