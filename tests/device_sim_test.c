@@ -231,6 +231,31 @@ PD_TEST(DeviceCache, ABlockOfABusyStreamWaitsUntilThatStreamIsIdle)
     PD_EXPECT_OK(pd_device_cache_release(p));
 }
 
+PD_TEST(DeviceCache, BlocksOfADestroyedStreamAreIdleForEveryStream)
+{
+    pd_place p = sim(0);
+    PD_ASSERT_OK(pd_device_cache_release(p));
+    pd_stream_t *a = NULL;
+    PD_ASSERT_OK(pd_stream_create(p, &a));
+    const int64_t n = 300;
+    pd_tensor cached, live, again1, again2;
+    PD_ASSERT_OK(pd_stream_set_current(p, a));
+    PD_ASSERT_OK(pd_tensor_empty(&cached, PD_FLOAT32, p, 1, &n));
+    PD_ASSERT_OK(pd_tensor_empty(&live, PD_FLOAT32, p, 1, &n));
+    pd_tensor_release(&cached); /* cached before the stream goes */
+    PD_ASSERT_OK(pd_stream_set_current(p, NULL));
+    PD_ASSERT_OK(pd_stream_destroy(a));
+    pd_tensor_release(&live); /* cached after it went */
+    pd_sim_stats before = stats();
+    /* On the default stream: both blocks are reused, and no destroyed stream is asked. */
+    PD_ASSERT_OK(pd_tensor_empty(&again1, PD_FLOAT32, p, 1, &n));
+    PD_ASSERT_OK(pd_tensor_empty(&again2, PD_FLOAT32, p, 1, &n));
+    PD_EXPECT_EQ(stats().allocs, before.allocs);
+    pd_tensor_release(&again1);
+    pd_tensor_release(&again2);
+    PD_EXPECT_OK(pd_device_cache_release(p));
+}
+
 PD_TEST(DeviceCache, OutOfMemoryReleasesTheCacheAndTriesOnceMore)
 {
     pd_place p = sim(1);

@@ -50,7 +50,8 @@ void pd_sim_stats_get(pd_sim_stats *out);
 void pd_sim_set_capacity(size_t bytes);
 
 /* Enqueues fn(arg) on `stream` (NULL: runs it now), after the work already enqueued there:
- * how a kernel "launches" on the sim (the stream is pd_stream(ctx)). */
+ * how a kernel "launches" on the sim (the stream is pd_stream(ctx)). Like a CUDA host
+ * function, fn must not call pdext or the sim (no synchronize, no tensor release). */
 pd_status pd_sim_launch(pd_device_stream stream, void (*fn)(void *arg), void *arg);
 
 /* The host address behind sim device address `device_ptr`, for functions run by

@@ -159,6 +159,11 @@ typedef struct pd__device {
     /* The cache of freed blocks per device (device_cache.c), under `lock`. */
     struct pd_storage *cached[PD__DEVICE_IDS];
     size_t cached_bytes[PD__DEVICE_IDS];
+    /* Handles of the streams of this type that exist (under `lock`): a block whose stream is
+     * gone (destroyed after finishing its work) is idle, and its handle must never reach
+     * stream_query again. */
+    void **live_streams;
+    int32_t n_live_streams, cap_live_streams;
 } pd__device;
 
 /* The device entry serving `place` (loading the CUDA plug-in for GPU places), with its
@@ -191,6 +196,10 @@ pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, s
                                pd_storage **out);
 /* Takes a dead block back (into the cache, or to the table when the cache is full). */
 void pd__device_block_free(pd_storage *s);
+/* A stream of d was made / is being destroyed (after its work is done): the cache tracks
+ * which stream handles exist, so that blocks of a destroyed stream count as idle. */
+pd_status pd__device_stream_born(pd__device *d, void *stream);
+void pd__device_stream_gone(pd__device *d, void *stream);
 
 /* Refuses a place no device serves: the message says why (not registered, no table, ...). */
 pd_status pd__place_refuse(const char *who, pd_place place);

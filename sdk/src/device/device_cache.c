@@ -53,7 +53,53 @@ static size_t round_size(size_t bytes)
     return bytes > SIZE_MAX - r ? bytes : (bytes + r - 1) / r * r;
 }
 
-/* A cached block for `size` usable on `stream`, unlinked; NULL if none. Under d->lock. */
+/* Whether `stream` is a stream of d that exists; under d->lock. */
+static bool stream_live(const pd__device *d, const void *stream)
+{
+    for (int32_t i = 0; i < d->n_live_streams; ++i)
+        if (d->live_streams[i] == stream)
+            return true;
+    return false;
+}
+
+pd_status pd__device_stream_born(pd__device *d, void *stream)
+{
+    pd_status st = PD_OK;
+    pthread_mutex_lock(&d->lock);
+    if (d->n_live_streams == d->cap_live_streams) {
+        int32_t cap = d->cap_live_streams ? 2 * d->cap_live_streams : 16;
+        void **grown = realloc(d->live_streams, (size_t)cap * sizeof *grown);
+        if (grown == NULL) {
+            st = PD_ERR_OUT_OF_MEMORY;
+        } else {
+            d->live_streams = grown;
+            d->cap_live_streams = cap;
+        }
+    }
+    if (st == PD_OK)
+        d->live_streams[d->n_live_streams++] = stream;
+    pthread_mutex_unlock(&d->lock);
+    return st;
+}
+
+void pd__device_stream_gone(pd__device *d, void *stream)
+{
+    pthread_mutex_lock(&d->lock);
+    for (int32_t i = 0; i < d->n_live_streams; ++i)
+        if (d->live_streams[i] == stream) {
+            d->live_streams[i] = d->live_streams[--d->n_live_streams];
+            break;
+        }
+    /* Its work is done (the stream was synchronized): its cached blocks are idle. */
+    for (int32_t id = 0; id < d->count; ++id)
+        for (pd_storage *s = d->cached[id]; s; s = s->cache_next)
+            if (s->stream == stream)
+                s->stream = NULL;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* A cached block for `size` usable on `stream`, unlinked; NULL if none. Under d->lock. A
+ * block whose stream is NULL is idle: its stream finished and was destroyed. */
 static pd_storage *take(pd__device *d, int32_t id, size_t size, void *stream)
 {
     pd_storage **best = NULL;
@@ -61,7 +107,7 @@ static pd_storage *take(pd__device *d, int32_t id, size_t size, void *stream)
         pd_storage *s = *p;
         if (s->capacity < size || s->capacity / 2 > size)
             continue;
-        if (s->stream != stream) {
+        if (s->stream != stream && s->stream != NULL) {
             bool idle = false;
             if (d->table->stream_query(d->table->user, id, s->stream, &idle) != PD_OK || !idle)
                 continue;
@@ -137,6 +183,8 @@ void pd__device_block_free(pd_storage *s)
     size_t limit = cache_limit();
     bool kept = false;
     pthread_mutex_lock(&d->lock);
+    if (s->stream != NULL && !stream_live(d, s->stream))
+        s->stream = NULL; /* allocated on a stream destroyed since, after finishing its work */
     if (s->capacity <= limit && d->cached_bytes[id] <= limit - s->capacity) {
         s->cache_next = d->cached[id];
         d->cached[id] = s;

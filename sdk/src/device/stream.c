@@ -57,6 +57,11 @@ static pd_status stream_new(const char *who, pd__device *d, pd_place place, bool
         free(s);
         return failed(who, d, place, "stream_create", st);
     }
+    if (pd__device_stream_born(d, s->handle) != PD_OK) {
+        (void)d->table->stream_destroy(d->table->user, place.device_id, s->handle);
+        free(s);
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    }
     *out = s;
     return PD_OK;
 }
@@ -68,11 +73,13 @@ static pd_status default_stream(const char *who, pd__device *d, pd_place place, 
     pd_stream_t *s = atomic_load_explicit(slot, memory_order_acquire);
     pd_status st = PD_OK;
     if (s == NULL) {
-        pthread_mutex_lock(&d->lock);
+        /* A lock of its own: making the stream registers it with the cache under d->lock. */
+        static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&making);
         s = atomic_load_explicit(slot, memory_order_relaxed);
         if (s == NULL && (st = stream_new(who, d, place, true, &s)) == PD_OK)
             atomic_store_explicit(slot, s, memory_order_release);
-        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_unlock(&making);
     }
     *out = s;
     return st;
@@ -158,6 +165,7 @@ pd_status pd_stream_destroy(pd_stream_t *s)
     const pd_device_table *t = s->device->table;
     int32_t id = s->place.device_id;
     pd_status st = t->stream_synchronize(t->user, id, s->handle);
+    pd__device_stream_gone(s->device, s->handle);
     pd_status st2 = t->stream_destroy(t->user, id, s->handle);
     pd__device *d = s->device;
     pd_place place = s->place;
