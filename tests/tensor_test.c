@@ -375,12 +375,12 @@ PD_TEST(Tensor, CopyToRejectsAMissingSource)
 
 PD_TEST(Tensor, CopyFromANonCpuTensorIsUnavailable)
 {
-    /* A tensor claiming GPU memory (as a future CUDA build makes them). */
+    /* A tensor claiming GPU memory where no CUDA plug-in is loaded (tests run without one). */
     pd_tensor src, out;
     PD_ASSERT_OK(pd_tensor_zeros(&src, PD_FLOAT32, CPU, 2, shape23));
     pd_tensor gpu = src;
     gpu.place = pd_place_gpu(1);
     EXPECT_FAILS_UNTOUCHED(&out, pd_tensor_copy_to(&out, &gpu, CPU), PD_ERR_UNAVAILABLE,
-                           "pd_tensor_copy_to: src is on gpu:1");
+                           "pd_tensor_copy_to: place gpu:1 needs CUDA");
     pd_tensor_release(&src);
 }

@@ -548,6 +548,14 @@ static inline pd_tensor *pd_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int
     return PD__CALL(ctx, expand(ctx, src, ndim, shape));
 }
 
+/* --- Streams (pd_device.h) ------------------------------------------------------------------ */
+
+/* The device handle of the stream this call runs on: a cudaStream_t for GPU inputs (launch
+ * with <<<grid, block, 0, (cudaStream_t)pd_stream(ctx)>>>), the device's own handle for a
+ * custom device, NULL on the CPU. The call's device is that of its first input. Needs a
+ * runtime of ABI 2.1 or newer. */
+static inline void *pd_stream(pd_kernel_ctx *ctx) { return PD__CALL(ctx, stream(ctx)); }
+
 /* --- Custom device places (pd_place.h) ----------------------------------------------------- */
 
 static inline pd_place pd__place_custom_op(const char *type_name, int32_t device_id)

@@ -143,7 +143,12 @@
         (ctx, src, ndim, dims), NULL, pd__ctx_permute, pd__cxx_permute)                        \
     CTX(pd_tensor *, expand, (pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,          \
                               const int64_t *shape),                                           \
-        (ctx, src, ndim, shape), NULL, pd__ctx_expand, pd__cxx_expand)
+        (ctx, src, ndim, shape), NULL, pd__ctx_expand, pd__cxx_expand)                          \
+    /* The device handle of the stream the call runs on (cudaStream_t for CUDA, the device's  \
+     * own handle for a custom device; NULL on the CPU): launch the kernel's work on it. The  \
+     * call's device is its first input's; the stream is the host thread's current stream    \
+     * for that device or the device's default stream (pd_device.h). */                       \
+    CTX(void *, stream, (pd_kernel_ctx *ctx), (ctx), NULL, pd__ctx_stream, pd__cxx_stream)
 /* clang-format on */
 
 #endif /* PD_API_LIST_H */

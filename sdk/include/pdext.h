@@ -27,6 +27,7 @@
 PD_EXTERN_C_BEGIN
 /* libpdext is built with hidden visibility; exactly the functions declared here are exported. */
 #pragma GCC visibility push(default)
+#include "pd_device.h" /* device tables and streams: exported too */
 
 /* --- Errors and versions ----------------------------------------------------------------- */
 
@@ -44,10 +45,13 @@ const pd_api *pd_runtime_api(void);
 
 /* --- Tensors ------------------------------------------------------------------------------ */
 /* Each constructor writes a new defined tensor holding one reference to *out; release it with
- * pd_tensor_release. Memory is 64-byte aligned. This runtime allocates on the CPU only: GPU,
- * GPU-pinned and custom places fail with PD_ERR_UNAVAILABLE (the message says what to do);
- * undefined places, bad dtypes, negative dims, ndim > PD_MAX_DIMS and sizes that overflow fail
- * with PD_ERR_INVALID_ARGUMENT. */
+ * pd_tensor_release. CPU memory is 64-byte aligned. Other places allocate through their
+ * device table (pd_device.h): GPU places load the CUDA plug-in on first use and fail with
+ * PD_ERR_UNAVAILABLE naming what is missing (plug-in, driver, device); a custom type without a
+ * table fails the same way; device OOM is PD_ERR_OUT_OF_MEMORY. Undefined places, device ids
+ * out of range, bad dtypes, negative dims, ndim > PD_MAX_DIMS and sizes that overflow fail
+ * with PD_ERR_INVALID_ARGUMENT. The data of a device tensor is a device address: read it on
+ * the host through pd_tensor_copy_to(..., pd_place_cpu()), which waits for the device. */
 
 pd_status pd_tensor_empty(pd_tensor *out, pd_data_type dtype, pd_place place, int32_t ndim,
                           const int64_t *shape);
@@ -72,7 +76,9 @@ pd_status pd_tensor_from_buffer(pd_tensor *out, void *data, pd_data_type dtype, 
                                 int32_t ndim, const int64_t *shape, pd_deleter_fn deleter,
                                 void *user);
 
-/* A dense copy of src's elements (src may be strided) on `place` (this runtime: CPU only). */
+/* A dense copy of src's elements (src may be strided) on `place`, between any two places,
+ * on the thread's streams of the devices involved (pd_device.h); returns once host memory on
+ * either side is done with (device-to-device copies stay queued on the stream). */
 pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place);
 /* A new dense tensor of `dtype` with src's values (src may be strided) converted like C
  * conversions (floating -> integral truncates toward zero; real -> complex sets im = 0;

@@ -8,6 +8,9 @@
 #define PDEXT_NO_MODULE_ENTRY 1 /* libpdext is not an op module */
 #include "pdext.h"
 
+#include "pd_device.h"
+
+#include <pthread.h>
 #include <stdatomic.h>
 
 /* A reference-counted memory block. Runtime allocations put this header and the data in one
@@ -23,6 +26,14 @@ struct pd_storage {
     bool external;   /* ptr is the caller's, not part of this allocation */
     void *block;     /* runtime allocations: what malloc returned (header and data) */
     size_t capacity; /* runtime allocations: usable data bytes at ptr (>= bytes) */
+    /* Memory of a device table (device/device.c): ptr came from its alloc (or host_alloc for
+     * GPU-pinned) and goes back through it; the header is a malloc of its own. NULL for
+     * host memory from malloc and for wrapped buffers. */
+    struct pd__device *device;
+    /* Device memory: the device handle of the stream it was allocated on, which the device
+     * cache (device/device_cache.c) reuses it on; the next cached block while cached. */
+    void *stream;
+    struct pd_storage *cache_next;
 };
 
 /* libpdext_jit is a separate library on top of libpdext that needs these few internals; they
@@ -136,6 +147,73 @@ const char *pd__place_custom_name(pd_place place);
  * function table's device_type_name. */
 const char *pd__device_type_label(int32_t type);
 
+/* --- device/device.c, device/stream.c: device tables, streams ------------------------------- */
+
+#define PD__DEVICE_IDS 64 /* devices of one type pdext addresses */
+
+/* One device type as the runtime holds it: its table and what was learnt from it once. */
+typedef struct pd__device {
+    const pd_device_table *table;
+    int32_t type;  /* place type number (PD_PLACE_GPU serves GPU-pinned too) */
+    int32_t count; /* devices present when the entry was made (at most PD__DEVICE_IDS) */
+    pthread_mutex_t lock;
+    _Atomic(struct pd_stream_t *) defaults[PD__DEVICE_IDS]; /* default streams, made lazily */
+    /* The cache of freed blocks per device (device_cache.c), under `lock`. */
+    struct pd_storage *cached[PD__DEVICE_IDS];
+    size_t cached_bytes[PD__DEVICE_IDS];
+    /* Handles of the streams of this type that exist (under `lock`): a block whose stream is
+     * gone (destroyed after finishing its work) is idle, and its handle must never reach
+     * stream_query again. */
+    void **live_streams;
+    int32_t n_live_streams, cap_live_streams;
+} pd__device;
+
+/* The device entry serving `place` (loading the CUDA plug-in for GPU places), with its
+ * device id checked; NULL with a message naming `who` (what is missing, what to install). */
+pd__device *pd__device_of(const char *who, pd_place place);
+/* Whether custom type number `type` has a device table. */
+bool pd__device_registered(int32_t type);
+/* Records "who: <op> on <place> failed (...)" with status st; returns st. */
+pd_status pd__device_failed(const char *who, const pd__device *d, pd_place place, const char *op,
+                            pd_status st);
+/* `bytes` of place's memory (device memory, or pinned host memory for GPU-pinned). */
+pd_status pd__device_alloc(const char *who, pd__device *d, pd_place place, size_t bytes,
+                           void **ptr);
+void pd__device_free(pd__device *d, pd_place place, void *ptr, size_t bytes);
+/* memset of `bytes` at ptr on any place, on the thread's stream of the device. */
+pd_status pd__device_memset(const char *who, pd_place place, void *ptr, int value, size_t bytes);
+/* Copies `bytes` between any two places (host memory included) on the thread's streams;
+ * returns once host memory on either side may be used again. */
+pd_status pd__device_copy(const char *who, pd_place dst_place, void *dst, pd_place src_place,
+                          const void *src, size_t bytes);
+/* The device handle of this thread's stream for place's device (current, else default). */
+pd_status pd__device_stream_of(const char *who, pd__device *d, pd_place place,
+                               pd_device_stream *handle);
+/* --- device/device_cache.c: the caching device allocator ----------------------------------- */
+
+/* A block of `bytes` on place's device (not GPU-pinned) from the cache or the table: a
+ * storage header with ptr, capacity, device and stream set. On out of memory the device's
+ * cache is released and the allocation tried once more. */
+pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, size_t bytes,
+                               pd_storage **out);
+/* Takes a dead block back (into the cache, or to the table when the cache is full). */
+void pd__device_block_free(pd_storage *s);
+/* A stream of d was made / is being destroyed (after its work is done): the cache tracks
+ * which stream handles exist, so that blocks of a destroyed stream count as idle. */
+pd_status pd__device_stream_born(pd__device *d, void *stream);
+void pd__device_stream_gone(pd__device *d, void *stream);
+
+/* Refuses a place no device serves: the message says why (not registered, no table, ...). */
+pd_status pd__place_refuse(const char *who, pd_place place);
+
+/* --- tensor/cross_place.c ------------------------------------------------------------------ */
+
+/* Writes src's elements (any place, any layout) densely in C order as dst_type to dst, on
+ * dst_place: host loops for host memory, device copies otherwise (staged through host
+ * memory when a strided or converting copy involves a device). */
+pd_status pd__copy_across(const char *who, void *dst, pd_place dst_place, pd_data_type dst_type,
+                          const pd_tensor *src);
+
 /* --- call/strided_inputs.c: what the runner does with strided and hand-made inputs --------- */
 
 /* Validates pd_op_def.flags / strided_inputs of a parsed op and stores the mask of inputs
@@ -210,12 +288,13 @@ const pd_api *pd__runtime_api(void);
 
 /* "cpu", "gpu:0", "gpu_pinned", "npu:1" (custom), "undefined (type 7)": for messages. */
 void pd__place_format(pd_place place, char *buf, size_t size);
-/* PD_OK if this build can hold memory on `place`: the CPU only. Otherwise
- * PD_ERR_UNAVAILABLE (GPU, GPU-pinned, custom) or PD_ERR_INVALID_ARGUMENT (undefined, or a
- * CPU place with a device id), with a message naming `who` and the place. */
+/* PD_OK if memory can be held on `place`: the CPU, or a place a device table serves
+ * (device/device.c). Otherwise PD_ERR_UNAVAILABLE (no CUDA plug-in, driver or device; a
+ * custom type without a table) or PD_ERR_INVALID_ARGUMENT (undefined, a device id out of
+ * range, a CPU place with a device id), with a message naming `who` and the place. */
 pd_status pd__place_check(const char *who, pd_place place);
-/* The accepting case of pd__place_check, inline and without a message: for hot paths, which
- * call pd__place_check only once this says no (to get the message). */
+/* The CPU case of pd__place_check, inline and without a message: for hot paths, which take
+ * the general path (device places, or the message) only once this says no. */
 static inline bool pd__place_ok(const pd_place *place)
 {
     return place->type == PD_PLACE_CPU && place->device_id == 0;

@@ -40,8 +40,7 @@ static inline pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, in
     return &slot->items[item];
 }
 
-/* The place outputs are made on: the first bound input's, CPU for an op without inputs. */
-static const pd_place *first_input_place(const pd_kernel_ctx *ctx)
+const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx)
 {
     static const pd_place cpu = {PD_PLACE_CPU, 0};
     for (int32_t i = 0; i < ctx->n_inputs; ++i)
@@ -55,7 +54,7 @@ static const pd_place *first_input_place(const pd_kernel_ctx *ctx)
  * may carry any place) are still checked; a refusal throws the usual message. */
 static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
 {
-    const pd_place *place = first_input_place(ctx);
+    const pd_place *place = pd__ctx_first_input_place(ctx);
     size_t bytes;
     pd_storage *storage;
     if (!pd__shape_bytes(it->dtype, it->ndim, it->shape, &bytes) || !pd__place_ok(place) ||

@@ -170,6 +170,12 @@ void pd__ctx_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t item, i
                               const int64_t *shape);
 void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype);
 
+/* The place outputs are made on and the call's stream belongs to: the first bound input's,
+ * CPU for an op without inputs. */
+const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx);
+/* pd_stream(ctx): the device handle of the call's stream (device/stream.c); NULL on CPU. */
+void *pd__ctx_stream(pd_kernel_ctx *ctx);
+
 /* Resizes output `index` to `count` items (new items undefined, dropped ones released);
  * throws on out of memory. Used by set_output_count and by the runner's defaults. */
 void pd__ctx_resize_output(pd_kernel_ctx *ctx, int32_t index, int32_t count);

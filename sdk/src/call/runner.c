@@ -279,6 +279,7 @@ CALL_STEP pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t 
     const pd_op *op = ctx->op;
     int32_t j = 0;
     if (n == op->n_inputs && args != NULL) {
+        bool one_place = true; /* every input on the first one's place (the input step's rule) */
         for (; j < n; ++j) {
             const pd_arg *a = &args[j];
             if (a->name != NULL || a->count != 1 || a->tensors == NULL ||
@@ -286,9 +287,10 @@ CALL_STEP pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t 
                 break;
             ctx->in[j].tensors = a->tensors;
             ctx->in[j].count = 1;
+            one_place = one_place && pd_place_equal(a->tensors->place, args[0].tensors->place);
         }
         pd__runner_stats.fast_inputs += (uint64_t)j;
-        ctx->inputs_ready = j == n && op->strided_inputs == 0;
+        ctx->inputs_ready = j == n && op->strided_inputs == 0 && one_place;
     }
     if (j < n || n != op->n_inputs)
         return bind_inputs_from(ctx, args, n, j);

@@ -70,6 +70,30 @@ static __attribute__((noinline, noreturn)) void refuse_bounds(pd_kernel_ctx *ctx
     pd__ctx_throw(PD_ERR_INVALID_ARGUMENT, "%s", pd_last_error());
 }
 
+/* Item k of input i is on another device than the call's first input: one op call runs on
+ * one device (its outputs and its stream are the first input's), so it is refused, naming
+ * both places. Host memory (CPU, GPU-pinned) mixes freely: the CPU reads both. */
+static __attribute__((noinline, noreturn)) void refuse_place(pd_kernel_ctx *ctx, int32_t i,
+                                                             int32_t k, const pd_tensor *t)
+{
+    char what[PD__NAME_MAX + 48], here[96], first[96];
+    const pd_place *p = pd__ctx_first_input_place(ctx);
+    pd__place_format(t->place, here, sizeof here);
+    pd__place_format(*p, first, sizeof first);
+    pd__ctx_throw(PD_ERR_INVALID_ARGUMENT,
+                  "%s is on %s, but the call runs on %s (its first input's place); copy it "
+                  "there first (pd_tensor_copy_to)",
+                  input_text(ctx, i, k, what, sizeof what), here, first);
+}
+
+/* t may join a call on `first`: same place, both host memory, or t is no tensor. */
+static inline bool same_device(const pd_tensor *t, const pd_place *first)
+{
+    return (t->place.type == first->type && t->place.device_id == first->device_id) ||
+           t->place.type == PD_PLACE_UNDEFINED ||
+           (pd_place_is_host(t->place) && pd_place_is_host(*first));
+}
+
 /* Whether input i is written in place (an output aliases it). */
 static bool is_inplace_input(const pd_op *op, int32_t i)
 {
@@ -105,7 +129,8 @@ static __attribute__((noinline)) void replace_items(pd_kernel_ctx *ctx, int32_t 
                           input_text(ctx, i, k, what, sizeof what));
         /* A dense copy owned by the call, which the arena releases when the call ends. */
         pd_tensor *dense = pd__ctx_empty(ctx, t->dtype, t->place, t->ndim, t->shape);
-        pd__copy_to_dense(dense->data, dense->dtype, t);
+        if (pd__copy_across("pd_input", dense->data, dense->place, dense->dtype, t) != PD_OK)
+            pd__ctx_throw(pd_last_status(), "%s", pd_last_error());
         *t = *dense;
     }
     in->tensors = items;
@@ -114,6 +139,7 @@ static __attribute__((noinline)) void replace_items(pd_kernel_ctx *ctx, int32_t 
 void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx)
 {
     const pd_op *op = ctx->op;
+    const pd_place *first = pd__ctx_first_input_place(ctx);
     for (int32_t i = 0; i < ctx->n_inputs; ++i) {
         const pd__in_slot *in = &ctx->in[i];
         bool strided_ok = (op->strided_inputs >> i) & 1u;
@@ -124,6 +150,8 @@ void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx)
             if (dense ? !pd__dense_input_fits(t)
                       : t->storage != NULL && pd__tensor_check_bounds(NULL, "", t) != PD_OK)
                 refuse_bounds(ctx, i, k, t);
+            if (!same_device(t, first))
+                refuse_place(ctx, i, k, t);
             replace = replace || (dense ? strided_ok && !dense_strides_filled(t) : !strided_ok);
         }
         if (replace)

@@ -24,15 +24,21 @@ static inline bool pd__dense_input_fits(const pd_tensor *t)
 }
 
 /* Nothing for pd__ctx_prepare_inputs to do: the op takes no strided inputs, and every input
- * is dense and inside its storage. */
+ * is dense, inside its storage and on the first input's place (anything else goes to the
+ * out-of-line step, which refuses inputs on two devices). */
 static inline bool pd__ctx_inputs_ready(const pd_kernel_ctx *ctx)
 {
     if (ctx->op->strided_inputs != 0)
         return false;
+    const pd_place *first = NULL;
     for (int32_t i = 0; i < ctx->n_inputs; ++i)
         for (int32_t k = 0; k < ctx->in[i].count; ++k) {
             const pd_tensor *t = &ctx->in[i].tensors[k];
             if (t->layout != PD_LAYOUT_DENSE || !pd__dense_input_fits(t))
+                return false;
+            if (first == NULL)
+                first = &t->place;
+            else if (t->place.type != first->type || t->place.device_id != first->device_id)
                 return false;
         }
     return true;

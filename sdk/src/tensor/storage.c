@@ -8,10 +8,12 @@
  * external buffer gets a header of its own that points at the caller's memory and remembers the
  * deleter, called exactly once when the last reference goes.
  *
- * This build is CPU only: GPU, GPU-pinned and custom places are refused with
- * PD_ERR_UNAVAILABLE and a message saying what to do instead; an undefined place made from a
- * custom device type name nobody registered is refused naming the name and how to register
- * it (device/place_types.c).
+ * Memory on any other place (GPU, GPU-pinned, a registered custom device) comes from that
+ * place's device table (device/device.c): the header is a malloc of its own and `device`
+ * says which table takes the memory back. A place no device serves is refused: GPU places
+ * name what is missing (plug-in, driver, device), an undefined place made from a custom
+ * device type name nobody registered names the name and how to register it
+ * (device/place_types.c).
  */
 #include "pd_internal.h"
 
@@ -41,9 +43,9 @@ void pd__place_format(pd_place place, char *buf, size_t size)
     }
 }
 
-/* The formatted place and the message are built only once a place is refused: this check
+/* The formatted place and the message are built only once a place is refused: the CPU check
  * runs on every allocation, so the accepted case must cost two compares. */
-static pd_status place_refuse(const char *who, pd_place place)
+pd_status pd__place_refuse(const char *who, pd_place place)
 {
     char name[96];
     pd__place_format(place, name, sizeof name);
@@ -64,10 +66,11 @@ static pd_status place_refuse(const char *who, pd_place place)
     }
     if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
         return pd__fail(PD_ERR_UNAVAILABLE,
-                        "%s: place %s is a custom device of type '%s', which this build of "
-                        "pdext cannot use (no custom device plug-ins); allocate on "
-                        "pd_place_cpu()",
-                        who, name, custom);
+                        "%s: place %s is a custom device of type '%s', which has no device "
+                        "table: its name was registered with pd_device_type_register, but no "
+                        "plug-in gave its memory functions (pd_device_register(\"%s\", "
+                        "&table, &type)); or allocate on pd_place_cpu()",
+                        who, name, custom, custom);
     if (place.type == PD_PLACE_UNDEFINED && custom != NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: place is undefined: device type '%s' was not registered when "
@@ -85,7 +88,9 @@ pd_status pd__place_check(const char *who, pd_place place)
 {
     if (pd__place_ok(&place))
         return PD_OK;
-    return place_refuse(who, place);
+    if (place.type == PD_PLACE_CPU)
+        return pd__place_refuse(who, place);
+    return pd__device_of(who, place) ? PD_OK : pd_last_status();
 }
 
 /* --- Big-block cache -----------------------------------------------------------------------
@@ -226,14 +231,54 @@ pd_storage *pd__storage_alloc(const pd_place *place, size_t bytes)
     s->deleter = NULL;
     s->user = NULL;
     s->external = false;
+    s->device = NULL;
     return s;
+}
+
+/* A block of device memory (through the device cache) or of GPU-pinned host memory (straight
+ * from the table) for `place`. */
+static __attribute__((noinline)) pd_status device_storage_new(const char *who, pd_place place,
+                                                              size_t bytes, pd_storage **out)
+{
+    pd__device *d = pd__device_of(who, place);
+    if (d == NULL)
+        return pd_last_status();
+    pd_storage *s = NULL;
+    if (place.type != PD_PLACE_GPU_PINNED) {
+        pd_status st = pd__device_block_new(who, d, place, bytes, &s);
+        if (st != PD_OK)
+            return st;
+    } else {
+        if ((s = malloc(sizeof *s)) == NULL)
+            return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+        pd_status st = pd__device_alloc(who, d, place, bytes, &s->ptr);
+        if (st != PD_OK) {
+            free(s);
+            return st;
+        }
+        s->block = s;
+        s->capacity = bytes;
+        s->device = d;
+        s->stream = NULL;
+        s->cache_next = NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    s->bytes = bytes;
+    s->place = place;
+    s->deleter = NULL;
+    s->user = NULL;
+    s->external = false;
+    *out = s;
+    return PD_OK;
 }
 
 pd_status pd__storage_new(const char *who, pd_place place, size_t bytes, pd_storage **out)
 {
-    pd_status st = pd__place_check(who, place);
-    if (st != PD_OK)
-        return st;
+    if (!pd__place_ok(&place)) {
+        if (place.type == PD_PLACE_CPU)
+            return pd__place_refuse(who, place);
+        return device_storage_new(who, place, bytes, out);
+    }
     if (bytes > SIZE_MAX - sizeof(pd_storage) - PD__ALIGN)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes: the size overflows",
                         who, bytes);
@@ -262,6 +307,7 @@ pd_status pd__storage_wrap(const char *who, pd_place place, void *ptr, size_t by
     s->external = true;
     s->block = s;
     s->capacity = bytes;
+    s->device = NULL;
     *out = s;
     return PD_OK;
 }
@@ -281,6 +327,15 @@ void pd__storage_release(pd_storage *s)
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_release) != 1)
         return;
     atomic_thread_fence(memory_order_acquire);
+    if (s->device != NULL) {
+        if (s->place.type != PD_PLACE_GPU_PINNED) {
+            pd__device_block_free(s);
+            return;
+        }
+        pd__device_free(s->device, s->place, s->ptr, s->capacity);
+        free(s);
+        return;
+    }
     if (s->external) {
         if (s->deleter != NULL)
             s->deleter(s->ptr, s->user);

@@ -4,11 +4,15 @@
  * live in view.c, layouts and strided copies in layout.c, element conversion (cast, and the
  * value of full) in cast.c, memory and places in storage.c.
  *
+ * Tensors off the CPU (pd_device.h) are made, filled and copied through their place's device
+ * table: storage.c allocates, cross_place.c copies; device memory is never read here.
+ *
  * Every public function validates all of its arguments before it allocates anything and
  * writes *out only at the very end, so a failed call changes nothing and leaks nothing.
  */
 #include "pd_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Most bytes one tensor may span: pointer differences inside it must stay defined. */
@@ -123,6 +127,27 @@ static void fill(void *dst, pd_data_type dtype, size_t n, double value)
     }
 }
 
+/* fill for a tensor in device memory: one device memset when every byte of the value is the
+ * same (zeros, ...), else the value filled on the host and copied over. */
+static __attribute__((noinline)) pd_status device_fill(const char *who, pd_tensor *t, double value)
+{
+    size_t size = pd_dtype_size(t->dtype), n = (size_t)pd_numel(t);
+    unsigned char elem[16];
+    pd__cast_elements(elem, t->dtype, &value, PD_FLOAT64, 1);
+    bool all_same_byte = true;
+    for (size_t i = 1; i < size; ++i)
+        all_same_byte = all_same_byte && elem[i] == elem[0];
+    if (all_same_byte)
+        return pd__device_memset(who, t->place, t->data, elem[0], n * size);
+    void *host = malloc(n * size);
+    if (host == NULL)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory staging %zu bytes", who, n * size);
+    fill(host, t->dtype, n, value);
+    pd_status st = pd__device_copy(who, t->place, t->data, pd_place_cpu(), host, n * size);
+    free(host);
+    return st;
+}
+
 pd_status pd__rank_check(const char *who, int32_t ndim, const int64_t *shape)
 {
     if (ndim < 0 || ndim > PD_MAX_DIMS)
@@ -207,9 +232,13 @@ static pd_status tensor_full(const char *who, pd_tensor *out, pd_data_type dtype
         st = tensor_new(who, &t, dtype, place, ndim, shape);
     if (st != PD_OK)
         return st;
-    fill(t.data, dtype, (size_t)pd_numel(&t), value);
-    *out = t;
-    return PD_OK;
+    if (pd_place_is_host(place))
+        fill(t.data, dtype, (size_t)pd_numel(&t), value);
+    else if ((st = device_fill(who, &t, value)) != PD_OK)
+        pd_tensor_release(&t);
+    if (st == PD_OK)
+        *out = t;
+    return st;
 }
 
 /* --- Constructors -------------------------------------------------------------------------- */
@@ -292,19 +321,18 @@ pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place
     pd_status st = pd__tensor_check_out(who, out);
     if (st == PD_OK)
         st = pd__tensor_check_source(who, "src", src);
-    if (st == PD_OK && src->place.type != PD_PLACE_CPU) {
-        char name[64];
-        pd__place_format(src->place, name, sizeof name);
-        return pd__fail(PD_ERR_UNAVAILABLE,
-                        "%s: src is on %s; this build of pdext copies only from CPU tensors", who,
-                        name);
-    }
     pd_tensor t;
+    if (st == PD_OK && !pd_place_is_host(src->place) && pd__device_of(who, src->place) == NULL)
+        st = pd_last_status();
     if (st == PD_OK)
         st = tensor_new(who, &t, src->dtype, place, src->ndim, src->shape);
     if (st != PD_OK)
         return st;
-    pd__copy_to_dense(t.data, t.dtype, src);
+    st = pd__copy_across(who, t.data, place, t.dtype, src);
+    if (st != PD_OK) {
+        pd_tensor_release(&t);
+        return st;
+    }
     *out = t;
     return PD_OK;
 }

@@ -1,0 +1,209 @@
+/*
+ * device_cache.c - the caching allocator of device memory, one cache per device, in front of
+ * every device table's alloc and free (as PyTorch's CUDACachingAllocator is in front of
+ * cudaMalloc): a tensor's memory comes back here when its last reference goes, and the next
+ * allocation of a similar size takes it without calling the device.
+ *
+ * Stream safety. Work that uses a block may still be queued when the tensor dies. A block
+ * therefore remembers the stream it was allocated on (the thread's stream of the device at
+ * that time, which the op calls and copies that used it ran on), and is reused at once only
+ * by an allocation on that same stream: the stream's order puts the new work after the old.
+ * An allocation on another stream takes it only once stream_query says its stream is idle.
+ * Work a host put on other streams by hand is the host's to synchronize (pd_event_wait), as
+ * with CUDA's record_stream.
+ *
+ * Sizes. Requests round up to 512 bytes (to 2 MiB from 1 MiB up), and a cached block serves a
+ * request of at least half its size, so blocks of one shape of tensor meet again. The cache
+ * holds at most PDEXT_DEVICE_CACHE_MB MiB per device (default 1024; 0 turns caching off);
+ * pd_device_cache_release empties it, and an allocation that finds the device out of memory
+ * empties it and tries once more.
+ *
+ * The cached block is the storage header itself (with the device memory it points at), kept
+ * on a list through cache_next, so that taking one from the cache allocates nothing.
+ */
+#include "pd_internal.h"
+
+#include <stdlib.h>
+
+#define SMALL_ROUND ((size_t)512)
+#define LARGE_ROUND ((size_t)2 << 20)
+#define LARGE_FROM ((size_t)1 << 20)
+
+static size_t cache_limit(void)
+{
+    static _Atomic size_t limit = (size_t)-1;
+    size_t v = atomic_load_explicit(&limit, memory_order_relaxed);
+    if (v == (size_t)-1) {
+        const char *env = getenv("PDEXT_DEVICE_CACHE_MB");
+        char *end = NULL;
+        unsigned long long mb = env && *env ? strtoull(env, &end, 10) : 1024;
+        if (env && *env && (end == env || *end != '\0'))
+            mb = 1024; /* not a number: keep the default rather than guess */
+        v = mb > (SIZE_MAX >> 21) ? SIZE_MAX >> 1 : (size_t)mb << 20;
+        atomic_store_explicit(&limit, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+static size_t round_size(size_t bytes)
+{
+    size_t r = bytes < LARGE_FROM ? SMALL_ROUND : LARGE_ROUND;
+    if (bytes == 0)
+        return SMALL_ROUND;
+    return bytes > SIZE_MAX - r ? bytes : (bytes + r - 1) / r * r;
+}
+
+/* Whether `stream` is a stream of d that exists; under d->lock. */
+static bool stream_live(const pd__device *d, const void *stream)
+{
+    for (int32_t i = 0; i < d->n_live_streams; ++i)
+        if (d->live_streams[i] == stream)
+            return true;
+    return false;
+}
+
+pd_status pd__device_stream_born(pd__device *d, void *stream)
+{
+    pd_status st = PD_OK;
+    pthread_mutex_lock(&d->lock);
+    if (d->n_live_streams == d->cap_live_streams) {
+        int32_t cap = d->cap_live_streams ? 2 * d->cap_live_streams : 16;
+        void **grown = realloc(d->live_streams, (size_t)cap * sizeof *grown);
+        if (grown == NULL) {
+            st = PD_ERR_OUT_OF_MEMORY;
+        } else {
+            d->live_streams = grown;
+            d->cap_live_streams = cap;
+        }
+    }
+    if (st == PD_OK)
+        d->live_streams[d->n_live_streams++] = stream;
+    pthread_mutex_unlock(&d->lock);
+    return st;
+}
+
+void pd__device_stream_gone(pd__device *d, void *stream)
+{
+    pthread_mutex_lock(&d->lock);
+    for (int32_t i = 0; i < d->n_live_streams; ++i)
+        if (d->live_streams[i] == stream) {
+            d->live_streams[i] = d->live_streams[--d->n_live_streams];
+            break;
+        }
+    /* Its work is done (the stream was synchronized): its cached blocks are idle. */
+    for (int32_t id = 0; id < d->count; ++id)
+        for (pd_storage *s = d->cached[id]; s; s = s->cache_next)
+            if (s->stream == stream)
+                s->stream = NULL;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* A cached block for `size` usable on `stream`, unlinked; NULL if none. Under d->lock. A
+ * block whose stream is NULL is idle: its stream finished and was destroyed. */
+static pd_storage *take(pd__device *d, int32_t id, size_t size, void *stream)
+{
+    pd_storage **best = NULL;
+    for (pd_storage **p = &d->cached[id]; *p; p = &(*p)->cache_next) {
+        pd_storage *s = *p;
+        if (s->capacity < size || s->capacity / 2 > size)
+            continue;
+        if (s->stream != stream && s->stream != NULL) {
+            bool idle = false;
+            if (d->table->stream_query(d->table->user, id, s->stream, &idle) != PD_OK || !idle)
+                continue;
+        }
+        if (best == NULL || s->capacity < (*best)->capacity)
+            best = p;
+        if (s->capacity == size)
+            break;
+    }
+    if (best == NULL)
+        return NULL;
+    pd_storage *s = *best;
+    *best = s->cache_next;
+    d->cached_bytes[id] -= s->capacity;
+    return s;
+}
+
+/* Frees every cached block of device `id` through the table. */
+static void release_all(pd__device *d, int32_t id)
+{
+    pthread_mutex_lock(&d->lock);
+    pd_storage *list = d->cached[id];
+    d->cached[id] = NULL;
+    d->cached_bytes[id] = 0;
+    pthread_mutex_unlock(&d->lock);
+    while (list) {
+        pd_storage *next = list->cache_next;
+        pd__device_free(d, list->place, list->ptr, list->capacity);
+        free(list);
+        list = next;
+    }
+}
+
+pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, size_t bytes,
+                               pd_storage **out)
+{
+    int32_t id = place.device_id;
+    void *stream = NULL;
+    pd_status st = pd__device_stream_of(who, d, place, &stream);
+    if (st != PD_OK)
+        return st;
+    size_t size = round_size(bytes);
+    pthread_mutex_lock(&d->lock);
+    pd_storage *s = d->cached[id] ? take(d, id, size, stream) : NULL;
+    pthread_mutex_unlock(&d->lock);
+    if (s == NULL) {
+        if ((s = malloc(sizeof *s)) == NULL)
+            return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+        st = pd__device_alloc(who, d, place, size, &s->ptr);
+        if (st == PD_ERR_OUT_OF_MEMORY) { /* what the cache holds may be what is missing */
+            release_all(d, id);
+            st = pd__device_alloc(who, d, place, size, &s->ptr);
+        }
+        if (st != PD_OK) {
+            free(s);
+            return st;
+        }
+        s->capacity = size;
+        s->device = d;
+    }
+    s->place = place;
+    s->stream = stream;
+    s->cache_next = NULL;
+    s->block = s;
+    *out = s;
+    return PD_OK;
+}
+
+void pd__device_block_free(pd_storage *s)
+{
+    pd__device *d = s->device;
+    int32_t id = s->place.device_id;
+    size_t limit = cache_limit();
+    bool kept = false;
+    pthread_mutex_lock(&d->lock);
+    if (s->stream != NULL && !stream_live(d, s->stream))
+        s->stream = NULL; /* allocated on a stream destroyed since, after finishing its work */
+    if (s->capacity <= limit && d->cached_bytes[id] <= limit - s->capacity) {
+        s->cache_next = d->cached[id];
+        d->cached[id] = s;
+        d->cached_bytes[id] += s->capacity;
+        kept = true;
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (!kept) {
+        pd__device_free(d, s->place, s->ptr, s->capacity);
+        free(s);
+    }
+}
+
+pd_status pd_device_cache_release(pd_place place)
+{
+    pd__device *d = pd__device_of("pd_device_cache_release", place);
+    if (d == NULL)
+        return pd_last_status();
+    if (place.type != PD_PLACE_CPU && place.type != PD_PLACE_GPU_PINNED)
+        release_all(d, place.device_id);
+    return PD_OK;
+}
