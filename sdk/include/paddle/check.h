@@ -89,7 +89,7 @@ struct check_failure {
 
 #define PD__PADDLE_CASE(enum_value, type, ...) \
     case enum_value: {                         \
-        using data_t = type;                   \
+        using data_t [[maybe_unused]] = type;  \
         __VA_ARGS__();                         \
         break;                                 \
     }

@@ -1,0 +1,30 @@
+# Modules of the Paddle C++ front tests (paddle_front_test): the examples/paddle ops, the
+# every-form module, two modules the loader must refuse, and an op linked into the test.
+set(PD_PADDLE_MODULES pp_relu pp_concat pp_forms pp_no_kernel pp_bad_inplace)
+pd_add_test_module(pp_relu ${CMAKE_SOURCE_DIR}/examples/paddle/custom_relu_op.cc)
+pd_add_test_module(pp_concat ${CMAKE_SOURCE_DIR}/examples/paddle/custom_concat_op.cc)
+pd_add_test_module(pp_forms paddle_ops/paddle_forms.cc)
+pd_add_test_module(pp_no_kernel paddle_ops/paddle_no_kernel.cc)
+pd_add_test_module(pp_bad_inplace paddle_ops/paddle_bad_inplace.cc)
+foreach(m ${PD_PADDLE_MODULES})
+  set_target_properties(${m} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+endforeach()
+
+if(TARGET paddle_front_test)
+  add_dependencies(paddle_front_test ${PD_PADDLE_MODULES})
+  target_sources(paddle_front_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/paddle_ops/paddle_linked.cc)
+  target_include_directories(paddle_front_test PRIVATE ${PDEXT_INCLUDE_DIR})
+  set_target_properties(paddle_front_test PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+endif()
+
+# paddle/extension.h and the C extension.h in one translation unit: a clear #error, in
+# either order.
+foreach(order paddle_first c_first)
+  add_test(NAME Headers.PaddleAndCExtensionInOneUnitIsAnError_${order}
+           COMMAND ${CMAKE_COMMAND} -DCOMPILER=${CMAKE_CXX_COMPILER}
+                   "-DFLAGS=-std=c++17 -x c++ -I${PDEXT_INCLUDE_DIR} -DPD_TEST_ORDER_${order}"
+                   -DSOURCE=${CMAKE_CURRENT_LIST_DIR}/compile_fail/paddle_and_c_extension.cc
+                   -DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/paddle_and_c_${order}.o
+                   "-DEXPECT_ERROR=cannot be included in one translation unit"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/compile_fail/expect_compile.cmake)
+endforeach()
