@@ -15,7 +15,20 @@ if(TARGET paddle_front_test)
   target_sources(paddle_front_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/paddle_ops/paddle_linked.cc)
   target_include_directories(paddle_front_test PRIVATE ${PDEXT_INCLUDE_DIR})
   set_target_properties(paddle_front_test PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+  if(TARGET pdext_cmd)
+    add_dependencies(paddle_front_test pdext_cmd)
+    target_compile_definitions(paddle_front_test PRIVATE PDEXT_CMD="$<TARGET_FILE:pdext_cmd>")
+  endif()
 endif()
+
+# The unchanged C host example (examples/host/host.c, written for the C relu and concat) runs
+# the Paddle-front relu and concat: same op names, same interface, same messages.
+add_executable(pp_host ${CMAKE_SOURCE_DIR}/examples/host/host.c)
+target_link_libraries(pp_host PRIVATE pdext)
+add_dependencies(pp_host pp_relu pp_concat)
+add_test(NAME PaddleFront.TheCHostExampleRunsThePaddleBuiltReluAndConcat
+         COMMAND pp_host ${CMAKE_CURRENT_BINARY_DIR}/pp_relu.so
+                 ${CMAKE_CURRENT_BINARY_DIR}/pp_concat.so)
 
 # paddle/extension.h and the C extension.h in one translation unit: a clear #error, in
 # either order.

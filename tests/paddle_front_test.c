@@ -9,6 +9,7 @@
  * kernel and an inplace map naming an unknown input.
  */
 #include "jit_support.h"
+#include "pdext_npy.h"
 #include "runner_helpers.h"
 
 /* "[<file>:<line>]" of the line of tests/paddle_ops/<file> containing `text`. */
@@ -462,4 +463,31 @@ PD_TEST(PaddleFront, OpsLinkedIntoTheProgramRegisterAfterStaticInitialization)
     pd_tensor_release(&out);
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
+}
+
+/* --- the pdext command ---------------------------------------------------------------------- */
+
+PD_TEST(PaddleFront, PdextRunBuildsAndRunsAPaddleSource)
+{
+    char work[512], cmd[4096], path[600];
+    snprintf(work, sizeof work, "%s/paddle_cli", PD_TEST_BINARY_DIR);
+    mkdir(work, 0700);
+    int64_t shape[2] = {2, 2};
+    double vx[4] = {-1, 0.5, 2, -3};
+    pd_tensor x = f32(2, shape, vx), out = PD_TENSOR_UNDEFINED;
+    snprintf(path, sizeof path, "%s/x.npy", work);
+    PD_ASSERT_OK(pd_npy_save(path, &x));
+    snprintf(cmd, sizeof cmd,
+             "PDEXT_CACHE_DIR='%s/cache' '%s' run '%s/examples/paddle/custom_relu_op.cc' --op "
+             "custom_relu --input X='%s' --out '%s/out' >'%s/log' 2>&1",
+             work, PDEXT_CMD, PD_TEST_SOURCE_DIR, path, work, work);
+    int status = system(cmd);
+    PD_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    snprintf(path, sizeof path, "%s/out/Out.npy", work);
+    PD_ASSERT_OK(pd_npy_load(path, &out));
+    PD_EXPECT(pd_same_shape(&out, &x));
+    for (int i = 0; i < 4; ++i)
+        PD_EXPECT_NEAR(rt_at(&out, i), vx[i] > 0 ? vx[i] : 0, 0);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
 }
