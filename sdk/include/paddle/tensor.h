@@ -261,7 +261,11 @@ public:
     bool is_dense_tensor() const { return true; }
     bool is_contiguous() const { return t_ == nullptr || t_->layout == PD_LAYOUT_DENSE; }
     /* The CUDA stream of the call; pdext op code runs on the default stream. */
+#ifdef __CUDACC__
+    cudaStream_t stream() const { return nullptr; }
+#else
     void *stream() const { return nullptr; }
+#endif
 
     /* Typed element pointer (also on a const tensor, as Paddle allows); the wrong T throws,
      * naming both types. NULL for a tensor without memory. */
@@ -378,7 +382,6 @@ private:
 template <class T> class optional : public std::optional<T> {
 public:
     using std::optional<T>::optional;
-    using std::optional<T>::operator=;
     optional() = default;
     optional(const std::optional<T> &o) : std::optional<T>(o) {} // NOLINT: implicit
     bool is_initialized() const { return this->has_value(); }
