@@ -491,3 +491,58 @@ PD_TEST(PaddleFront, PdextRunBuildsAndRunsAPaddleSource)
     pd_tensor_release(&out);
     pd_tensor_release(&x);
 }
+
+/* --- a .cu half ----------------------------------------------------------------------------- */
+
+/* Whether the JIT can find nvcc (NVCC, CUDA_HOME/bin, PATH, /usr/local/cuda/bin). */
+static bool have_nvcc(void)
+{
+    const char *env = getenv("NVCC"), *home = getenv("CUDA_HOME");
+    char path[512];
+    if (env && *env)
+        return access(env, X_OK) == 0;
+    snprintf(path, sizeof path, "%s/bin/nvcc", home ? home : "");
+    if (home && *home && access(path, X_OK) == 0)
+        return true;
+    return system("command -v nvcc >/dev/null 2>&1") == 0 ||
+           access("/usr/local/cuda/bin/nvcc", X_OK) == 0;
+}
+
+/* The relu's .cc and .cu built together with PADDLE_WITH_CUDA (where nvcc is installed; no
+ * GPU needed): the module loads and its CPU path runs. Without nvcc there is nothing to build
+ * and the test checks nothing more. */
+PD_TEST(PaddleFront, TheReluBuildsWithItsCudaHalfWhereNvccIsInstalled)
+{
+    if (!have_nvcc())
+        return;
+    char cache[512], cc[512], cu[512];
+    snprintf(cache, sizeof cache, "%s/paddle_jit_cache", PD_TEST_BINARY_DIR);
+    mkdir(cache, 0700);
+    setenv("PDEXT_CACHE_DIR", cache, 1);
+    snprintf(cc, sizeof cc, "%s/examples/paddle/custom_relu_op.cc", PD_TEST_SOURCE_DIR);
+    snprintf(cu, sizeof cu, "%s/examples/paddle/custom_relu_op.cu", PD_TEST_SOURCE_DIR);
+    const char *sources[2] = {cc, cu}, *flags[1] = {"-DPADDLE_WITH_CUDA"};
+    pd_jit_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.name = "paddle_relu_cuda";
+    opts.sources = sources;
+    opts.n_sources = 2;
+    opts.cxxflags = flags;
+    opts.n_cxxflags = 1;
+    opts.cuda_flags = flags;
+    opts.n_cuda_flags = 1;
+    pd_registry *reg = NULL;
+    pd_module *m = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    PD_ASSERT_OK(pd_jit_load(reg, &opts, &m));
+    int64_t n = 3;
+    double vx[3] = {-1, 0, 5};
+    pd_tensor x = f32(1, &n, vx), out = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "custom_relu", &x, NULL, 0, &out));
+    for (int i = 0; i < 3; ++i)
+        PD_EXPECT_NEAR(rt_at(&out, i), vx[i] > 0 ? vx[i] : 0, 0);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}

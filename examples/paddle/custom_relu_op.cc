@@ -2,6 +2,9 @@
  * custom_relu_op.cc - the relu of Paddle's custom C++ operator guide, written against
  * paddle/extension.h exactly as a Paddle author writes it: forward, backward and double
  * backward, CPU kernels, float32 and float64. Built by pdext unchanged (see README.md).
+ * The GPU halves are in custom_relu_op.cu; as in Paddle, this file calls them only when built
+ * with PADDLE_WITH_CUDA (both files together, -DPADDLE_WITH_CUDA), so it also builds and runs
+ * alone on a CPU-only machine.
  */
 #include <iostream>
 #include <vector>
@@ -80,10 +83,20 @@ std::vector<paddle::Tensor> relu_cpu_double_backward(const paddle::Tensor &out,
     return {ddout};
 }
 
+#ifdef PADDLE_WITH_CUDA
+std::vector<paddle::Tensor> relu_cuda_forward(const paddle::Tensor &x);
+std::vector<paddle::Tensor> relu_cuda_backward(const paddle::Tensor &x, const paddle::Tensor &out,
+                                               const paddle::Tensor &grad_out);
+#endif
+
 std::vector<paddle::Tensor> ReluForward(const paddle::Tensor &x)
 {
     if (x.is_cpu())
         return relu_cpu_forward(x);
+#ifdef PADDLE_WITH_CUDA
+    if (x.is_gpu())
+        return relu_cuda_forward(x);
+#endif
     PD_THROW("Not implemented.");
 }
 
@@ -92,6 +105,10 @@ std::vector<paddle::Tensor> ReluBackward(const paddle::Tensor &x, const paddle::
 {
     if (x.is_cpu())
         return relu_cpu_backward(x, out, grad_out);
+#ifdef PADDLE_WITH_CUDA
+    if (x.is_gpu())
+        return relu_cuda_backward(x, out, grad_out);
+#endif
     PD_THROW("Not implemented.");
 }
 
