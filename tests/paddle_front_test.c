@@ -257,6 +257,38 @@ PD_TEST(PaddleFront, MultipleOutputsTakeTheirInferredDtypes)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(PaddleFront, AVectorOutputTakesEveryReturnedTensor)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    int64_t shape[2] = {3, 2};
+    double vx[6] = {1, 2, 3, 4, 5, 6};
+    pd_tensor x = f32(2, shape, vx), rows[4];
+    for (int i = 0; i < 4; ++i)
+        rows[i] = (pd_tensor)PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_named("X", &x, 1), o = {NULL, rows, 4};
+    PD_ASSERT_OK(pd_run(reg, "pf_split", &in, 1, NULL, 0, &o, 1));
+    PD_ASSERT_EQ(o.count, 3);
+    for (int r = 0; r < 3; ++r) {
+        PD_EXPECT_EQ(rows[r].ndim, 2);
+        PD_EXPECT_EQ(rows[r].shape[0], 1);
+        PD_EXPECT_NEAR(rt_at(&rows[r], 1), vx[r * 2 + 1], 0);
+    }
+    rt_release_all(rows, 3);
+    pd_arg both[2] = {pd_arg_named("X", &x, 1), pd_arg_named("Y", &x, 1)};
+    o.count = 4;
+    PD_EXPECT_ERROR(pd_run(reg, "pf_split_both", both, 2, NULL, 0, &o, 1), PD_ERR_INVALID_ARGUMENT,
+                    "output 'Out' has 6 tensors, but its pd_arg has room for 4");
+    pd_tensor six[6];
+    pd_arg o6 = {NULL, six, 6};
+    PD_ASSERT_OK(pd_run(reg, "pf_split_both", both, 2, NULL, 0, &o6, 1));
+    PD_EXPECT_EQ(o6.count, 6);
+    PD_EXPECT_NEAR(rt_at(&six[5], 0), vx[4], 0);
+    rt_release_all(six, 6);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(PaddleFront, InferShapeMinusOneLeavesTheShapeToTheKernel)
 {
     pd_registry *reg = forms();

@@ -213,6 +213,37 @@ PD_BUILD_OP(pf_functions)
                 .Outputs({"Affine", "Mm", "Sum0", "T", "Gt", "Bits"})
                 .SetKernelFn(PD_KERNEL(FunctionsForward));
 
+/* --- a vector output: the rows of X as views, their count from infer_shape ------------------ */
+std::vector<paddle::Tensor> SplitRows(const paddle::Tensor &x)
+{
+    std::vector<paddle::Tensor> rows;
+    for (int64_t r = 0; r < x.shape()[0]; ++r)
+        rows.push_back(x.slice(r, r + 1));
+    return rows;
+}
+std::vector<std::vector<int64_t>> SplitRowsInferShape(const std::vector<int64_t> &x)
+{
+    return std::vector<std::vector<int64_t>>(static_cast<size_t>(x[0]), {1, x[1]});
+}
+PD_BUILD_OP(pf_split)
+                .Inputs({"X"})
+                .Outputs({paddle::Vec("Out")})
+                .SetKernelFn(PD_KERNEL(SplitRows))
+                .SetInferShapeFn(PD_INFER_SHAPE(SplitRowsInferShape));
+
+/* Two inputs (no default inference mirrors one into the vector output) and no infer
+ * function: the kernel's tensors decide the vector's length. */
+std::vector<paddle::Tensor> SplitBoth(const paddle::Tensor &x, const paddle::Tensor &y)
+{
+    std::vector<paddle::Tensor> rows = SplitRows(x), more = SplitRows(y);
+    rows.insert(rows.end(), more.begin(), more.end());
+    return rows;
+}
+PD_BUILD_OP(pf_split_both)
+                .Inputs({"X", "Y"})
+                .Outputs({paddle::Vec("Out")})
+                .SetKernelFn(PD_KERNEL(SplitBoth));
+
 /* --- errors ------------------------------------------------------------------------------------
  */
 std::vector<paddle::Tensor> CheckForward(const paddle::Tensor &x, int64_t mode)

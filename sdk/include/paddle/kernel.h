@@ -441,6 +441,8 @@ inline void set_outputs(pd_kernel_ctx *ctx, const op_info &info, const std::vect
             continue;
         }
         size_t take = n - next >= static_cast<size_t>(plain_left) ? n - next - plain_left : 0;
+        if (!info.out_inplace[o] && pd_output_count(ctx, o) != static_cast<int32_t>(take))
+            pd_set_output_count(ctx, o, static_cast<int32_t>(take));
         if (!info.out_inplace[o])
             for (size_t k = 0; k < take; ++k)
                 if (outs[next + k].defined())
