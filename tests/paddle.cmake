@@ -41,3 +41,10 @@ foreach(order paddle_first c_first)
                    "-DEXPECT_ERROR=cannot be included in one translation unit"
                    -P ${CMAKE_CURRENT_LIST_DIR}/compile_fail/expect_compile.cmake)
 endforeach()
+
+# The front compiles warning-free as C++20 with -pedantic too (the modules above are C++17).
+add_library(pp_forms_cxx20 OBJECT paddle_ops/paddle_forms.cc)
+target_include_directories(pp_forms_cxx20 PRIVATE ${PDEXT_INCLUDE_DIR})
+target_compile_options(pp_forms_cxx20 PRIVATE ${PDEXT_WARNINGS} -pedantic)
+set_target_properties(pp_forms_cxx20 PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON
+                                                CXX_EXTENSIONS OFF POSITION_INDEPENDENT_CODE ON)
