@@ -67,8 +67,8 @@ static int run(void)
              "added %.0f ns/call: Paddle-front relu %.1f ns, C relu %.1f ns (pd_op_run, "
              "pre-resolved handles, thread CPU time)",
              ps.median - cs.median, ps.median, cs.median);
-    bench_row r = {"paddle_front_relu_overhead", "ns/call", ps, cs, true, true,
-                   "<= 150 ns added", BENCH_ADDED_AT_MOST, 150, note};
+    bench_row r = {"paddle_front_relu_overhead", "ns/call", ps,  cs, true, true, "<= 150 ns added",
+                   BENCH_ADDED_AT_MOST,          150,       note};
     bench_emit(&r);
     rc = 0;
 done:
