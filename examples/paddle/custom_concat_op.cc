@@ -104,17 +104,21 @@ std::vector<paddle::DataType> ConcatInferDtype(const std::vector<paddle::DataTyp
     return {dtypes[0]};
 }
 
+// clang-format off
 PD_BUILD_OP(custom_concat)
-                .Inputs({paddle::Vec("X")})
-                .Outputs({"Out"})
-                .Attrs({"axis: int64_t"})
-                .SetKernelFn(PD_KERNEL(ConcatForward))
-                .SetInferShapeFn(PD_INFER_SHAPE(ConcatInferShape))
-                .SetInferDtypeFn(PD_INFER_DTYPE(ConcatInferDtype));
+    .Inputs({paddle::Vec("X")})
+    .Outputs({"Out"})
+    .Attrs({"axis: int64_t"})
+    .SetKernelFn(PD_KERNEL(ConcatForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(ConcatInferShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(ConcatInferDtype));
+// clang-format on
 
+// clang-format off
 PD_BUILD_GRAD_OP(custom_concat)
-                     .Inputs({paddle::Vec("X"), paddle::Grad("Out")})
-                     .Outputs({paddle::Grad(paddle::Vec("X"))})
-                     .Attrs({"axis: int64_t"})
-                     .SetKernelFn(PD_KERNEL(ConcatBackward))
-                     .SetInferShapeFn(PD_INFER_SHAPE(ConcatBackwardInferShape));
+    .Inputs({paddle::Vec("X"), paddle::Grad("Out")})
+    .Outputs({paddle::Grad(paddle::Vec("X"))})
+    .Attrs({"axis: int64_t"})
+    .SetKernelFn(PD_KERNEL(ConcatBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(ConcatBackwardInferShape));
+// clang-format on

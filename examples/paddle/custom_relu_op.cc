@@ -129,13 +129,17 @@ ReluDoubleBackwardInferShape(const std::vector<int64_t> &out_shape,
 
 PD_BUILD_OP(custom_relu).Inputs({"X"}).Outputs({"Out"}).SetKernelFn(PD_KERNEL(ReluForward));
 
+// clang-format off
 PD_BUILD_GRAD_OP(custom_relu)
-                     .Inputs({"X", "Out", paddle::Grad("Out")})
-                     .Outputs({paddle::Grad("X")})
-                     .SetKernelFn(PD_KERNEL(ReluBackward));
+    .Inputs({"X", "Out", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X")})
+    .SetKernelFn(PD_KERNEL(ReluBackward));
+// clang-format on
 
+// clang-format off
 PD_BUILD_DOUBLE_GRAD_OP(custom_relu)
-                            .Inputs({"Out", paddle::Grad(paddle::Grad("X"))})
-                            .Outputs({paddle::Grad(paddle::Grad("Out"))})
-                            .SetKernelFn(PD_KERNEL(ReluDoubleBackward))
-                            .SetInferShapeFn(PD_INFER_SHAPE(ReluDoubleBackwardInferShape));
+    .Inputs({"Out", paddle::Grad(paddle::Grad("X"))})
+    .Outputs({paddle::Grad(paddle::Grad("Out"))})
+    .SetKernelFn(PD_KERNEL(ReluDoubleBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(ReluDoubleBackwardInferShape));
+// clang-format on

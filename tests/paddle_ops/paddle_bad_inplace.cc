@@ -6,8 +6,10 @@
 
 void Scale(paddle::Tensor &x) { (void)x; }
 
+// clang-format off
 PD_BUILD_OP(pp_bad_inplace)
-                .Inputs({"X"})
-                .Outputs({"Out"})
-                .SetInplaceMap({{"Z", "Out"}})
-                .SetKernelFn(PD_KERNEL(Scale));
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .SetInplaceMap({{"Z", "Out"}})
+    .SetKernelFn(PD_KERNEL(Scale));
+// clang-format on

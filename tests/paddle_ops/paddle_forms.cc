@@ -42,15 +42,17 @@ std::vector<paddle::DataType> AttrsInferDtype(const paddle::DataType &)
 {
     return {paddle::DataType::FLOAT64};
 }
+// clang-format off
 PD_BUILD_OP(pf_attrs)
-                .Inputs({"X"})
-                .Outputs({"Out"})
-                .Attrs({"b: bool", "i: int", "f: float", "d: double", "i64: int64_t",
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .Attrs({"b: bool", "i: int", "f: float", "d: double", "i64: int64_t",
                         "s: std::string", "ints: std::vector<int>", "floats: std::vector<float>",
                         "int64s: std::vector<int64_t>", "strings: std::vector<std::string>"})
                 .SetKernelFn(PD_KERNEL(AttrsForward))
                 .SetInferShapeFn(PD_INFER_SHAPE(AttrsInferShape))
                 .SetInferDtypeFn(PD_INFER_DTYPE(AttrsInferDtype));
+// clang-format on
 
 /* --- optional inputs: out = x + y (y absent: x), + the sum of the vector's items ------------- */
 std::vector<paddle::Tensor> OptionalForward(const paddle::Tensor &x,
@@ -71,11 +73,13 @@ OptionalInferShape(const std::vector<int64_t> &x, const paddle::optional<std::ve
     (void)zs;
     return {x};
 }
+// clang-format off
 PD_BUILD_OP(pf_optional)
-                .Inputs({"X", paddle::Optional("Y"), paddle::Optional(paddle::Vec("Zs"))})
-                .Outputs({"Out"})
-                .SetKernelFn(PD_KERNEL(OptionalForward))
-                .SetInferShapeFn(PD_INFER_SHAPE(OptionalInferShape));
+    .Inputs({"X", paddle::Optional("Y"), paddle::Optional(paddle::Vec("Zs"))})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(OptionalForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(OptionalInferShape));
+// clang-format on
 
 /* --- inplace: x += y, a void kernel writing into its input ---------------------------------- */
 void AddInplace(paddle::Tensor &x, const paddle::Tensor &y)
@@ -85,11 +89,13 @@ void AddInplace(paddle::Tensor &x, const paddle::Tensor &y)
     for (int64_t i = 0; i < x.numel(); ++i)
         px[i] += py[i];
 }
+// clang-format off
 PD_BUILD_OP(pf_add_inplace)
-                .Inputs({"X", "Y"})
-                .Outputs({"Out"})
-                .SetInplaceMap({{"X", "Out"}})
-                .SetKernelFn(PD_KERNEL(AddInplace));
+    .Inputs({"X", "Y"})
+    .Outputs({"Out"})
+    .SetInplaceMap({{"X", "Out"}})
+    .SetKernelFn(PD_KERNEL(AddInplace));
+// clang-format on
 
 /* Each tensor of the vector doubled in place. */
 void DoubleInplace(std::vector<paddle::Tensor> &xs)
@@ -98,11 +104,13 @@ void DoubleInplace(std::vector<paddle::Tensor> &xs)
         for (int64_t i = 0; i < x.numel(); ++i)
             x.data<float>()[i] *= 2;
 }
+// clang-format off
 PD_BUILD_OP(pf_vec_inplace)
-                .Inputs({paddle::Vec("X")})
-                .Outputs({paddle::Vec("Out")})
-                .SetInplaceMap({{paddle::Vec("X"), paddle::Vec("Out")}})
-                .SetKernelFn(PD_KERNEL(DoubleInplace));
+    .Inputs({paddle::Vec("X")})
+    .Outputs({paddle::Vec("Out")})
+    .SetInplaceMap({{paddle::Vec("X"), paddle::Vec("Out")}})
+    .SetKernelFn(PD_KERNEL(DoubleInplace));
+// clang-format on
 
 /* --- a Tensor* output, made with the legacy constructor's steps ----------------------------- */
 void SquareInto(const paddle::Tensor &x, paddle::Tensor *out)
@@ -142,12 +150,14 @@ std::vector<paddle::DataType> MultiInferDtype(const paddle::DataType &x)
 {
     return {x, paddle::DataType::INT32, paddle::DataType::INT64};
 }
+// clang-format off
 PD_BUILD_OP(pf_multi)
-                .Inputs({"X"})
-                .Outputs({"Plus", "AsInt", "Count"})
-                .SetKernelFn(PD_KERNEL(MultiForward))
-                .SetInferShapeFn(PD_INFER_SHAPE(MultiInferShape))
-                .SetInferDtypeFn(PD_INFER_DTYPE(MultiInferDtype));
+    .Inputs({"X"})
+    .Outputs({"Plus", "AsInt", "Count"})
+    .SetKernelFn(PD_KERNEL(MultiForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(MultiInferShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(MultiInferDtype));
+// clang-format on
 
 /* --- -1 in infer_shape: the positive elements, a count known only to the kernel ------------- */
 std::vector<paddle::Tensor> PositivesForward(const paddle::Tensor &x)
@@ -164,11 +174,13 @@ std::vector<std::vector<int64_t>> PositivesInferShape(const std::vector<int64_t>
 {
     return {{-1}};
 }
+// clang-format off
 PD_BUILD_OP(pf_positives)
-                .Inputs({"X"})
-                .Outputs({"Out"})
-                .SetKernelFn(PD_KERNEL(PositivesForward))
-                .SetInferShapeFn(PD_INFER_SHAPE(PositivesInferShape));
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(PositivesForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(PositivesInferShape));
+// clang-format on
 
 /* --- complex: the conjugate of a complex64 tensor, through .real / .imag ---------------------- */
 template <class T> T ConjOf(T v) { return v; }
@@ -208,10 +220,12 @@ std::vector<paddle::Tensor> FunctionsForward(const paddle::Tensor &x, const padd
     auto bits = ((a & b) | (a ^ b)) + (~b);
     return {affine, mm, sum0, t, gt, bits};
 }
+// clang-format off
 PD_BUILD_OP(pf_functions)
-                .Inputs({"X", "Bias", "Y"})
-                .Outputs({"Affine", "Mm", "Sum0", "T", "Gt", "Bits"})
-                .SetKernelFn(PD_KERNEL(FunctionsForward));
+    .Inputs({"X", "Bias", "Y"})
+    .Outputs({"Affine", "Mm", "Sum0", "T", "Gt", "Bits"})
+    .SetKernelFn(PD_KERNEL(FunctionsForward));
+// clang-format on
 
 /* --- a vector output: the rows of X as views, their count from infer_shape ------------------ */
 std::vector<paddle::Tensor> SplitRows(const paddle::Tensor &x)
@@ -225,11 +239,13 @@ std::vector<std::vector<int64_t>> SplitRowsInferShape(const std::vector<int64_t>
 {
     return std::vector<std::vector<int64_t>>(static_cast<size_t>(x[0]), {1, x[1]});
 }
+// clang-format off
 PD_BUILD_OP(pf_split)
-                .Inputs({"X"})
-                .Outputs({paddle::Vec("Out")})
-                .SetKernelFn(PD_KERNEL(SplitRows))
-                .SetInferShapeFn(PD_INFER_SHAPE(SplitRowsInferShape));
+    .Inputs({"X"})
+    .Outputs({paddle::Vec("Out")})
+    .SetKernelFn(PD_KERNEL(SplitRows))
+    .SetInferShapeFn(PD_INFER_SHAPE(SplitRowsInferShape));
+// clang-format on
 
 /* Two inputs (no default inference mirrors one into the vector output) and no infer
  * function: the kernel's tensors decide the vector's length. */
@@ -239,13 +255,14 @@ std::vector<paddle::Tensor> SplitBoth(const paddle::Tensor &x, const paddle::Ten
     rows.insert(rows.end(), more.begin(), more.end());
     return rows;
 }
+// clang-format off
 PD_BUILD_OP(pf_split_both)
-                .Inputs({"X", "Y"})
-                .Outputs({paddle::Vec("Out")})
-                .SetKernelFn(PD_KERNEL(SplitBoth));
+    .Inputs({"X", "Y"})
+    .Outputs({paddle::Vec("Out")})
+    .SetKernelFn(PD_KERNEL(SplitBoth));
+// clang-format on
 
-/* --- errors ------------------------------------------------------------------------------------
- */
+/* --- errors ------------------------------------------------------------------------------- */
 std::vector<paddle::Tensor> CheckForward(const paddle::Tensor &x, int64_t mode)
 {
     if (mode == 0)
@@ -265,22 +282,26 @@ std::vector<paddle::Tensor> CheckForward(const paddle::Tensor &x, int64_t mode)
         (void)paddle::matmul(x, x.cast(paddle::DataType::FLOAT64));
     return {x + 0.0};
 }
+// clang-format off
 PD_BUILD_OP(pf_check)
-                .Inputs({"X"})
-                .Outputs({"Out"})
-                .Attrs({"mode: int64_t"})
-                .SetKernelFn(PD_KERNEL(CheckForward));
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .Attrs({"mode: int64_t"})
+    .SetKernelFn(PD_KERNEL(CheckForward));
+// clang-format on
 
 /* A kernel that takes float for an attr declared int. */
 std::vector<paddle::Tensor> WrongAttrType(const paddle::Tensor &x, float scale)
 {
     return {x * static_cast<double>(scale)};
 }
+// clang-format off
 PD_BUILD_OP(pf_wrong_attr)
-                .Inputs({"X"})
-                .Outputs({"Out"})
-                .Attrs({"scale: int"})
-                .SetKernelFn(PD_KERNEL(WrongAttrType));
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .Attrs({"scale: int"})
+    .SetKernelFn(PD_KERNEL(WrongAttrType));
+// clang-format on
 
 /* A kernel taking two tensors for one declared input. */
 std::vector<paddle::Tensor> TwoInputs(const paddle::Tensor &x, const paddle::Tensor &y)
@@ -292,11 +313,13 @@ PD_BUILD_OP(pf_wrong_inputs).Inputs({"X"}).Outputs({"Out"}).SetKernelFn(PD_KERNE
 /* An infer_shape function answering two shapes for one output. */
 std::vector<paddle::Tensor> Identity(const paddle::Tensor &x) { return {x + 0.0}; }
 std::vector<std::vector<int64_t>> TwoShapes(const std::vector<int64_t> &x) { return {x, x}; }
+// clang-format off
 PD_BUILD_OP(pf_wrong_shapes)
-                .Inputs({"X"})
-                .Outputs({"Out"})
-                .SetKernelFn(PD_KERNEL(Identity))
-                .SetInferShapeFn(PD_INFER_SHAPE(TwoShapes));
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(Identity))
+    .SetInferShapeFn(PD_INFER_SHAPE(TwoShapes));
+// clang-format on
 
 /* A kernel returning two tensors for one output. */
 std::vector<paddle::Tensor> TwoOutputs(const paddle::Tensor &x) { return {x, x}; }
