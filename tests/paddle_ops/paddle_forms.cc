@@ -62,7 +62,7 @@ std::vector<paddle::Tensor> OptionalForward(const paddle::Tensor &x,
     paddle::Tensor out = y ? x + *y : x + 0.0;
     if (zs.is_initialized())
         for (const auto &z : zs.get())
-            out = out + z;
+            out += z;
     return {out};
 }
 std::vector<std::vector<int64_t>>

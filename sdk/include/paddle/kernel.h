@@ -135,10 +135,9 @@ template <class P> constexpr pkind kernel_kind()
         return by_value_or_const_ref<P> ? pkind::tensor : pkind::inplace;
     else if constexpr (std::is_same<B, std::vector<Tensor>>::value)
         return by_value_or_const_ref<P> ? pkind::vec : pkind::vec_inplace;
-    else if constexpr (std::is_same<B, optional<Tensor>>::value && by_value_or_const_ref<P>)
+    else if constexpr (std::is_same<B, optional<Tensor>>::value) /* const or inplace */
         return pkind::opt;
-    else if constexpr (std::is_same<B, optional<std::vector<Tensor>>>::value &&
-                       by_value_or_const_ref<P>)
+    else if constexpr (std::is_same<B, optional<std::vector<Tensor>>>::value)
         return pkind::opt_vec;
     else if constexpr (attr_of<B>::value != PD_ATTR_UNDEFINED && by_value_or_const_ref<P>)
         return pkind::attr;

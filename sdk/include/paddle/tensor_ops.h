@@ -327,6 +327,16 @@ PD__PADDLE_OPERATOR(>, greater_than)
 PD__PADDLE_OPERATOR(>=, greater_equal)
 #undef PD__PADDLE_OPERATOR
 
+/* Compound assignment: the tensor becomes the result (a new tensor of the call). */
+inline Tensor &operator+=(Tensor &x, const Tensor &y) { return x = x + y; }
+inline Tensor &operator-=(Tensor &x, const Tensor &y) { return x = x - y; }
+inline Tensor &operator*=(Tensor &x, const Tensor &y) { return x = x * y; }
+inline Tensor &operator/=(Tensor &x, const Tensor &y) { return x = x / y; }
+inline Tensor &operator+=(Tensor &x, double y) { return x = x + y; }
+inline Tensor &operator-=(Tensor &x, double y) { return x = x - y; }
+inline Tensor &operator*=(Tensor &x, double y) { return x = x * y; }
+inline Tensor &operator/=(Tensor &x, double y) { return x = x / y; }
+
 inline Tensor Tensor::operator-() const { return subtract(detail::scalar_like(*this, 0.0), *this); }
 /* Bitwise not (logical not for bool). */
 inline Tensor Tensor::operator~() const
