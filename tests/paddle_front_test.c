@@ -159,6 +159,24 @@ PD_TEST(PaddleFront, AttrsOfAllTenTypesReachTheKernel)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(PaddleFront, InferFunctionsTakeTheNonVectorAttrsByKind)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    int64_t n = 2;
+    double vx[2] = {1.5, -2};
+    pd_tensor x = f32(1, &n, vx), out = PD_TENSOR_UNDEFINED;
+    const int32_t unused[1] = {9};
+    pd_attr attrs[2] = {pd_attr_of_ints("unused", unused, 1), pd_attr_of_int("times", 3)};
+    PD_ASSERT_OK(run1(reg, "pf_repeat", &x, attrs, 2, &out));
+    PD_ASSERT_EQ(pd_numel(&out), 6);
+    for (int i = 0; i < 6; ++i)
+        PD_EXPECT_NEAR(rt_at(&out, i), vx[i % 2], 0);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(PaddleFront, OptionalInputsMayBeAbsentOrBound)
 {
     pd_registry *reg = forms();

@@ -54,6 +54,30 @@ PD_BUILD_OP(pf_attrs)
                 .SetInferDtypeFn(PD_INFER_DTYPE(AttrsInferDtype));
 // clang-format on
 
+/* --- infer functions get the non-vector attrs: out = x repeated `times` (times declared after
+ * a vector attr, which the infer function does not take) ------------------------------------ */
+std::vector<paddle::Tensor> RepeatForward(const paddle::Tensor &x, const std::vector<int> &unused,
+                                          int times)
+{
+    (void)unused;
+    auto out = paddle::empty({x.numel() * times}, x.dtype(), x.place());
+    for (int t = 0; t < times; ++t)
+        std::copy(x.data<float>(), x.data<float>() + x.numel(), out.data<float>() + t * x.numel());
+    return {out};
+}
+std::vector<std::vector<int64_t>> RepeatInferShape(const std::vector<int64_t> &x, int times)
+{
+    return {{std::accumulate(x.begin(), x.end(), int64_t(1), std::multiplies<int64_t>()) * times}};
+}
+// clang-format off
+PD_BUILD_OP(pf_repeat)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .Attrs({"unused: std::vector<int>", "times: int"})
+    .SetKernelFn(PD_KERNEL(RepeatForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(RepeatInferShape));
+// clang-format on
+
 /* --- optional inputs: out = x + y (y absent: x), + the sum of the vector's items ------------- */
 std::vector<paddle::Tensor> OptionalForward(const paddle::Tensor &x,
                                             const paddle::optional<paddle::Tensor> &y,

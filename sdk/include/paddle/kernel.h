@@ -22,8 +22,9 @@
  * output takes the tensors left over by the plain outputs; an op with inplace outputs may
  * return only its other outputs). Infer functions take std::vector<int64_t> shapes
  * (std::vector<std::vector<int64_t>> for vector inputs, paddle::optional of either) or
- * paddle::DataType (likewise) per input, then the attrs, and return one shape / dtype per
- * output item; a shape with a negative dim is left for the kernel to decide.
+ * paddle::DataType (likewise) per input, then attrs (each the next declared attr of its kind,
+ * vector or not: Paddle passes shape functions the non-vector ones), and return one shape / dtype
+ * per output item; a shape with a negative dim is left for the kernel to decide.
  *
  * The builder checks each signature against the op's declarations when the module's static
  * initializers run; a mismatch is recorded and the op's first call fails with it.
@@ -57,6 +58,10 @@ struct op_info {
     int32_t n_inplace = 0;
     bool any_vector_output = false;
     pd_attr_type attr_type[PD_MAX_ATTRS] = {};
+    /* Infer functions get the attrs by kind: their k-th non-vector attr parameter is declared
+     * attr by_kind[0][k], their k-th vector one by_kind[1][k]. */
+    int32_t by_kind[2][PD_MAX_ATTRS] = {};
+    int32_t n_by_kind[2] = {};
     std::string out_name[PD_MAX_OUTPUTS];
     std::string attr_name[PD_MAX_ATTRS];
     std::string error; /* a declaration or signature mismatch: the op's calls fail with it */
@@ -398,6 +403,21 @@ template <template <class> class KindOf, class... Args> struct params {
     {
         return index_before(kinds, I, which_of(kinds, I));
     }
+    /* Infer functions: an attr parameter is the next declared attr of its kind (vector or
+     * not), so a function may take only the non-vector attrs, as Paddle passes them. */
+    template <size_t I> static int32_t infer_index(const op_info &info)
+    {
+        if constexpr (kinds[I] != pkind::attr) {
+            return index<I>();
+        } else {
+            int vec = attrs[I] >= PD_ATTR_INTS ? 1 : 0;
+            int32_t rank = 0;
+            for (size_t k = 0; k < I; ++k)
+                if (kinds[k] == pkind::attr && (attrs[k] >= PD_ATTR_INTS ? 1 : 0) == vec)
+                    ++rank;
+            return rank < info.n_by_kind[vec] ? info.by_kind[vec][rank] : -1;
+        }
+    }
     template <size_t I>
     using holder_t = holder<KindOf<std::tuple_element_t<I, std::tuple<Args...>>>::value,
                             std::tuple_element_t<I, std::tuple<Args...>>>;
@@ -560,7 +580,7 @@ struct infer_shape_fn<Ret (*)(Args...), fn> {
     {
         static_assert((param_check<I, Args, shape_kind<Args>()>::ok && ... && true), "");
         std::tuple<typename ps::template holder_t<I>...> h{
-            typename ps::template holder_t<I>(ctx, ps::template index<I>())...};
+            typename ps::template holder_t<I>(ctx, ps::template infer_index<I>(info))...};
         (void)h;
         std::vector<std::vector<int64_t>> shapes = fn(std::get<I>(h).get()...);
         set_inferred(ctx, info, shapes, "the infer_shape function",
@@ -593,7 +613,7 @@ struct infer_dtype_fn<Ret (*)(Args...), fn> {
     {
         static_assert((param_check<I, Args, dtype_kind<Args>()>::ok && ... && true), "");
         std::tuple<typename ps::template holder_t<I>...> h{
-            typename ps::template holder_t<I>(ctx, ps::template index<I>())...};
+            typename ps::template holder_t<I>(ctx, ps::template infer_index<I>(info))...};
         (void)h;
         std::vector<DataType> dtypes = fn(std::get<I>(h).get()...);
         set_inferred(ctx, info, dtypes, "the infer_dtype function",

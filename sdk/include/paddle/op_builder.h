@@ -115,13 +115,28 @@ inline std::string check_signature(const op_info &info, const std::string *input
 {
     if (sig.kinds == nullptr)
         return "";
-    int32_t in = 0, at = 0;
+    int32_t in = 0, at = 0, by_kind[2] = {0, 0};
+    bool kernel = std::strcmp(sig.what, "PD_KERNEL") == 0;
     for (size_t p = 0; p < sig.n; ++p) {
         pkind k = sig.kinds[p];
         std::string where = std::string(sig.what) + "(" + fn_text + "): parameter " +
                             std::to_string(p + 1);
         if (k == pkind::out_ptr)
             continue;
+        if (k == pkind::attr && !kernel) { /* by kind: see op_info.by_kind */
+            int vec = sig.attrs[p] >= PD_ATTR_INTS ? 1 : 0;
+            int32_t rank = by_kind[vec]++;
+            if (rank >= info.n_by_kind[vec])
+                return where + " takes " + pd_attr_type_name(sig.attrs[p]) +
+                       ", but the op declares " + std::to_string(info.n_by_kind[vec]) +
+                       (vec ? " vector" : " non-vector") + " attr" +
+                       (info.n_by_kind[vec] == 1 ? "" : "s") + " for it";
+            int32_t a = info.by_kind[vec][rank];
+            if (info.attr_type[a] != sig.attrs[p])
+                return where + " takes " + pd_attr_type_name(sig.attrs[p]) + ", but attr '" +
+                       info.attr_name[a] + "' is declared " + pd_attr_type_name(info.attr_type[a]);
+            continue;
+        }
         if (k == pkind::attr) {
             if (at >= info.n_attrs)
                 return where + " takes an attr (" + pd_attr_type_name(sig.attrs[p]) +
@@ -148,7 +163,7 @@ inline std::string check_signature(const op_info &info, const std::string *input
     }
     /* Kernels take every input and attr; infer functions may stop early (Paddle passes the
      * attrs they name). */
-    if (std::strcmp(sig.what, "PD_KERNEL") == 0) {
+    if (kernel) {
         if (in != info.n_inputs)
             return std::string("PD_KERNEL(") + fn_text + ") takes " + std::to_string(in) +
                    " tensor input" + (in == 1 ? "" : "s") + ", but the op declares " +
@@ -197,8 +212,12 @@ inline void refresh(op_storage &s)
                 ++i.n_inplace;
             }
     }
-    for (; i.n_attrs < PD_MAX_ATTRS && s.def.attrs[i.n_attrs]; ++i.n_attrs)
-        i.attr_type[i.n_attrs] = declared_attr_type(s.attrs[i.n_attrs], &i.attr_name[i.n_attrs]);
+    for (; i.n_attrs < PD_MAX_ATTRS && s.def.attrs[i.n_attrs]; ++i.n_attrs) {
+        pd_attr_type t = declared_attr_type(s.attrs[i.n_attrs], &i.attr_name[i.n_attrs]);
+        i.attr_type[i.n_attrs] = t;
+        int vec = t >= PD_ATTR_INTS ? 1 : 0;
+        i.by_kind[vec][i.n_by_kind[vec]++] = i.n_attrs;
+    }
     i.error = s.list_error;
     if (i.error.empty())
         i.error = check_signature(i, s.inputs, s.kernel_sig, "kernel");
