@@ -12,7 +12,8 @@
  *   paddle/tensor.h      paddle::Tensor, DataType, Place, float16 / complex element types
  *   paddle/tensor_ops.h  empty, full, zeros, ones, arithmetic, matmul, sum, transpose, ...
  *   paddle/check.h       PD_CHECK, PD_THROW, PD_DISPATCH_* (Paddle's stream-style messages)
- *   paddle/kernel.h      PD_KERNEL, PD_INFER_SHAPE, PD_INFER_DTYPE
+ *   paddle/kernel.h      PD_KERNEL, PD_INFER_SHAPE, PD_INFER_DTYPE (kernel_params.h: how
+ *                        they read parameters)
  *   paddle/op_builder.h  PD_BUILD_OP, PD_BUILD_GRAD_OP, PD_BUILD_DOUBLE_GRAD_OP, Grad, Vec, ...
  *
  * The C macros of the same names (PD_BUILD_OP, PD_CHECK, PD_THROW, PD_DISPATCH_*) keep their

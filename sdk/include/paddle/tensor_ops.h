@@ -9,6 +9,9 @@
  * are read through their strides); a tensor on another place is refused with a message
  * naming the function. Both operands of a binary function must have one dtype, as in Paddle.
  *
+ * Past 500 lines because the functions share one set of helpers (dtype visit, broadcast walk)
+ * that would otherwise have to be exposed from a second header.
+ *
  * Included through paddle/extension.h only.
  */
 #ifndef PDEXT_PADDLE_TENSOR_OPS_H
