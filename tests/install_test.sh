@@ -82,6 +82,15 @@ for op in relu concat; do
     ! needs_libpdext "$WORK/$op.so" || fail "$op.so links libpdext; op modules must not"
 done
 
+step "Building the Paddle-front relu with \$(pkg-config --cflags pdext) (paddle/extension.h)"
+[ -f "$INCLUDE_DIR/paddle/extension.h" ] || fail "$INCLUDE_DIR/paddle/extension.h is missing"
+(
+    set -x
+    "${CXX:-c++}" -std=c++17 -O2 -shared -fPIC $(pkg-config --cflags pdext) \
+        "$ROOT/examples/paddle/custom_relu_op.cc" -o "$WORK/custom_relu_op.so"
+)
+! needs_libpdext "$WORK/custom_relu_op.so" || fail "custom_relu_op.so links libpdext; op modules must not"
+
 # run_host NAME [RELU CONCAT]: runs the host program $WORK/NAME on both modules (default: the
 # ones built with plain cc).
 run_host() {

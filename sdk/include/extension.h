@@ -20,6 +20,10 @@
  *
  * A host program embeds the runtime through pdext.h instead (it may include both).
  */
+#if defined(PDEXT_PADDLE_EXTENSION_H) && !defined(PD__PADDLE_FRONT)
+#error \
+    "extension.h and paddle/extension.h cannot be included in one translation unit: their PD_BUILD_OP, PD_CHECK, PD_THROW and PD_DISPATCH_* macros have the same names (include one of them)"
+#endif
 #ifndef PDEXT_EXTENSION_H
 #define PDEXT_EXTENSION_H
 
