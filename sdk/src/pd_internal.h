@@ -41,6 +41,10 @@ struct pd_storage {
  * rather than compiled twice, which would give the JIT a second per-thread error state. */
 #define PD__SIBLING_API __attribute__((visibility("default")))
 
+/* Levenshtein distance of a and b (ASCII case folded with fold_case), for "did you mean"
+ * suggestions on error paths; (size_t)-1 when either is PD__NAME_MAX characters or longer. */
+PD__SIBLING_API size_t pd__edit_distance(const char *a, const char *b, bool fold_case);
+
 /* --- status.c ---------------------------------------------------------------------------- */
 
 /* Records `code` and the formatted message as this thread's last error; returns `code`. */

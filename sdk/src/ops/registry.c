@@ -200,8 +200,7 @@ void pd__snapshot_publish(pd_registry *reg, pd__snapshot *snap)
     reclaim_retired(reg);
 }
 
-/* Levenshtein distance, capped: only for suggestions on the error path. */
-static size_t edit_distance(const char *a, const char *b)
+size_t pd__edit_distance(const char *a, const char *b, bool fold_case)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la >= PD__NAME_MAX || lb >= PD__NAME_MAX)
@@ -214,7 +213,12 @@ static size_t edit_distance(const char *a, const char *b)
         row[0] = i;
         for (size_t j = 1; j <= lb; ++j) {
             size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
+            int ca = (unsigned char)a[i - 1], cb = (unsigned char)b[j - 1];
+            if (fold_case) {
+                ca |= 0x20;
+                cb |= 0x20;
+            }
+            size_t best = diag + (ca != cb);
             if (up + 1 < best)
                 best = up + 1;
             if (row[j - 1] + 1 < best)
@@ -236,7 +240,7 @@ static const char *closest_name(const pd__snapshot *snap, const char *name)
         const pd__snap_entry *e = &snap->slots[i];
         if (e->op == NULL)
             continue;
-        size_t d = edit_distance(name, e->name);
+        size_t d = pd__edit_distance(name, e->name, false);
         if (d <= best_d && (best == NULL || d < best_d || strcmp(e->name, best) < 0)) {
             best = e->name;
             best_d = d;

@@ -133,33 +133,6 @@ pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *
     return PD_OK;
 }
 
-/* Edit distance of a and b ignoring case, capped at 64 characters each. */
-static int distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 64 || m > 64)
-        return 1000;
-    int row[65];
-    for (size_t j = 0; j <= m; ++j)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= n; ++i) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= m; ++j) {
-            int up = row[j];
-            int ca = a[i - 1] | 0x20, cb = b[j - 1] | 0x20;
-            int best = diag + (ca != cb);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[m];
-}
-
 void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t cap)
 {
     buf[0] = '\0';
@@ -176,7 +149,8 @@ void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t c
             ELF64_ST_VISIBILITY(s->st_other) != STV_DEFAULT)
             continue;
         const char *n = sym_name(&f, s);
-        int d = distance(n, name);
+        size_t dist = pd__edit_distance(n, name, true);
+        int d = dist > 1000 ? 1000 : (int)dist;
         if (d > limit && !(strlen(n) > 2 && (strstr(n, name) || strstr(name, n))))
             continue;
         if (d > limit)
