@@ -178,6 +178,32 @@ PD__ATTR_VECTOR_BUILDER(pd_attr_of_strings, char *const, PD_ATTR_STRINGS, string
 #undef PD__ATTR_SCALAR_BUILDER
 #undef PD__ATTR_VECTOR_BUILDER
 
+/* The attr type of a type spelling of a declaration, exactly as written (no spaces): Paddle's
+ * ("int64_t", "std::vector<int>", ...) or the C aliases ("int64", "int[]", ...);
+ * PD_ATTR_UNDEFINED for any other. The one table of spellings: the runtime's declaration
+ * parser and the Paddle front both read it. */
+static inline pd_attr_type pd_attr_type_of_spelling(const char *spelling)
+{
+    static const struct {
+        const char *spelling;
+        pd_attr_type type;
+    } types[] = {
+        {"bool", PD_ATTR_BOOL},        {"int", PD_ATTR_INT},
+        {"int32", PD_ATTR_INT},        {"float", PD_ATTR_FLOAT},
+        {"double", PD_ATTR_DOUBLE},    {"int64_t", PD_ATTR_INT64},
+        {"int64", PD_ATTR_INT64},      {"std::string", PD_ATTR_STRING},
+        {"string", PD_ATTR_STRING},    {"std::vector<int>", PD_ATTR_INTS},
+        {"int[]", PD_ATTR_INTS},       {"std::vector<float>", PD_ATTR_FLOATS},
+        {"float[]", PD_ATTR_FLOATS},   {"std::vector<int64_t>", PD_ATTR_INT64S},
+        {"int64[]", PD_ATTR_INT64S},   {"std::vector<std::string>", PD_ATTR_STRINGS},
+        {"string[]", PD_ATTR_STRINGS},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
+        if (strcmp(spelling, types[i].spelling) == 0)
+            return types[i].type;
+    return PD_ATTR_UNDEFINED;
+}
+
 /* Paddle's spelling of an attr type ("int64_t", "std::vector<int>", ...); "undefined" else. */
 static inline const char *pd_attr_type_name(pd_attr_type t)
 {

@@ -74,22 +74,11 @@ inline pd_attr_type declared_attr_type(const std::string &decl, std::string *nam
     };
     *name = trim(decl.substr(0, colon));
     std::string type = trim(decl.substr(colon + 1, decl.find('=', colon) - colon - 1));
-    static const struct {
-        const char *spelling;
-        pd_attr_type type;
-    } types[] = {{"bool", PD_ATTR_BOOL},       {"int", PD_ATTR_INT},
-                 {"int32", PD_ATTR_INT},       {"float", PD_ATTR_FLOAT},
-                 {"double", PD_ATTR_DOUBLE},   {"int64_t", PD_ATTR_INT64},
-                 {"int64", PD_ATTR_INT64},     {"std::string", PD_ATTR_STRING},
-                 {"string", PD_ATTR_STRING},   {"std::vector<int>", PD_ATTR_INTS},
-                 {"int[]", PD_ATTR_INTS},      {"std::vector<float>", PD_ATTR_FLOATS},
-                 {"float[]", PD_ATTR_FLOATS},  {"std::vector<int64_t>", PD_ATTR_INT64S},
-                 {"int64[]", PD_ATTR_INT64S},  {"std::vector<std::string>", PD_ATTR_STRINGS},
-                 {"string[]", PD_ATTR_STRINGS}};
-    for (const auto &t : types)
-        if (type == t.spelling)
-            return t.type;
-    return PD_ATTR_UNDEFINED;
+    std::string squeezed; /* "std::vector< int >" is "std::vector<int>" */
+    for (char c : type)
+        if (c != ' ' && c != '\t')
+            squeezed += c;
+    return pd_attr_type_of_spelling(squeezed.c_str());
 }
 
 inline const char *kind_text(pkind k)

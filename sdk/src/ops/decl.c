@@ -153,27 +153,10 @@ static bool squeeze_type(const char *s, const char *e, char *buf, size_t size)
 
 static pd_attr_type type_parse(const char *s, const char *e)
 {
-    static const struct {
-        const char *spelling;
-        pd_attr_type type;
-    } types[] = {
-        {"bool", PD_ATTR_BOOL},        {"int", PD_ATTR_INT},
-        {"int32", PD_ATTR_INT},        {"float", PD_ATTR_FLOAT},
-        {"double", PD_ATTR_DOUBLE},    {"int64_t", PD_ATTR_INT64},
-        {"int64", PD_ATTR_INT64},      {"std::string", PD_ATTR_STRING},
-        {"string", PD_ATTR_STRING},    {"std::vector<int>", PD_ATTR_INTS},
-        {"int[]", PD_ATTR_INTS},       {"std::vector<float>", PD_ATTR_FLOATS},
-        {"float[]", PD_ATTR_FLOATS},   {"std::vector<int64_t>", PD_ATTR_INT64S},
-        {"int64[]", PD_ATTR_INT64S},   {"std::vector<std::string>", PD_ATTR_STRINGS},
-        {"string[]", PD_ATTR_STRINGS},
-    };
     char buf[64];
     if (!squeeze_type(s, e, buf, sizeof buf))
         return PD_ATTR_UNDEFINED;
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
-        if (strcmp(buf, types[i].spelling) == 0)
-            return types[i].type;
-    return PD_ATTR_UNDEFINED;
+    return pd_attr_type_of_spelling(buf);
 }
 
 pd_attr_type pd__attr_type_parse(const char *spelling)
