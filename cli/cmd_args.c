@@ -111,3 +111,11 @@ const char *pd_cmd_option(const char *cmd, int argc, char **argv, int *i, const 
         return arg + strlen(shrt);
     return NULL;
 }
+
+bool pd_cmd_help(const char *arg, const char *usage)
+{
+    if (strcmp(arg, "-h") != 0 && strcmp(arg, "--help") != 0)
+        return false;
+    fputs(usage, stdout);
+    return true;
+}

@@ -528,8 +528,7 @@ static int parse_args(int argc, char **argv, check_args *c)
     for (int i = 1; i < argc; ++i) {
         const char *v;
         int took;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
+        if (pd_cmd_help(argv[i], usage)) {
             return CHECK_HELP_SHOWN;
         } else if (strcmp(argv[i], "--json") == 0) {
             c->json = true;

@@ -85,8 +85,7 @@ int pd_cmd_list(int argc, char **argv)
         int took;
         bool bad = false;
         const char *v;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
+        if (pd_cmd_help(argv[i], usage)) {
             pd_cmd_load_args_free(&a);
             return PD_CMD_OK;
         } else if ((v = pd_cmd_option("list", argc, argv, &i, "--inputs", NULL, &bad)) != NULL) {

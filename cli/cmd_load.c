@@ -62,10 +62,8 @@ int pd_cmd_load_option(const char *cmd, pd_cmd_load_args *a, int argc, char **ar
 int pd_cmd_output_and_sources(const char *cmd, const char *usage, pd_cmd_load_args *a, int argc,
                               char **argv, int *i, const char **output)
 {
-    if (strcmp(argv[*i], "-h") == 0 || strcmp(argv[*i], "--help") == 0) {
-        fputs(usage, stdout);
+    if (pd_cmd_help(argv[*i], usage))
         return PD_CMD_HELP_SHOWN;
-    }
     bool bad = false;
     const char *v = pd_cmd_option(cmd, argc, argv, i, "--output", "-o", &bad);
     if (v != NULL) {

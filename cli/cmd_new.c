@@ -93,8 +93,7 @@ int pd_cmd_new(int argc, char **argv)
     const char *name = NULL, *dir = NULL, *lang = "c", *v;
     bool bad = false;
     for (int i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
+        if (pd_cmd_help(argv[i], usage)) {
             return PD_CMD_OK;
         } else if ((v = pd_cmd_option("new", argc, argv, &i, "--dir", NULL, &bad)) != NULL) {
             dir = v;

@@ -68,8 +68,7 @@ static int parse_args(int argc, char **argv, run_args *r)
     for (int i = 1; i < argc; ++i) {
         const char *v;
         int took;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
+        if (pd_cmd_help(argv[i], usage)) {
             return -1;
         } else if ((v = pd_cmd_option("run", argc, argv, &i, "--op", NULL, &bad)) != NULL) {
             r->op = v;

@@ -54,6 +54,9 @@ void pd_cmd_strv_free(pd_cmd_strv *sv);
 void *pd_cmd_xmalloc(size_t n);
 char *pd_cmd_xstrdup(const char *s);
 
+/* True, after printing `usage` to stdout, when `arg` is -h or --help. */
+bool pd_cmd_help(const char *arg, const char *usage);
+
 /* Matches argv[*i] against `--long VALUE`, `--long=VALUE` and, when `shrt` is not NULL,
  * `-s VALUE` / `-sVALUE`. Returns the value and advances *i past it, or NULL when argv[*i] is
  * another option. A missing value sets *bad (after printing a usage error for `cmd`). */
