@@ -9,32 +9,12 @@
 #include <string>
 #include <unistd.h>
 
+#include "nvcc_find.h"
 #include "pdext_aot.h"
 
 namespace {
 
-bool executable(const std::string &path) { return access(path.c_str(), X_OK) == 0; }
-
-// The nvcc the JIT would find (NVCC, CUDA_HOME/bin, PATH, /usr/local/cuda/bin), or "".
-std::string find_nvcc()
-{
-    if (const char *env = getenv("NVCC"); env && *env)
-        return executable(env) ? env : "";
-    if (const char *home = getenv("CUDA_HOME");
-        home && *home && executable(std::string(home) + "/bin/nvcc"))
-        return std::string(home) + "/bin/nvcc";
-    std::string path = getenv("PATH") ? getenv("PATH") : "";
-    for (size_t start = 0; start <= path.size();) {
-        size_t end = path.find(':', start);
-        if (end == std::string::npos)
-            end = path.size();
-        std::string cand = path.substr(start, end - start) + "/nvcc";
-        if (end > start && executable(cand))
-            return cand;
-        start = end + 1;
-    }
-    return executable("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "";
-}
+using pd_test::find_nvcc;
 
 } // namespace
 
