@@ -15,6 +15,8 @@ static const char usage[] =
     "usage: pdext bundle -o OUTPUT [--shared | --static] [--name NAME] [-I DIR] [-D DEF]\n"
     "                    [--cflags FLAGS] [--cxxflags FLAGS] [--cuda-flags FLAGS]\n"
     "                    [--ldflags FLAGS] [--build-dir DIR] [-v] SRC...\n"
+    "                    [FILE:FUNC --inputs N [--outputs N] [--out-shape S] [--out-dtype T]\n"
+    "                     [--attr DECL] [--op NAME]]...\n"
     "\n"
     "Compiles op sources (.c; .cc .cpp .cxx; .cu) ahead of time into an inference library,\n"
     "with the JIT's pipeline and cache ($PDEXT_CACHE_DIR/NAME, or --build-dir).\n"
@@ -35,6 +37,16 @@ static const char usage[] =
     "  --ldflags FLAGS  extra flags when linking (a --shared bundle; the check library)\n"
     "  --build-dir DIR  build there instead of the cache directory\n"
     "  -v               print every command run\n"
+    "\n"
+    "  FILE:FUNC        a MindSpore AOT function (pdext_aot.h) in source FILE (.cc .cpp .c\n"
+    "                   .cu), carried by the bundle as op FUNC (or --op NAME): the program\n"
+    "                   registers it with the bundle, with no compiler and no dlopen, and\n"
+    "                   links libpdext_aot and libpdext (shared). The options after it\n"
+    "                   describe it: --inputs N (required), --outputs N, --out-shape 4,5 and\n"
+    "                   --out-dtype float32 per output (else FUNCInferShape / FUNCInferType,\n"
+    "                   else input 0's), --attr 'scale: float' per attr (read with\n"
+    "                   MindSpore's coercions). Old-ABI kernels: --cxxflags\n"
+    "                   -D_GLIBCXX_USE_CXX11_ABI=0\n"
     "\n"
     "Before anything is written, the ops are loaded once to check them: a bundle without ops\n"
     "or with ops the runtime refuses fails here, with the loader's message.\n"
@@ -59,7 +71,8 @@ static char *name_from_output(const char *output)
     return name;
 }
 
-int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output, bool shared)
+int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output, bool shared,
+                        const char *aot_source)
 {
     char *derived = a->name ? NULL : name_from_output(output);
     pd_jit_options o;
@@ -69,6 +82,11 @@ int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output
     o.output = output;
     o.output_kind = shared ? PD_JIT_SHARED : PD_JIT_STATIC;
     o.portable = true; /* a library for other machines */
+    pd_jit_source aot = {"pd_aot_functions.c", aot_source};
+    if (aot_source) {
+        o.inline_sources = &aot;
+        o.n_inline_sources = 1;
+    }
     pd_cmd_progress_init(&progress, a->verbose);
     o.log = pd_cmd_progress_log;
     o.log_user = &progress;
@@ -104,12 +122,16 @@ int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output
 int pd_cmd_bundle(int argc, char **argv)
 {
     pd_cmd_load_args a = {0};
+    pd_cmd_bundle_aot *aot = pd_cmd_xmalloc(sizeof *aot);
+    aot->n = 0;
     const char *output = NULL;
     bool shared = false, bad = false;
-    int rc = PD_CMD_OK;
+    int rc = PD_CMD_OK, took;
     for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
         const char *v;
-        if (strcmp(argv[i], "--shared") == 0) {
+        if ((took = pd_cmd_bundle_aot_arg(aot, argc, argv, &i)) != 0) {
+            rc = took < 0 ? PD_CMD_USAGE : PD_CMD_OK;
+        } else if (strcmp(argv[i], "--shared") == 0) {
             shared = true;
         } else if (strcmp(argv[i], "--static") == 0) {
             shared = false;
@@ -128,16 +150,24 @@ int pd_cmd_bundle(int argc, char **argv)
     }
     if (rc == PD_CMD_HELP_SHOWN) {
         pd_cmd_load_args_free(&a);
+        pd_cmd_bundle_aot_free(aot);
+        free(aot);
         return PD_CMD_OK;
     }
     if (rc == PD_CMD_OK && (output == NULL || *output == '\0'))
         rc = pd_cmd_usage_error("bundle", "no output: give -o libNAME.a (or -o libNAME.so "
                                           "--shared)");
-    if (rc == PD_CMD_OK && a.inputs.n == 0)
+    if (rc == PD_CMD_OK && a.inputs.n == 0 && aot->n == 0)
         rc = pd_cmd_usage_error("bundle", "no sources: give the op sources to bundle (.c .cc "
-                                          ".cpp .cxx .cu)");
+                                          ".cpp .cxx .cu) or AOT functions (add.cc:CustomAdd)");
+    char *aot_source = NULL;
+    if (rc == PD_CMD_OK && aot->n > 0)
+        aot_source = pd_cmd_bundle_aot_source(aot, &a, &rc);
     if (rc == PD_CMD_OK)
-        rc = pd_cmd_bundle_build("bundle", &a, output, shared);
+        rc = pd_cmd_bundle_build("bundle", &a, output, shared, aot_source);
+    free(aot_source);
     pd_cmd_load_args_free(&a);
+    pd_cmd_bundle_aot_free(aot);
+    free(aot);
     return rc;
 }

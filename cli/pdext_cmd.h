@@ -98,7 +98,8 @@ void pd_cmd_print_op_names(FILE *fp, const pd_module *m);
  * static bundle, or with `shared` a shared library; the name is --name or derived from
  * `output` ("libmy-ops.a" -> "my_ops"). Prints what was built; returns an exit status.
  * `pdext bundle` and `pdext build --static`. */
-int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output, bool shared);
+int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output, bool shared,
+                        const char *aot_source);
 /* Loads a->inputs into `reg`: one .so through pd_module_load, sources through pd_jit_load
  * with the progress line. Prints the error (naming `cmd`) and returns PD_CMD_FAILED or
  * PD_CMD_USAGE on failure. */
@@ -121,6 +122,29 @@ typedef struct pd_cmd_aot_args {
  * naming `cmd` and returns an exit status. */
 int pd_cmd_aot_load(const char *cmd, pd_registry *reg, const char *spec, pd_cmd_aot_args *a,
                     pd_module **out);
+/* --- cmd_bundle_aot.c: MindSpore AOT functions in `pdext bundle` ---------------------------- */
+
+#define PD_CMD_MAX_AOT 64
+/* One FILE:FUNC of `pdext bundle` and the options after it. */
+typedef struct pd_cmd_aot_fn {
+    const char *spec; /* FILE:FUNC */
+    const char *op;   /* --op NAME (NULL: FUNC) */
+    int32_t n_inputs; /* --inputs N (-1: not given) */
+    int32_t n_outputs;
+    pd_cmd_strv out_shapes, out_dtypes, attrs; /* attrs: declarations "scale: float" */
+} pd_cmd_aot_fn;
+typedef struct pd_cmd_bundle_aot {
+    pd_cmd_aot_fn fns[PD_CMD_MAX_AOT];
+    int32_t n;
+} pd_cmd_bundle_aot;
+/* Consumes a FILE:FUNC or one of its options at argv[*i]: 1 if it did, 0 if argv[*i] is
+ * something else, -1 after a usage error. */
+int pd_cmd_bundle_aot_arg(pd_cmd_bundle_aot *b, int argc, char **argv, int *i);
+/* The bundle's generated source for its AOT functions (malloc'd); adds their sources to
+ * a->inputs and libpdext_aot to a->ldflags. NULL with *rc set after a usage error. */
+char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, int *rc);
+void pd_cmd_bundle_aot_free(pd_cmd_bundle_aot *b);
+
 /* The AOT facts of op (library, function, ABI, Init / InferShape / InferType), if it is one. */
 void pd_cmd_aot_print_info(const pd_op *op);
 

@@ -202,5 +202,9 @@ void pd__plan_bundle_libs(const pd__plan *p, pd__sb *out)
         free(lib);
         pd__sb_add(out, " -lcudart");
     }
+    for (int32_t i = 0; i < p->opts->n_ldflags; ++i) /* libraries the caller links the code to */
+        if (!strncmp(p->opts->ldflags[i], "-l", 2) || !strncmp(p->opts->ldflags[i], "-L", 2) ||
+            !strncmp(p->opts->ldflags[i], "-Wl,-rpath,", 11))
+            pd__sb_addf(out, " %s", p->opts->ldflags[i]);
     pd__sb_add(out, " -lm");
 }

@@ -37,3 +37,28 @@ endif()
 if(TARGET aot_cuda_test)
   target_link_libraries(aot_cuda_test PRIVATE pdext_aot)
 endif()
+
+# AOT functions in bundles (aot_bundle_test): `pdext bundle` at test time, then a C host linked
+# against the archives, libpdext_aot and the shared libpdext of this build tree.
+if(TARGET aot_bundle_test AND TARGET pdext_cmd)
+  add_dependencies(aot_bundle_test pdext_cmd pdext_aot)
+  string(REPLACE ";" " " _pd_aot_bundle_san "${PDEXT_SANITIZER_FLAGS}")
+  target_compile_definitions(aot_bundle_test PRIVATE PDEXT_CMD="$<TARGET_FILE:pdext_cmd>"
+    PDEXT_EXAMPLES="${PROJECT_SOURCE_DIR}/examples"
+    PD_AOT_BUNDLE_CC="${CMAKE_C_COMPILER}"
+    PD_AOT_BUNDLE_SANITIZE_FLAGS="${_pd_aot_bundle_san}"
+    PD_AOT_LIB="$<TARGET_FILE:pdext_aot>" PD_AOT_LIB_DIR="$<TARGET_FILE_DIR:pdext_aot>"
+    PD_JIT_LIB="$<TARGET_FILE:pdext_jit>" PD_CORE_LIB="$<TARGET_FILE:pdext>")
+endif()
+
+# Where AOT kernels run (aot_device_test): a kernel of the simulated device.
+add_library(aot_sim_kernel MODULE ${CMAKE_CURRENT_SOURCE_DIR}/ops/aot_sim_kernel.cc)
+target_include_directories(aot_sim_kernel PRIVATE ${PDEXT_INCLUDE_DIR})
+target_link_libraries(aot_sim_kernel PRIVATE pdext_sim)
+set_target_properties(aot_sim_kernel PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
+                      ${CMAKE_CURRENT_BINARY_DIR} CXX_STANDARD 17)
+target_compile_options(aot_sim_kernel PRIVATE ${PDEXT_WARNINGS})
+if(TARGET aot_device_test)
+  add_dependencies(aot_device_test aot_sim_kernel aot_kernels_new aot_gpu_kernel)
+  target_link_libraries(aot_device_test PRIVATE pdext_aot pdext_sim)
+endif()

@@ -1,7 +1,8 @@
 // aot_cuda_test.cc - a MindSpore GPU AOT kernel from a .cu source: pd_aot_load compiles it with
-// nvcc through the JIT's cache (default visibility), it registers as an op, and a call fails
-// with PD_ERR_UNAVAILABLE naming the function (the adapter runs CPU kernels; no CUDA device is
-// driven). Written in C++ gtest for GTEST_SKIP() on machines without nvcc.
+// nvcc through the JIT's cache (default visibility), it registers as a GPU kernel, a call with
+// CPU tensors fails with PD_ERR_UNAVAILABLE naming the function, and where a GPU is present a
+// call with GPU tensors runs it on the call's stream. Written in C++ gtest for GTEST_SKIP() on
+// machines without nvcc.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -48,6 +49,22 @@ TEST(AotCuda, CuSourceCompilesWithNvccAndItsCallsNeedADevice)
     EXPECT_EQ(pd_run(reg, "GpuAdd", in, 2, nullptr, 0, outs, 1), PD_ERR_UNAVAILABLE);
     EXPECT_NE(std::strstr(pd_last_error(), "is a GPU AOT kernel"), nullptr) << pd_last_error();
     EXPECT_EQ(out.data, nullptr);
+    // Where a GPU is present: GPU tensors run it on the call's stream.
+    int32_t count = 0;
+    if (pd_device_count(PD_PLACE_GPU, &count) == PD_OK && count > 0) {
+        pd_tensor ga, gb, back;
+        ASSERT_EQ(pd_tensor_copy_to(&ga, &a, pd_place_gpu(0)), PD_OK) << pd_last_error();
+        ASSERT_EQ(pd_tensor_copy_to(&gb, &b, pd_place_gpu(0)), PD_OK) << pd_last_error();
+        pd_arg gin[2] = {pd_arg_of(&ga), pd_arg_of(&gb)};
+        ASSERT_EQ(pd_run(reg, "GpuAdd", gin, 2, nullptr, 0, outs, 1), PD_OK) << pd_last_error();
+        ASSERT_EQ(pd_tensor_copy_to(&back, &out, pd_place_cpu()), PD_OK) << pd_last_error();
+        for (int64_t i = 0; i < n; ++i)
+            EXPECT_EQ(static_cast<const float *>(back.data)[i], 3.0f);
+        pd_tensor_release(&back);
+        pd_tensor_release(&out);
+        pd_tensor_release(&ga);
+        pd_tensor_release(&gb);
+    }
     pd_tensor_release(&a);
     pd_tensor_release(&b);
     pd_registry_destroy(reg);

@@ -11,12 +11,14 @@
  * registers F as an op of a registry: an ordinary pd_op_def-backed op that runs through the one
  * runner (pd_run, pd_op_run, `pdext list/run`). Each call hands F the inputs (dense), then the
  * outputs, then the workspaces its Init asked for (each rounded up to 512 bytes), their ranks,
- * shapes and MindSpore dtype names ("float32", "int64", "bool", ...), a NULL stream (CPU) and
- * an AotExtra of the library's libstdc++ string ABI (detected from its symbols) that reads the
- * call's attrs with MindSpore's coercions. FInit runs once per signature (input shapes and
- * dtypes, attr values) before the first call with it; its AotExtra and kernel data live until
- * the op is unloaded. A non-zero return of F or FInit, and a C++ exception thrown by any of
- * them, ends the call with an error naming the op, the function, the library and the code.
+ * shapes and MindSpore dtype names ("float32", "int64", "bool", ...), the stream (NULL for a
+ * CPU kernel; for a GPU kernel, which runs on GPU tensors only, pd_stream(ctx), the call's
+ * cudaStream_t, with device pointers and device workspaces) and an AotExtra of the library's
+ * libstdc++ string ABI (detected from its symbols) that reads the call's attrs with MindSpore's
+ * coercions. FInit runs once per signature (input shapes and dtypes, attr values) before the first
+ * call with it; its AotExtra and kernel data live until the op is unloaded. A non-zero return of F
+ * or FInit, and a C++ exception thrown by any of them, ends the call with an error naming the op,
+ * the function, the library and the code.
  */
 #ifndef PDEXT_AOT_H
 #define PDEXT_AOT_H
@@ -76,8 +78,10 @@ typedef struct pd_aot_info {
     bool has_infer_shape; /* FInferShape exported */
     bool has_infer_type;  /* FInferType exported */
     bool cxx11_abi;       /* the library uses libstdc++'s new std::string ABI */
-    bool gpu;             /* a GPU kernel (it calls the CUDA runtime): this adapter drives no
-                           * CUDA device, so its calls fail with PD_ERR_UNAVAILABLE */
+    bool gpu;             /* a GPU kernel (.cu, or it calls the CUDA runtime): it runs on GPU
+                           * tensors with the call's stream; other places fail with
+                           * PD_ERR_UNAVAILABLE naming the input (and, without a CUDA device
+                           * here, saying so) */
 } pd_aot_info;
 
 /* Fills *out for an op that pd_aot_load registered; PD_ERR_NOT_FOUND (no message needed by a

@@ -62,11 +62,11 @@ int copy_shape(const std::vector<int64_t> &s, int32_t *ndim, int64_t *shape, int
 } // namespace
 
 extern "C" int pd_aoti_call_kernel(pd_aoti_kernel_fn f, int nparam, void **params, int *ndims,
-                                   int64_t **shapes, const char **dtypes, void *extra, int *rc,
-                                   char **err)
+                                   int64_t **shapes, const char **dtypes, void *stream, void *extra,
+                                   int *rc, char **err)
 {
     try {
-        *rc = f(nparam, params, ndims, shapes, dtypes, nullptr, extra);
+        *rc = f(nparam, params, ndims, shapes, dtypes, stream, extra);
     } catch (...) {
         *err = caught_message();
         return PD_AOTI_THREW;

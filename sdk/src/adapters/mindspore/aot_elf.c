@@ -1,7 +1,9 @@
 /*
  * aot_elf.c - what the MindSpore AOT adapter reads from a library's file before it trusts it:
  * that it is an ELF shared object, which libstdc++ string ABI it was built with, whether it
- * calls the CUDA runtime (a GPU kernel: it refers to cuda* functions it does not define), and
+ * calls the CUDA runtime (a GPU kernel: it refers to cuda* functions it does not define) or
+ * launches on the simulated device (pd_sim_launch: a sim kernel, for tests and plug-in
+ * authors), and
  * (for the message when a function is missing) which functions it exports.
  *
  * The ABI. Attr names reach AotExtra as std::string, whose layout differs between libstdc++'s
@@ -112,7 +114,7 @@ static pd_status elf_open(const char *who, const char *path, elf_file *f)
 
 static void elf_close(elf_file *f) { munmap((void *)f->base, f->size); }
 
-pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda)
+pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda, bool *sim)
 {
     elf_file f;
     pd_status s = elf_open(who, path, &f);
@@ -120,10 +122,13 @@ pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *
         return s;
     bool new_abi = false, old_abi = false;
     *cuda = false;
+    *sim = false;
     for (size_t i = 1; i < f.n_syms; ++i) {
         const char *n = sym_name(&f, &f.syms[i]);
         if (f.syms[i].st_shndx == SHN_UNDEF && strncmp(n, "cuda", 4) == 0)
             *cuda = true; /* the CUDA runtime API: cudaLaunchKernel, cudaMemcpyAsync, ... */
+        if (f.syms[i].st_shndx == SHN_UNDEF && strcmp(n, "pd_sim_launch") == 0)
+            *sim = true; /* a kernel of the simulated device (pd_sim_device.h) */
         new_abi = new_abi || strstr(n, "__cxx11") != NULL;
         old_abi = old_abi || strncmp(n, "_ZNSs", 5) == 0 || strncmp(n, "_ZNKSs", 6) == 0 ||
                   strstr(n, "Ss4_Rep") != NULL;

@@ -49,7 +49,8 @@ const pd_aoti_attr_view *pd_aoti_current_attrs(void);
 
 /* aot_call.cc */
 int pd_aoti_call_kernel(pd_aoti_kernel_fn f, int nparam, void **params, int *ndims,
-                        int64_t **shapes, const char **dtypes, void *extra, int *rc, char **err);
+                        int64_t **shapes, const char **dtypes, void *stream, void *extra, int *rc,
+                        char **err);
 int pd_aoti_call_init(pd_aoti_init_fn f, int *ndims, int64_t **shapes, const char **dtypes,
                       void *extra, int *rc, char **err);
 /* FInferShape for n_outputs outputs (one: std::vector<int64_t>; more: a vector of them) into

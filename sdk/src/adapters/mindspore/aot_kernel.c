@@ -345,7 +345,7 @@ static _Thread_local struct {
 void pd_aoti_kernel(pd_kernel_ctx *ctx)
 {
     const pd_api *api = pd_runtime_api();
-    pd_aoti_op *op = (pd_aoti_op *)ctx->op->def;
+    pd_aoti_op *op = pd_aoti_op_of(ctx);
     const int32_t n_in = op->n_inputs, n_io = op->n_inputs + op->n_outputs;
     int ndims[PD_MAX_INPUTS + PD_MAX_OUTPUTS];
     int64_t *shapes[PD_MAX_INPUTS + PD_MAX_OUTPUTS];
@@ -356,23 +356,10 @@ void pd_aoti_kernel(pd_kernel_ctx *ctx)
     if (handoff.ctx == ctx && handoff.op == op) /* taken before anything can fail */
         e = handoff.entry;
     handoff.ctx = NULL;
-    if (op->cuda)
-        pd__ctx_throw(PD_ERR_UNAVAILABLE,
-                      "'%s' in '%s' is a GPU AOT kernel (it calls the CUDA runtime), and no "
-                      "CUDA device is available to this adapter, which runs CPU kernels "
-                      "(stream NULL); run it where MindSpore drives the GPU, or build a CPU "
-                      "kernel",
-                      op->function, op->library);
+    void *stream = pd_aoti_call_stream(ctx, op);
 
     for (int32_t i = 0; i < n_in; ++i) {
         pd_tensor *t = (pd_tensor *)&ctx->in[i].tensors[0];
-        if (!pd__place_ok(&t->place))
-            pd__ctx_throw(PD_ERR_UNAVAILABLE,
-                          "input %d ('%s') is on %s:%d, but '%s' in '%s' runs as a CPU AOT "
-                          "kernel (stream NULL): GPU AOT kernels need a CUDA device, which this "
-                          "adapter does not drive; pass CPU tensors",
-                          (int)i, op->input_names[i], pd_place_type_name(&t->place),
-                          (int)t->place.device_id, op->function, op->library);
         params[i] = t->data;
         ndims[i] = t->ndim;
         shapes[i] = t->shape;
@@ -398,7 +385,7 @@ void pd_aoti_kernel(pd_kernel_ctx *ctx)
             params = api->scratch(ctx, sizeof(void *) * (size_t)nparam);
             memcpy(params, inline_params, sizeof(void *) * (size_t)n_io);
         }
-        char *block = api->scratch(ctx, e->workspace_bytes);
+        char *block = pd_aoti_workspace(ctx, op, e->workspace_bytes);
         for (int32_t k = 0; k < e->n_workspaces; ++k)
             params[n_io + k] = block + e->workspace_offsets[k];
     }
@@ -407,10 +394,10 @@ void pd_aoti_kernel(pd_kernel_ctx *ctx)
     current_attrs = &view;
     int rc = 0;
     char *err = NULL;
-    int r = nparam == 0
-                ? pd_aoti_call_kernel(op->fn, 0, NULL, NULL, NULL, NULL, e->extra, &rc, &err)
-                : pd_aoti_call_kernel(op->fn, nparam, params, ndims, shapes, dtypes, e->extra, &rc,
-                                      &err);
+    int r = nparam == 0 ? pd_aoti_call_kernel(op->fn, 0, NULL, NULL, NULL, NULL, stream, e->extra,
+                                              &rc, &err)
+                        : pd_aoti_call_kernel(op->fn, nparam, params, ndims, shapes, dtypes, stream,
+                                              e->extra, &rc, &err);
     current_attrs = outer;
     if (r == PD_AOTI_RETURNED)
         pd__ctx_throw(PD_ERR_OP_FAILED, "function '%s' in '%s' returned error code %d",
@@ -465,7 +452,7 @@ static pd_aoti_entry *infer_entry(pd_kernel_ctx *ctx, pd_aoti_op *op)
 void pd_aoti_infer_shape(pd_kernel_ctx *ctx)
 {
     const pd_api *api = pd_runtime_api();
-    pd_aoti_op *op = (pd_aoti_op *)ctx->op->def;
+    pd_aoti_op *op = pd_aoti_op_of(ctx);
     const int32_t n_in = op->n_inputs, n_out = op->n_outputs;
     int32_t out_ndim[PD_MAX_OUTPUTS] = {0}; /* filled by InferShape when the library has one */
     int64_t out_shape[PD_MAX_OUTPUTS][PD_MAX_DIMS];
@@ -506,7 +493,7 @@ void pd_aoti_infer_shape(pd_kernel_ctx *ctx)
 void pd_aoti_infer_dtype(pd_kernel_ctx *ctx)
 {
     const pd_api *api = pd_runtime_api();
-    pd_aoti_op *op = (pd_aoti_op *)ctx->op->def;
+    pd_aoti_op *op = pd_aoti_op_of(ctx);
     const int32_t n_in = op->n_inputs, n_out = op->n_outputs;
     int32_t out_types[PD_MAX_OUTPUTS] = {0}; /* filled by InferType when the library has one */
     if (op->infer_type) {

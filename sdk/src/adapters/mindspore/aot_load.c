@@ -33,7 +33,7 @@ static char *dup_fmt(const char *fmt, int i)
     return dup_str(buf);
 }
 
-static void aot_op_free(void *p)
+void pd_aoti_op_free(void *p)
 {
     pd_aoti_op *op = p;
     if (op == NULL)
@@ -174,7 +174,7 @@ static pd_status check_options(const char *spec, const pd_aot_options *o)
 }
 
 /* Names, outputs and attrs into op. */
-static pd_status fill_names(pd_aoti_op *op, const pd_aot_options *o)
+pd_status pd_aoti_fill_names(pd_aoti_op *op, const pd_aot_options *o)
 {
     for (int32_t i = 0; i < op->n_inputs; ++i) {
         const char *given = o->input_names ? o->input_names[i] : NULL;
@@ -211,7 +211,7 @@ static pd_status fill_names(pd_aoti_op *op, const pd_aot_options *o)
 }
 
 /* Every output needs a shape and a dtype from somewhere. */
-static pd_status check_sources(const pd_aoti_op *op)
+pd_status pd_aoti_check_sources(const pd_aoti_op *op)
 {
     for (int32_t i = 0; i < op->n_outputs; ++i) {
         const pd_aot_output *out = &op->outputs[i];
@@ -238,9 +238,11 @@ static bool needs_infer(const pd_aoti_op *op)
 /* Opens the library and fills what comes from it. */
 static pd_status open_library(pd_aoti_op *op)
 {
-    pd_status s = pd_aoti_elf_abi(WHO, op->library, &op->cxx11, &op->cuda);
+    bool sim = false;
+    pd_status s = pd_aoti_elf_abi(WHO, op->library, &op->cxx11, &op->cuda, &sim);
     if (s != PD_OK)
         return s;
+    op->device = op->cuda ? "gpu" : (sim ? "sim" : NULL);
     op->handle = dlopen(op->library, RTLD_LAZY | RTLD_LOCAL);
     if (op->handle == NULL) {
         const char *err = dlerror();
@@ -300,21 +302,27 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     op->function = dup_str(colon + 1);
     op->name = dup_str(o.name ? o.name : colon + 1);
     if (op->spec == NULL || op->library == NULL || op->function == NULL || op->name == NULL) {
-        aot_op_free(op);
+        pd_aoti_op_free(op);
         return OOM();
     }
     op->library[colon - spec] = '\0';
-    s = fill_names(op, &o);
+    s = pd_aoti_fill_names(op, &o);
+    size_t lib_len = strlen(op->library);
+    bool cu_source = lib_len > 3 && strcmp(op->library + lib_len - 3, ".cu") == 0;
     if (s == PD_OK && is_source(op->library))
         s = compile_source(op, &o);
     if (s == PD_OK)
         s = open_library(op);
+    if (s == PD_OK && cu_source) { /* nvcc may link the CUDA runtime statically */
+        op->cuda = true;
+        op->device = "gpu";
+    }
     if (s == PD_OK)
-        s = check_sources(op);
+        s = pd_aoti_check_sources(op);
     if (s == PD_OK && op->init == NULL)
         s = pd_aoti_entry_add_single(op);
     if (s != PD_OK) {
-        aot_op_free(op);
+        pd_aoti_op_free(op);
         return s;
     }
 
@@ -340,21 +348,26 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     info.api_slot = &op->api_slot;
     info.sdk_version = PD_VERSION_STRING;
     info.compiler = "MindSpore AOT adapter";
-    pd__module_owner owner = {aot_op_free, op};
+    pd__module_owner owner = {pd_aoti_op_free, op};
     s = pd__module_load_owned(reg, &info, op->spec, &owner, out);
     if (s != PD_OK) {
-        aot_op_free(op);
+        pd_aoti_op_free(op);
         return s;
     }
     return PD_OK;
 }
 
-/* The op's state, if pd_aot_load registered it. */
+/* The op's state, if pd_aot_load registered it or it is a bundle's AOT op (whose state is
+ * made here if no call made it yet; NULL if that fails). */
 static const pd_aoti_op *aot_op_of(const pd_op *op)
 {
     if (op == NULL)
         return NULL;
     const pd_op_def *def = pd_op_definition(op);
+    if (def != NULL && def->kernel == pd_aot_bundle_kernel) {
+        pd_aoti_op *a = NULL;
+        return pd_aoti_bundle_state_get((pd_aot_bundle_op *)(uintptr_t)def, &a) == PD_OK ? a : NULL;
+    }
     if (def == NULL || def->kernel != pd_aoti_kernel)
         return NULL;
     return (const pd_aoti_op *)def;

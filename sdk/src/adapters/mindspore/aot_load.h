@@ -14,6 +14,7 @@
 #include "call/kernel_ctx.h"
 #include "pd_internal.h"
 #include "pdext_aot.h"
+#include "pdext_aot_bundle.h"
 
 #include <pthread.h>
 
@@ -44,7 +45,10 @@ typedef struct pd_aoti_op {
     pd_aoti_init_fn init;
     void *infer_shape, *infer_type;
     bool cxx11;
-    bool cuda; /* a GPU kernel: refused at call time (no CUDA device is driven here) */
+    bool cuda; /* a GPU kernel (.cu, or it calls the CUDA runtime) */
+    /* The place type name its inputs must have ("gpu", "sim"), NULL for a CPU kernel: a
+     * device kernel gets the call's stream and device pointers (aot_device.c). */
+    const char *device;
     int32_t n_inputs, n_outputs, n_attrs;
     pd_aot_output outputs[PD_MAX_OUTPUTS];
     char *input_names[PD_MAX_INPUTS];
@@ -56,10 +60,10 @@ typedef struct pd_aoti_op {
     _Atomic int64_t init_count;
 } pd_aoti_op;
 
-/* aot_elf.c: the library's string ABI (*cxx11: the new one) and whether it calls the CUDA
- * runtime (*cuda); fails naming the library when it is missing or not a 64-bit ELF shared
- * object. */
-pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda);
+/* aot_elf.c: the library's string ABI (*cxx11: the new one), whether it calls the CUDA
+ * runtime (*cuda) or launches on the simulated device (*sim); fails naming the library when
+ * it is missing or not a 64-bit ELF shared object. */
+pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda, bool *sim);
 /* Up to 5 exported functions of the library named like `name`, ", "-separated, into buf. */
 void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t cap);
 
@@ -70,5 +74,33 @@ void pd_aoti_infer_dtype(pd_kernel_ctx *ctx);
 void pd_aoti_entries_free(pd_aoti_op *op);
 /* The one entry of a function without FInit, made at registration. */
 pd_status pd_aoti_entry_add_single(pd_aoti_op *op);
+
+/* aot_device.c: checks that the call's inputs are on the places the kernel runs on (CPU
+ * memory for a CPU kernel, the kernel's device type for a device kernel; ends the call naming
+ * the input and both otherwise) and returns the stream to hand it: NULL for a CPU kernel,
+ * pd_stream(ctx) for a device kernel. */
+void *pd_aoti_call_stream(pd_kernel_ctx *ctx, const pd_aoti_op *op);
+/* `bytes` of workspace for the call, on the kernel's place, freed when the call ends. */
+void *pd_aoti_workspace(pd_kernel_ctx *ctx, const pd_aoti_op *op, size_t bytes);
+
+/* aot_load.c: registration steps shared with bundle ops (aot_bundle.c). pd_aoti_op_free takes
+ * a half-made op too. */
+void pd_aoti_op_free(void *op);
+pd_status pd_aoti_fill_names(pd_aoti_op *op, const pd_aot_options *o);
+pd_status pd_aoti_check_sources(const pd_aoti_op *op);
+
+/* aot_bundle.c: the state of a bundle's AOT op (*out), made on first use (status + message
+ * on failure). */
+pd_status pd_aoti_bundle_state_get(pd_aot_bundle_op *b, pd_aoti_op **out);
+/* The same for a running call: ends the call with the error when it cannot be made. */
+pd_aoti_op *pd_aoti_bundle_state(const pd_op_def *def);
+
+/* The state of the running call's op: pd_aot_load's ops carry it after their definition,
+ * a bundle's get it from pd_aoti_bundle_state (one compare on pd_aot_load's path). */
+static inline pd_aoti_op *pd_aoti_op_of(const pd_kernel_ctx *ctx)
+{
+    const pd_op_def *def = ctx->op->def;
+    return def->kernel == pd_aoti_kernel ? (pd_aoti_op *)(uintptr_t)def : pd_aoti_bundle_state(def);
+}
 
 #endif /* PD_AOT_LOAD_H */
