@@ -9,6 +9,8 @@
  * and the kernel's; a GPU kernel given CPU tensors also says whether a CUDA device exists
  * here (pd_device_count's message when it does not). The runner allocates the outputs on the
  * inputs' place, so they follow.
+ *
+ * Also the check of an output given both a shape at registration and an FInferShape answer.
  */
 #include "adapters/mindspore/aot_load.h"
 
@@ -73,4 +75,32 @@ void *pd_aoti_workspace(pd_kernel_ctx *ctx, const pd_aoti_op *op, size_t bytes)
         return api->scratch(ctx, bytes);
     int64_t n = (int64_t)bytes;
     return api->empty(ctx, PD_UINT8, ctx->in[0].tensors[0].place, 1, &n)->data;
+}
+
+/* "[2, 3]" into buf. */
+static void dims_text(int32_t ndim, const int64_t *dims, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "[");
+    for (int32_t d = 0; d < ndim && n < cap; ++d)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)dims[d]);
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+}
+
+void pd_aoti_check_given_shape(const pd_aoti_op *op, int32_t j, int32_t ndim, const int64_t *shape)
+{
+    const pd_aot_output *o = &op->outputs[j];
+    bool same = ndim == o->ndim;
+    for (int32_t d = 0; same && d < ndim; ++d)
+        same = shape[d] == o->shape[d] || shape[d] == -1;
+    if (same)
+        return;
+    char inferred[160], given[160];
+    dims_text(ndim, shape, inferred, sizeof inferred);
+    dims_text(o->ndim, o->shape, given, sizeof given);
+    pd__ctx_throw(PD_ERR_OP_FAILED,
+                  "output %d ('%s'): function '%sInferShape' in '%s' answered %s (rank %d), but "
+                  "the output the kernel writes was declared %s (rank %d): make them agree",
+                  (int)j, op->output_names[j], op->function, op->library, inferred, (int)ndim,
+                  given, (int)o->ndim);
 }

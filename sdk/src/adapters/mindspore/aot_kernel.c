@@ -478,9 +478,11 @@ void pd_aoti_infer_shape(pd_kernel_ctx *ctx)
     }
     for (int32_t j = 0; j < n_out; ++j) {
         const pd_aot_output *o = &op->outputs[j];
-        if (o->ndim >= 0)
+        if (o->ndim >= 0) {
+            if (op->infer_shape) /* both: they must agree */
+                pd_aoti_check_given_shape(op, j, out_ndim[j], out_shape[j]);
             api->set_output_shape(ctx, j, 0, o->ndim, o->shape);
-        else if (op->infer_shape) {
+        } else if (op->infer_shape) {
             resolve_shape(ctx, op, j, out_ndim[j], out_shape[j]);
             api->set_output_shape(ctx, j, 0, out_ndim[j], out_shape[j]);
         } else {

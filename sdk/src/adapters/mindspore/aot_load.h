@@ -83,6 +83,10 @@ void *pd_aoti_call_stream(pd_kernel_ctx *ctx, const pd_aoti_op *op);
 /* `bytes` of workspace for the call, on the kernel's place, freed when the call ends. */
 void *pd_aoti_workspace(pd_kernel_ctx *ctx, const pd_aoti_op *op, size_t bytes);
 
+/* Output j was given a shape at registration and FInferShape answered (ndim, shape) too (its
+ * -1 dims taken from the given shape): ends the call naming both when they differ. */
+void pd_aoti_check_given_shape(const pd_aoti_op *op, int32_t j, int32_t ndim, const int64_t *shape);
+
 /* aot_load.c: registration steps shared with bundle ops (aot_bundle.c). pd_aoti_op_free takes
  * a half-made op too. */
 void pd_aoti_op_free(void *op);
