@@ -27,7 +27,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: pdext check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...]\n"
+    "usage: pdext check SRC...|LIB.so|FILE:FUNC [--op NAME] [--attr NAME=VALUE ...]\n"
     "                   [--input NAME=D0,D1,...[:DTYPE] ...] [--json] [--sanitize]\n"
     "                   [JIT options: -I DIR --cflags FLAGS ... -v]\n"
     "\n"
@@ -40,7 +40,10 @@ static const char usage[] =
     "inputs hold 0, 1 or 2. --sanitize runs the same checks on the sources rebuilt with\n"
     "ASan and UBSan, in a child process: a crash is reported with its case. Prints a table\n"
     "(op, dtype, check, result), or\n"
-    "JSON with --json. Exit status 0 only when every check passes.\n";
+    "JSON with --json. Exit status 0 only when every check passes.\n"
+    "FILE:FUNC checks a MindSpore AOT function (as `pdext run FILE:FUNC` loads it): --inputs N\n"
+    "gives its input count (default 1), --attr values declare its attrs (untyped); it has no\n"
+    "grad op, so gradcheck is skipped.\n";
 
 #define VECTOR_ITEMS 2  /* tensors given to a vector input */
 #define OUT_CAPACITY 16 /* output slots offered to a vector output */
@@ -65,7 +68,8 @@ typedef struct check_args {
     input_spec specs[PD_MAX_INPUTS];
     int32_t n_specs;
     bool json;
-    bool sanitize; /* --sanitize: run the checks in a sanitized child (cmd_check_sanitize.c) */
+    bool sanitize;      /* --sanitize: run the checks in a sanitized child (cmd_check_sanitize.c) */
+    int32_t aot_inputs; /* --inputs N: a FILE:FUNC's input count (AOT function); 0: 1 */
 } check_args;
 
 /* The command's verdicts so far, how it shows them, and the --input specs. */
@@ -542,6 +546,14 @@ static int parse_args(int argc, char **argv, check_args *c)
                 return pd_cmd_usage_error("check", "--attr '%s' is not NAME=VALUE", v);
             pd_cmd_strv_add(&c->attrs, v);
         } else if (!bad &&
+                   (v = pd_cmd_option("check", argc, argv, &i, "--inputs", NULL, &bad)) != NULL) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end != '\0' || n < 1 || n > PD_MAX_INPUTS)
+                return pd_cmd_usage_error("check", "--inputs '%s': expected 1 to %d", v,
+                                          PD_MAX_INPUTS);
+            c->aot_inputs = (int32_t)n;
+        } else if (!bad &&
                    (v = pd_cmd_option("check", argc, argv, &i, "--input", NULL, &bad)) != NULL) {
             if (c->n_specs == PD_MAX_INPUTS)
                 return pd_cmd_usage_error("check", "more than %d --input options", PD_MAX_INPUTS);
@@ -588,8 +600,12 @@ int pd_cmd_check(int argc, char **argv)
     pd_module *module = NULL;
     if (rc == PD_CMD_OK && c.load.inputs.n == 0)
         rc = pd_cmd_usage_error("check", "no sources or library given");
+    bool aot = rc == PD_CMD_OK && c.load.inputs.n == 1 && pd_cmd_is_aot_spec(c.load.inputs.v[0]);
     if (rc == PD_CMD_OK && c.sanitize) {
-        if (pd_cmd_is_library(c.load.inputs.v[0]))
+        if (aot)
+            rc = pd_cmd_usage_error("check", "--sanitize rebuilds op sources; it does not take an "
+                                             "AOT function (FILE:FUNC)");
+        else if (pd_cmd_is_library(c.load.inputs.v[0]))
             rc = pd_cmd_usage_error("check", "--sanitize rebuilds the module from its sources; "
                                              "give the sources, not a library");
         else
@@ -600,7 +616,12 @@ int pd_cmd_check(int argc, char **argv)
     }
     if (rc == PD_CMD_OK && pd_registry_create(&reg) != PD_OK)
         rc = pd_cmd_fail("check");
-    if (rc == PD_CMD_OK)
+    pd_cmd_strv none = {0};
+    pd_cmd_aot_args aot_args =
+        {NULL, c.aot_inputs ? c.aot_inputs : 1, 0, &c.attrs, &none, &none, c.load.build_dir};
+    if (rc == PD_CMD_OK && aot)
+        rc = pd_cmd_aot_load("check", reg, c.load.inputs.v[0], &aot_args, &module);
+    else if (rc == PD_CMD_OK)
         rc = pd_cmd_load("check", reg, &c.load, &module);
     const pd_op *only = NULL;
     if (rc == PD_CMD_OK && c.op) {

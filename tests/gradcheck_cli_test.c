@@ -178,8 +178,8 @@ PD_TEST(NewCli, RejectsANameThatIsNotACIdentifierAndOtherLanguages)
     PD_ASSERT(mkdtemp(dir) != NULL);
     PD_EXPECT_EQ(pdext_in(dir, "new 9lives"), 2);
     PD_EXPECT_CONTAINS(err_buf, "NAME '9lives' is not a C identifier");
-    PD_EXPECT_EQ(pdext_in(dir, "new ok_name --lang cuda"), 2);
-    PD_EXPECT_CONTAINS(err_buf, "--lang cuda: this pdext writes C scaffolds only");
+    PD_EXPECT_EQ(pdext_in(dir, "new ok_name --lang rust"), 2);
+    PD_EXPECT_CONTAINS(err_buf, "--lang rust: expected c, cuda, paddle or aot");
     PD_EXPECT_EQ(pdext_in(dir, "new"), 2);
     PD_EXPECT_CONTAINS(err_buf, "missing NAME");
     remove_dir(dir);

@@ -1,7 +1,10 @@
-# The `pdext new` scaffold (templates/new/*.in), embedded into the pdext command as C strings
-# so that an installed command needs no data files. Included by cli/CMakeLists.txt.
+# The `pdext new` scaffolds (templates/new/*.in for --lang c, templates/new/<lang>/*.in for
+# cuda, paddle and aot), embedded into the pdext command as C strings so that an installed
+# command needs no data files. templates/new/cuda/op.c.in becomes pd_new_tpl_cuda_op_c.
+# Included by cli/CMakeLists.txt.
 set(_pd_new_text "/* Generated from templates/new by templates/new/embed.cmake; do not edit. */\n")
-foreach(t op.c README.md check.sh)
+foreach(t op.c README.md check.sh cuda/op.c cuda/op.cu cuda/README.md cuda/check.sh
+          paddle/op.cc paddle/README.md paddle/check.sh aot/op.cc aot/README.md aot/check.sh)
   set(_src ${CMAKE_CURRENT_LIST_DIR}/${t}.in)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_src})
   file(READ ${_src} _txt)
