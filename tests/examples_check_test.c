@@ -124,3 +124,48 @@ PD_TEST(ExamplesCheck, TrainingOps)
     EXPECT_CHECK_PASSES("train/train_ops.c --ldflags -lm --input X=4,3 --input W=3,5 --input B=5 "
                         "--input Logits=4,3 --input Label=4:int64");
 }
+
+/* README.md's "Is my op right?" block, run as printed from a copy of the repository's layout
+ * (examples/ linked in): every `pdext ...` and `./...` line must exit 0. */
+PD_TEST(ExamplesCheck, ReadmeSectionRunsAsPrinted)
+{
+    FILE *fp = fopen(PD_TEST_SOURCE_DIR "/README.md", "r");
+    PD_ASSERT(fp != NULL);
+    char line[1024];
+    bool in_section = false, in_block = false;
+    int ran = 0;
+    char dir[64] = "/tmp/pdext_readme_check.XXXXXX";
+    PD_ASSERT(mkdtemp(dir) != NULL);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "ln -s '%s' '%s/examples'", PDEXT_EXAMPLES, dir);
+    PD_ASSERT(system(cmd) == 0);
+    while (fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "## ", 3) == 0)
+            in_section = strcmp(line, "## Is my op right?") == 0;
+        else if (in_section && strncmp(line, "```", 3) == 0)
+            in_block = !in_block;
+        else if (in_section && in_block &&
+                 (strncmp(line, "pdext ", 6) == 0 || strncmp(line, "./", 2) == 0)) {
+            snprintf(cmd, sizeof cmd,
+                     "cd %s && export PDEXT='%s' PDEXT_CACHE_DIR=%s/cache && pdext() { "
+                     "\"$PDEXT\" \"$@\"; } && %s >%s/out 2>&1 </dev/null",
+                     dir, PDEXT_CMD, dir, line, dir);
+            int status = system(cmd);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                snprintf(cmd, sizeof cmd, "%s/out", dir);
+                FILE *o = fopen(cmd, "rb");
+                size_t n = o ? fread(out_store, 1, sizeof out_store - 1, o) : 0;
+                out_store[n] = '\0';
+                if (o)
+                    fclose(o);
+                pd_test_fail(__FILE__, __LINE__, "README line failed: %s\n%s", line, out_buf);
+            }
+            ++ran;
+        }
+    }
+    fclose(fp);
+    PD_EXPECT(ran >= 6);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    PD_EXPECT_EQ(system(cmd), 0);
+}
