@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(PD_MAX_INPUTS == PD_MAX_OUTPUTS, "one bound for --inputs and --outputs");
+
 /* A C string literal of s. */
 static void put_literal(FILE *f, const char *s)
 {
@@ -67,10 +69,10 @@ int pd_cmd_bundle_aot_arg(pd_cmd_bundle_aot *b, int argc, char **argv, int *i)
         long n = 0;
         if (k <= 1) {
             n = strtol(v, &end, 10);
-            if (end == v || *end != '\0' || n < 0 ||
-                n > (k == 0 ? PD_MAX_INPUTS : PD_MAX_OUTPUTS)) {
+            /* PD_MAX_INPUTS and PD_MAX_OUTPUTS are both 16 */
+            if (end == v || *end != '\0' || n < 0 || n > PD_MAX_INPUTS) {
                 pd_cmd_usage_error(cmd, "%s '%s' (for %s): expected 0 to %d", opts[k], v, fn->spec,
-                                   k == 0 ? PD_MAX_INPUTS : PD_MAX_OUTPUTS);
+                                   PD_MAX_INPUTS);
                 return -1;
             }
         }
