@@ -17,6 +17,10 @@
 #       pd_bundle_register_myops(reg, &module). It links pdext::pdext_static and the
 #       libraries the bundle's code needs (libm; libstdc++ for C++ sources; the CUDA runtime
 #       for .cu sources).
+#       AOT file.cc:Func --inputs N [--attr "scale: float" ...] ... adds MindSpore AOT functions
+#       (each FILE:FUNC followed by its options, given to `pdext bundle` as they are; a relative
+#       FILE is taken against the current source directory). A bundle with AOT functions links
+#       pdext::pdext_aot and the shared pdext::pdext instead (libpdext_aot is a shared library).
 include_guard(GLOBAL)
 
 # Absolute paths of `paths`, relative ones taken against the current source directory.
@@ -48,10 +52,23 @@ function(pdext_add_op_library name)
 endfunction()
 
 function(pdext_add_bundle name)
-  cmake_parse_arguments(PARSE_ARGV 1 _pd "" "" "SOURCES;INCLUDE_DIRECTORIES;COMPILE_OPTIONS")
-  if(NOT _pd_SOURCES)
-    message(FATAL_ERROR "pdext_add_bundle(${name}): give the op sources: SOURCES a.c ...")
+  cmake_parse_arguments(PARSE_ARGV 1 _pd "" "" "SOURCES;INCLUDE_DIRECTORIES;COMPILE_OPTIONS;AOT")
+  if(NOT _pd_SOURCES AND NOT _pd_AOT)
+    message(FATAL_ERROR "pdext_add_bundle(${name}): give the op sources: SOURCES a.c ... "
+                        "(or AOT file.cc:Func --inputs N ...)")
   endif()
+  # FILE:FUNC arguments made absolute; their options pass as they are.
+  set(aot)
+  set(aot_files)
+  foreach(a IN LISTS _pd_AOT)
+    if(a MATCHES "^([^-].*\\.(cc|cpp|cxx|c|cu)):([A-Za-z_][A-Za-z0-9_]*)$")
+      get_filename_component(f "${CMAKE_MATCH_1}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      list(APPEND aot "${f}:${CMAKE_MATCH_3}")
+      list(APPEND aot_files "${f}")
+    else()
+      list(APPEND aot "${a}")
+    endif()
+  endforeach()
   if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
     message(FATAL_ERROR "pdext_add_bundle(${name}): the name must be a C identifier (it "
                         "names pd_bundle_register_${name})")
@@ -76,8 +93,8 @@ function(pdext_add_bundle name)
     OUTPUT "${archive}" "${dir}/${name}.h" "${dir}/${name}.pc"
     COMMAND ${CMAKE_COMMAND} -E make_directory "${dir}"
     COMMAND ${CMAKE_COMMAND} -E env "PDEXT_CACHE_DIR=${CMAKE_BINARY_DIR}/pdext-cache"
-            "${pdext_EXECUTABLE}" bundle -o "${archive}" --name ${name} ${args} ${sources}
-    DEPENDS ${sources}
+            "${pdext_EXECUTABLE}" bundle -o "${archive}" --name ${name} ${args} ${sources} ${aot}
+    DEPENDS ${sources} ${aot_files}
     COMMENT "pdext bundle ${name}"
     VERBATIM)
   add_custom_target(${name}_pdext_bundle DEPENDS "${archive}" "${dir}/${name}.h")
@@ -85,11 +102,15 @@ function(pdext_add_bundle name)
   # Followed transitively: whatever links ${name} waits for the bundle and its header.
   add_dependencies(${name} ${name}_pdext_bundle)
   target_include_directories(${name} INTERFACE "${dir}")
-  set(libs "${archive}" pdext::pdext_static m)
+  if(aot)
+    set(libs "${archive}" pdext::pdext_aot pdext::pdext_jit pdext::pdext m stdc++)
+  else()
+    set(libs "${archive}" pdext::pdext_static m)
+  endif()
   if(sources MATCHES "\\.(cc|cpp|cxx|cu)(;|$)")
     list(APPEND libs stdc++)
   endif()
-  if(sources MATCHES "\\.cu(;|$)")
+  if("${sources};${aot_files}" MATCHES "\\.cu(;|$)")
     list(APPEND libs cudart)
   endif()
   target_link_libraries(${name} INTERFACE ${libs})

@@ -176,6 +176,10 @@ $INFER_EXPECTED"
     echo "$(basename "$1"): ok"
 }
 check_infer "$WORK/consumer/infer_bundle"
+got=$(cd "$WORK" && env -i PATH=/nonexistent "$WORK/consumer/aot_bundle_host") ||
+    fail "aot_bundle_host (a bundle with a MindSpore AOT function) failed: $got"
+[ "$got" = "2.5 4.5 6.5 8.5" ] || fail "aot_bundle_host printed '$got', expected 2.5 4.5 6.5 8.5"
+echo "aot_bundle_host: ok"
 
 # --- 4. the installed command -----------------------------------------------------------------
 
