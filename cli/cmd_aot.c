@@ -179,7 +179,7 @@ void pd_cmd_aot_print_info(const pd_op *op)
     if (pd_aot_op_info(op, &info) != PD_OK)
         return;
     printf("  %-8s %s:%s (MindSpore AOT%s, %s std::string ABI)\n", "aot:", info.library,
-           info.function, info.gpu ? " GPU kernel: calls need CUDA" : "",
+           info.function, info.gpu ? " GPU kernel: runs on GPU tensors" : "",
            info.cxx11_abi ? "new" : "old (_GLIBCXX_USE_CXX11_ABI=0)");
     printf("  %-8s %s%s%s%s\n", "extras:", info.has_init ? "Init " : "",
            info.has_infer_shape ? "InferShape " : "", info.has_infer_type ? "InferType" : "",

@@ -110,3 +110,25 @@ PD_TEST(AotBundle, FunctionTheSourceDoesNotDefineFailsTheBuildNamingIt)
     PD_EXPECT_CONTAINS(err_text, "NoSuchKernel");
     done();
 }
+
+/* A .cu AOT function in a bundle is a GPU kernel: built with nvcc where it is found, it
+ * registers, and a call with CPU tensors fails saying what it runs on. */
+PD_TEST(AotBundle, CudaAotFunctionBundlesAsAGpuKernel)
+{
+    if (system("command -v nvcc >/dev/null 2>&1 || [ -x \"${CUDA_HOME:-/usr/local/cuda}/bin/nvcc\" "
+               "]") != 0) {
+        printf("nvcc not found: the .cu AOT function is not bundled here\n");
+        return;
+    }
+    setenv("PDEXT_CUDA_ARCH", "75", 1);
+    EXPECT_PDEXT(0, "bundle --shared -o libgpuadd.so %s/tests/ops/aot_gpu_add.cu:GpuAdd --inputs 2",
+                 SRC);
+    static const float x4[4] = {1, 2, 3, 4};
+    static const int64_t s4[1] = {4};
+    save_floats("a.npy", 1, s4, x4);
+    EXPECT_PDEXT(0, "list ./libgpuadd.so");
+    PD_EXPECT_CONTAINS(out_text, "GPU kernel: runs on GPU tensors");
+    EXPECT_PDEXT(1, "run ./libgpuadd.so --op GpuAdd --input a.npy --input a.npy --out out");
+    PD_EXPECT_CONTAINS(err_text, "is a GPU AOT kernel: it runs on gpu tensors");
+    done();
+}
