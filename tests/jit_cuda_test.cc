@@ -114,6 +114,85 @@ TEST_F(JitCuda, CudaArchitectureListComesFromTheEnvironment)
     EXPECT_EQ(stat(lib.c_str(), &st), 0);
 }
 
+// The whole of a file ("" when it cannot be read).
+static std::string slurp(const std::string &path)
+{
+    std::string text;
+    if (FILE *f = fopen(path.c_str(), "r")) {
+        char buf[4096];
+        for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;)
+            text.append(buf, n);
+        fclose(f);
+    }
+    return text;
+}
+
+// The "key" line of a module's manifest.
+static std::string manifest_key(const std::string &cache, const char *name)
+{
+    std::string m = slurp(cache + "/" + name + "/manifest-shared");
+    size_t at = m.find("\nkey ");
+    return at == std::string::npos ? "" : m.substr(at + 5, 16);
+}
+
+static bool gpu_usable(std::string *why);
+
+TEST_F(JitCuda, WithoutPdextCudaArchItIsNativeOnAGpuElseTheListWithPtx)
+{
+    unsetenv("PDEXT_CUDA_ARCH");
+    const char *srcs[] = {PD_TEST_SOURCE_DIR "/tests/jit_ops/cuda_scale.cu"};
+    pd_jit_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.name = "cuda_default_arch";
+    o.sources = srcs;
+    o.n_sources = 1;
+    std::string lib = root_ + "/libcuda_default_arch.so";
+    o.output = lib.c_str();
+    ASSERT_EQ(pd_jit_build(&o), PD_OK) << pd_last_error();
+    std::string ninja = slurp(root_ + "/cache/cuda_default_arch/build.ninja");
+    std::string why;
+    if (gpu_usable(&why)) {
+        EXPECT_NE(ninja.find("-arch=native"), std::string::npos) << ninja;
+        EXPECT_EQ(ninja.find("-gencode="), std::string::npos) << ninja;
+    } else {
+        // No GPU visible here: real code for each listed architecture, PTX of the newest.
+        EXPECT_EQ(ninja.find("-arch=native"), std::string::npos) << ninja;
+        for (const char *arch : {"75", "80", "86", "89", "90"})
+            EXPECT_NE(ninja.find(std::string("-gencode=arch=compute_") + arch + ",code=sm_" + arch),
+                      std::string::npos)
+                << arch << "\n"
+                << ninja;
+        EXPECT_NE(ninja.find("-gencode=arch=compute_90,code=compute_90"), std::string::npos)
+            << ninja;
+    }
+}
+
+TEST_F(JitCuda, TheArchitecturesArePartOfTheCacheKey)
+{
+    const char *srcs[] = {PD_TEST_SOURCE_DIR "/tests/jit_ops/cuda_scale.cu"};
+    pd_jit_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.name = "cuda_arch_key";
+    o.sources = srcs;
+    o.n_sources = 1;
+    pd_module *m = nullptr;
+    setenv("PDEXT_CUDA_ARCH", "75", 1);
+    ASSERT_EQ(pd_jit_load(reg_, &o, &m), PD_OK) << pd_last_error();
+    std::string key75 = manifest_key(root_ + "/cache", "cuda_arch_key");
+    ASSERT_EQ(pd_module_unload(m), PD_OK) << pd_last_error();
+    setenv("PDEXT_CUDA_ARCH", "80", 1);
+    ASSERT_EQ(pd_jit_load(reg_, &o, &m), PD_OK) << pd_last_error();
+    std::string key80 = manifest_key(root_ + "/cache", "cuda_arch_key");
+    EXPECT_EQ(key75.size(), 16u);
+    EXPECT_EQ(key80.size(), 16u);
+    EXPECT_NE(key75, key80); // another architecture is another build, never the cached one
+    EXPECT_NE(slurp(root_ + "/cache/cuda_arch_key/build.ninja")
+                  .find("-gencode=arch=compute_80,code=sm_80"),
+              std::string::npos);
+}
+
 // JIT-builds an example's C source with its .cu half, warning-free under nvcc.
 static pd_module *load_example(pd_registry *reg, const char *name, const char *c_src,
                                const char *cu_src)
