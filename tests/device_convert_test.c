@@ -215,3 +215,22 @@ PD_TEST(DeviceConvert, TheKernelRunsInStreamOrderOnlyWhenWaitedFor)
         pd_tensor_release(all[i]);
     PD_EXPECT_OK(pd_stream_destroy(s));
 }
+
+PD_TEST(DeviceConvert, ViewsWithNegativeStridesRunTheKernelWithinTheirAllocation)
+{
+    pd_tensor host = edge_values(), dev, rev_dev, rev_host, cast, want, got;
+    PD_ASSERT_OK(pd_tensor_copy_to(&dev, &host, sim(1)));
+    /* Columns 3, 1 of every row: the first element is not the lowest address. */
+    PD_ASSERT_OK(pd_tensor_slice_step(&rev_dev, &dev, 1, 3, 0, -2));
+    PD_ASSERT_OK(pd_tensor_slice_step(&rev_host, &host, 1, 3, 0, -2));
+    PD_EXPECT(pd_stride(&rev_dev, 1) < 0);
+    PD_ASSERT_OK(pd_tensor_cast(&want, &rev_host, PD_INT64));
+    pd_sim_stats before = stats();
+    PD_ASSERT_OK(pd_tensor_cast(&cast, &rev_dev, PD_INT64));
+    got = on_cpu(&cast);
+    PD_EXPECT_EQ(stats().converts, before.converts + 1);
+    PD_EXPECT(same_tensor(&got, &want));
+    pd_tensor *all[] = {&host, &dev, &rev_dev, &rev_host, &cast, &want, &got};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+        pd_tensor_release(all[i]);
+}
