@@ -8,7 +8,7 @@
 #     the toolkit's nvcc with a plain custom command rather than CMake's CUDA language, so
 #     that no C flag (the sanitizers') reaches nvcc and no CUDA language detection can fail
 #     the configure; architectures: PDEXT_CUDA_ARCHITECTURES, real code for each and PTX
-#     of the last. Without nvcc the plug-in is built without them (casts then go through
+#     of the last; C++17, so that toolkits older than 12 build it too. Without nvcc the plug-in is built without them (casts then go through
 #     host memory).
 add_library(pdext_sim SHARED src/device/sim/sim_device.c src/device/sim/sim_convert.c)
 target_include_directories(pdext_sim PUBLIC $<BUILD_INTERFACE:${PDEXT_INCLUDE_DIR}>
@@ -35,7 +35,7 @@ if(CUDAToolkit_FOUND AND TARGET CUDA::cudart)
     set(kernels ${CMAKE_CURRENT_BINARY_DIR}/cuda_convert.o)
     add_custom_command(
       OUTPUT ${kernels}
-      COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -O3 -std=c++20 ${gencode}
+      COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -O3 -std=c++17 ${gencode}
               -Xcompiler=-fPIC,-fvisibility=hidden,-fno-exceptions -Werror=all-warnings
               -I${PDEXT_INCLUDE_DIR} -c ${CMAKE_CURRENT_SOURCE_DIR}/src/device/cuda/cuda_convert.cu
               -o ${kernels}
