@@ -2,8 +2,15 @@
  * jit_flags.c - the complete flag lists of a build plan: the JIT's defaults (the table in
  * docs/jit.md and pdext_jit.h), the SDK and user include directories, the user's flags after
  * the defaults (so they win), what a static bundle needs last (-fno-lto), the CUDA
- * architectures (PDEXT_CUDA_ARCH) and runtime, and the libraries linked by default (-lm).
- * Also the libraries a program linking a static bundle needs, for its header and .pc.
+ * architectures and runtime, and the libraries linked by default (-lm). Also the libraries a
+ * program linking a static bundle needs, for its header and .pc.
+ *
+ * CUDA architectures: PDEXT_CUDA_ARCH when set (a list: "80;90", "sm_86", "native", "all");
+ * else `-arch=native` when a GPU is visible to this process and the build is not portable,
+ * so the code is made for the GPUs that will run it; else PD__DEFAULT_CUDA_ARCH, real code
+ * for each plus PTX of the newest, which the driver compiles for GPUs newer than the list.
+ * With `-arch=native` the visible GPUs' compute capabilities join the cache key (p->cuda_gpus),
+ * so a cache shared between machines never serves one GPU's code to another.
  *
  * Why these defaults: -O3 -march=native (measured: a plain relu loop at -O2 runs at 0.14x
  * memcpy bandwidth, at -O3 -march=native 0.97x); -fPIC; -fvisibility=hidden, so that a
@@ -12,11 +19,72 @@
  */
 #include "jit_internal.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define PD__DEFAULT_CUDA_ARCH "75;80;86;89;90"
+
+/* The CUDA driver API's few calls used here (cuda.h is not needed to build pdext). */
+typedef int (*cu_init_fn)(unsigned flags);
+typedef int (*cu_count_fn)(int *count);
+typedef int (*cu_get_fn)(int *device, int ordinal);
+typedef int (*cu_attr_fn)(int *value, int attribute, int device);
+#define CU_ATTR_CC_MAJOR 75 /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
+#define CU_ATTR_CC_MINOR 76 /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR */
+
+static char visible_gpus_list[128];
+static pthread_once_t visible_gpus_once = PTHREAD_ONCE_INIT;
+
+/* ISO C has no cast from an object pointer to a function pointer; POSIX guarantees the
+ * representation is the same, so copy the bytes. */
+static void driver_symbol(void *lib, const char *name, void *slot, size_t size)
+{
+    void *sym = dlsym(lib, name);
+    memcpy(slot, &sym, size);
+}
+
+static void visible_gpus_probe(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL)
+        return; /* no driver: no GPU is visible */
+    cu_init_fn init = NULL;
+    cu_count_fn count = NULL;
+    cu_get_fn get = NULL;
+    cu_attr_fn attr = NULL;
+    driver_symbol(lib, "cuInit", &init, sizeof init);
+    driver_symbol(lib, "cuDeviceGetCount", &count, sizeof count);
+    driver_symbol(lib, "cuDeviceGet", &get, sizeof get);
+    driver_symbol(lib, "cuDeviceGetAttribute", &attr, sizeof attr);
+    int n = 0;
+    if (init && count && get && attr && init(0) == 0 && count(&n) == 0) {
+        size_t len = 0;
+        for (int i = 0; i < n; ++i) {
+            int dev = 0, major = 0, minor = 0;
+            if (get(&dev, i) != 0 || attr(&major, CU_ATTR_CC_MAJOR, dev) != 0 ||
+                attr(&minor, CU_ATTR_CC_MINOR, dev) != 0)
+                continue;
+            int w = snprintf(visible_gpus_list + len, sizeof visible_gpus_list - len, "%ssm_%d%d",
+                             len ? ";" : "", major, minor);
+            if (w < 0 || (size_t)w >= sizeof visible_gpus_list - len) {
+                visible_gpus_list[len] = '\0';
+                break;
+            }
+            len += (size_t)w;
+        }
+    }
+    /* The driver stays loaded: unloading it after cuInit is not supported. */
+}
+
+const char *pd__cuda_visible_gpus(void)
+{
+    pthread_once(&visible_gpus_once, visible_gpus_probe);
+    return visible_gpus_list;
+}
 
 static void add_list(pd__strv *dst, const char *const *v, int32_t n)
 {
@@ -40,9 +108,15 @@ static bool flags_native(const pd__strv *flags)
     return native;
 }
 
-static void add_cuda_arch(pd__strv *f)
+static void add_cuda_arch(pd__plan *p)
 {
+    pd__strv *f = &p->cuda_flags;
     const char *arch = getenv("PDEXT_CUDA_ARCH");
+    if ((arch == NULL || *arch == '\0') && !p->portable && *pd__cuda_visible_gpus() != '\0') {
+        pd__strv_add(f, "-arch=native");
+        snprintf(p->cuda_gpus, sizeof p->cuda_gpus, "%s", pd__cuda_visible_gpus());
+        return;
+    }
     if (arch == NULL || *arch == '\0')
         arch = PD__DEFAULT_CUDA_ARCH;
     char *list = strdup(arch);
@@ -143,7 +217,7 @@ void pd__plan_flags(pd__plan *p, const pd_jit_options *opts)
             pd__strv_add(&p->cuda_flags, "-ccbin");
             pd__strv_add(&p->cuda_flags, p->cxx.path);
         }
-        add_cuda_arch(&p->cuda_flags);
+        add_cuda_arch(p);
     }
     pd__sb inc = {0};
     pd__sb_addf(&inc, "-I%s", p->sdk_include ? p->sdk_include : "");

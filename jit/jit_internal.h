@@ -173,6 +173,7 @@ typedef struct pd__plan {
     bool portable;                                  /* no -march=native */
     bool default_visibility; /* symbols keep default visibility (pd_jit_options) */
     bool native;             /* host-specific code generation: the CPU joins the key */
+    char cuda_gpus[128];     /* -arch=native: the visible GPUs ("sm_90;sm_80"), in the key */
     uint64_t key;            /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
 } pd__plan;
@@ -210,6 +211,10 @@ char *pd__plan_absolute(const char *path);
 
 /* --- jit_flags.c -------------------------------------------------------------------------- */
 
+/* The compute capabilities of the GPUs visible to this process ("sm_90;sm_80"), asked of
+ * the CUDA driver (libcuda.so.1 through dlopen) once per process; "" without a driver or a
+ * device. */
+const char *pd__cuda_visible_gpus(void);
 /* Fills the plan's cflags, cxxflags, cuda_flags and ldflags (defaults, include directories,
  * the user's flags, CUDA architectures and runtime, -lm) and sets p->native. */
 void pd__plan_flags(pd__plan *p, const pd_jit_options *opts);

@@ -252,6 +252,7 @@ static uint64_t plan_key(const pd__plan *p)
     if (p->uses[PD__LANG_CUDA]) {
         key_tool(&k, "nvcc", &p->nvcc);
         key_list(&k, "cuda_flags", &p->cuda_flags);
+        pd__sb_addf(&k, "gpus %s\n", p->cuda_gpus); /* what -arch=native compiled for */
     }
     key_list(&k, "ldflags", &p->ldflags);
     if (p->kind == PD_JIT_STATIC) {

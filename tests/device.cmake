@@ -14,3 +14,10 @@ pd_add_test_module(dc_fake_cuda_abi ops/fake_cuda_plugin.c)
 pd_add_test_module(dc_fake_cuda_no_entry ops/fake_cuda_plugin.c)
 target_compile_definitions(dc_fake_cuda_no_entry PRIVATE FAKE_NO_ENTRY=1)
 add_dependencies(device_cuda_test dc_fake_cuda_abi dc_fake_cuda_no_entry)
+# The convert kernel and staging (device_convert_test), pinned memory and GPU places with the
+# sim's table served as the CUDA plug-in (device_pinned_test, through ds_sim_as_cuda).
+target_link_libraries(device_convert_test PRIVATE pdext_sim)
+target_link_libraries(device_pinned_test PRIVATE pdext_sim)
+pd_add_test_module(ds_sim_as_cuda ops/sim_as_cuda_plugin.c)
+target_link_libraries(ds_sim_as_cuda PRIVATE pdext_sim)
+add_dependencies(device_pinned_test ds_sim_as_cuda)

@@ -72,7 +72,7 @@ PD_TEST(ExampleRelu, BackwardPassesTheGradientWhereOutIsPositive)
     pd_registry_destroy(reg);
 }
 
-PD_TEST(ExampleRelu, RejectsNonCpuTensorsAndOtherDtypesWithTheirMessages)
+PD_TEST(ExampleRelu, RejectsOtherPlacesAndOtherDtypesWithTheirMessages)
 {
     pd_registry *reg = examples_registry();
     PD_ASSERT(reg != NULL);
@@ -80,8 +80,16 @@ PD_TEST(ExampleRelu, RejectsNonCpuTensorsAndOtherDtypesWithTheirMessages)
     pd_tensor on_gpu = x; /* the same struct claiming another place: the op must refuse it */
     on_gpu.place = pd_place_gpu(0);
     pd_arg in = pd_arg_of(&on_gpu);
+    /* Built from relu.c alone (no relu_cuda.cu): its weak launchers are NULL. */
     PD_EXPECT_ERROR(pd_run(reg, "custom_relu", &in, 1, NULL, 0, NULL, 0), PD_ERR_OP_FAILED,
-                    "custom_relu: x must be a CPU Tensor. [relu.c:");
+                    "custom_relu: GPU Tensors need relu_cuda.cu, but this module was built "
+                    "without it; build relu.c and relu_cuda.cu together (nvcc) to run on a GPU. "
+                    "[relu.c:");
+    pd_tensor on_custom = x;
+    on_custom.place = pd_place_make(PD_PLACE_CUSTOM_FIRST, 0);
+    in = pd_arg_of(&on_custom);
+    PD_EXPECT_ERROR(pd_run(reg, "custom_relu", &in, 1, NULL, 0, NULL, 0), PD_ERR_OP_FAILED,
+                    "custom_relu: x must be a CPU or GPU Tensor. [relu.c:");
     pd_tensor ints = rt_tensor(PD_INT32, 1, (int64_t[]){4}, (double[]){1, -1, 2, -2});
     in = pd_arg_of(&ints);
     PD_EXPECT_ERROR(pd_run(reg, "custom_relu", &in, 1, NULL, 0, NULL, 0), PD_ERR_OP_FAILED,
@@ -224,6 +232,27 @@ PD_TEST(ExampleConcat, ManyInputsForwardAndBackward)
     rt_release_all(gx, N);
     pd_tensor_release(&out);
     rt_release_all(xs, N);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(ExampleConcat, GpuInputsNeedTheCudaHalfWhenBuiltFromConcatCAlone)
+{
+    pd_registry *reg = examples_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor xs[2] = {rt_random(PD_FLOAT32, 1, (int64_t[]){2}),
+                       rt_random(PD_FLOAT32, 1, (int64_t[]){3})};
+    pd_tensor on_gpu[2] = {xs[0], xs[1]}; /* claiming another place: the op must refuse them */
+    on_gpu[0].place = on_gpu[1].place = pd_place_gpu(0);
+    pd_arg in = pd_arg_named("X", on_gpu, 2);
+    pd_attr a = pd_attr_of_int64("axis", 0);
+    PD_EXPECT_ERROR(pd_run(reg, "custom_concat", &in, 1, &a, 1, NULL, 0), PD_ERR_OP_FAILED,
+                    "custom_concat: GPU Tensors need concat_cuda.cu, but this module was built "
+                    "without it; build concat.c and concat_cuda.cu together (nvcc) to run on a "
+                    "GPU. [concat.c:");
+    on_gpu[0].place = on_gpu[1].place = pd_place_make(PD_PLACE_CUSTOM_FIRST, 0);
+    PD_EXPECT_ERROR(pd_run(reg, "custom_concat", &in, 1, &a, 1, NULL, 0), PD_ERR_OP_FAILED,
+                    "custom_concat: X[0] must be a CPU or GPU Tensor. [concat.c:");
+    rt_release_all(xs, 2);
     pd_registry_destroy(reg);
 }
 

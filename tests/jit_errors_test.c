@@ -64,8 +64,11 @@ PD_TEST(JitErrors, CudaSourceWithoutNvccNamesTheMissingTool)
     PD_ASSERT_OK(pd_registry_create(&reg));
     pd_jit_options o = options("nonvcc", srcs, 1);
     pd_module *m = NULL;
-    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_UNAVAILABLE, "nvcc");
-    PD_EXPECT_CONTAINS(pd_last_error(), "CUDA toolkit");
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_UNAVAILABLE,
+                    "module 'nonvcc' has CUDA sources (.cu) but the CUDA compiler nvcc was not "
+                    "found");
+    PD_EXPECT_CONTAINS(pd_last_error(), "Debian package nvidia-cuda-toolkit");
+    PD_EXPECT_CONTAINS(pd_last_error(), "or set CUDA_HOME");
     pd_registry_destroy(reg);
     jit_teardown();
 }

@@ -1,8 +1,15 @@
 /*
  * relu.c - the reference elementwise op: custom_relu (Out = max(X, 0)) and its gradient
- * (X@GRAD = Out@GRAD where Out > 0, else 0), for float32 and float64 on the CPU.
+ * (X@GRAD = Out@GRAD where Out > 0, else 0), for float32 and float64, on the CPU and, built
+ * together with relu_cuda.cu, on a GPU.
  *
  * By hand (README.md): cc -O3 -shared -fPIC -I<prefix>/include/pdext relu.c -o librelu.so
+ * (CPU only), or with nvcc for relu_cuda.cu and both objects linked with -lcudart.
+ *
+ * Kernels choose by place, as in Paddle's guide: a GPU tensor goes to the launchers of
+ * relu_cuda.cu, on the op call's stream (pd_stream). They are declared weak, so relu.c built
+ * alone (a machine without nvcc) still links and loads: the launchers are then NULL, and a
+ * GPU tensor gets a message saying the module was built without relu_cuda.cu.
  *
  * The loops are written branch-free (a conditional select per element) so that -O3
  * vectorizes them. From PARALLEL_MIN elements on they run on the runtime's thread pool
@@ -13,6 +20,18 @@
  * the shape and dtype of its input X.
  */
 #include "extension.h"
+
+#if defined(__GNUC__)
+#define RELU_CUDA_LAUNCHER __attribute__((weak, visibility("hidden")))
+#else
+#define RELU_CUDA_LAUNCHER
+#endif
+
+/* relu_cuda.cu: NULL, or CUDA's message for a failed launch. */
+const char *relu_cuda_forward(pd_data_type dtype, const void *x, void *out, int64_t n,
+                              void *stream) RELU_CUDA_LAUNCHER;
+const char *relu_cuda_backward(pd_data_type dtype, const void *out, const void *grad, void *grad_x,
+                               int64_t n, void *stream) RELU_CUDA_LAUNCHER;
 
 #define PARALLEL_MIN (1 << 18)   /* elements: 1 MiB of float32 */
 #define PARALLEL_GRAIN (1 << 16) /* elements per chunk, at least */
@@ -59,11 +78,27 @@ static void relu_run(pd_kernel_ctx *ctx, int64_t n, pd_parallel_fn fn, relu_args
         fn(a, 0, n);
 }
 
+/* The GPU launchers are there (the module was built with relu_cuda.cu), or an error. */
+static void check_cuda_built(void)
+{
+    PD_CHECK(relu_cuda_forward != NULL && relu_cuda_backward != NULL,
+             "GPU Tensors need relu_cuda.cu, but this module was built without it; build "
+             "relu.c and relu_cuda.cu together (nvcc) to run on a GPU.");
+}
+
 static void relu_forward(pd_kernel_ctx *ctx)
 {
     const pd_tensor *x = pd_input(ctx, 0);
-    PD_CHECK(pd_is_cpu(x), "x must be a CPU Tensor.");
-    pd_tensor *out = pd_output(ctx, 0); /* allocated with X's shape and dtype */
+    PD_CHECK(pd_is_cpu(x) || pd_is_gpu(x), "x must be a CPU or GPU Tensor.");
+    if (pd_is_gpu(x))
+        check_cuda_built();
+    pd_tensor *out = pd_output(ctx, 0); /* allocated with X's shape and dtype, on X's place */
+    if (pd_is_gpu(x)) {
+        const char *err = relu_cuda_forward(pd_dtype(x), pd_data(x), pd_data(out), pd_numel(x),
+                                            pd_stream(ctx));
+        PD_CHECK(err == NULL, "relu_cuda_forward: %s.", err);
+        return;
+    }
     relu_args a = {pd_dtype(x), pd_data(x), NULL, pd_data(out)};
     relu_run(ctx, pd_numel(x), relu_forward_range, &a);
 }
@@ -73,14 +108,24 @@ static void relu_backward(pd_kernel_ctx *ctx)
     const pd_tensor *x = pd_input(ctx, 0);
     const pd_tensor *out = pd_input(ctx, 1);
     const pd_tensor *grad_out = pd_input(ctx, 2);
-    PD_CHECK(pd_is_cpu(out) && pd_is_cpu(grad_out), "Out and Out@GRAD must be CPU Tensors.");
+    bool gpu = pd_is_gpu(out);
+    PD_CHECK((pd_is_cpu(out) && pd_is_cpu(grad_out)) || (gpu && pd_is_gpu(grad_out)),
+             "Out and Out@GRAD must be both CPU or both GPU Tensors.");
     PD_CHECK(pd_same_shape(x, out) && pd_same_shape(out, grad_out),
              "X, Out and Out@GRAD must have the same shape.");
     PD_CHECK(pd_dtype(x) == pd_dtype(out) && pd_dtype(out) == pd_dtype(grad_out),
              "X, Out and Out@GRAD must have the same dtype, got %s, %s and %s.",
              pd_dtype_name(pd_dtype(x)), pd_dtype_name(pd_dtype(out)),
              pd_dtype_name(pd_dtype(grad_out)));
+    if (gpu)
+        check_cuda_built();
     pd_tensor *grad_x = pd_output(ctx, 0); /* allocated with X's shape and dtype */
+    if (gpu) {
+        const char *err = relu_cuda_backward(pd_dtype(out), pd_data(out), pd_data(grad_out),
+                                             pd_data(grad_x), pd_numel(out), pd_stream(ctx));
+        PD_CHECK(err == NULL, "relu_cuda_backward: %s.", err);
+        return;
+    }
     relu_args a = {pd_dtype(out), pd_data(out), pd_data(grad_out), pd_data(grad_x)};
     relu_run(ctx, pd_numel(out), relu_backward_range, &a);
 }

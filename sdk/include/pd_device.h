@@ -16,7 +16,9 @@
  *
  * Versioning. PD_DEVICE_ABI_VERSION changes when a member changes meaning; members are only
  * appended otherwise, and the runtime reads a table only up to its struct_size (a member past
- * it counts as NULL). Every member below is required unless it says "optional".
+ * it counts as NULL): a plug-in compiled against an older pd_device.h keeps working, without
+ * what was appended since. Every member below is required unless it says "optional"; every
+ * appended member is optional.
  *
  * Streams. A stream is an in-order queue of device work (a cudaStream_t for CUDA, opaque for
  * other devices). Work enqueued on one stream runs in order; work on different streams is
@@ -29,6 +31,7 @@
 #define PD_DEVICE_H
 
 #include "pd_base.h"
+#include "pd_dtype.h"
 #include "pd_place.h"
 
 #include <stddef.h>
@@ -111,6 +114,21 @@ typedef struct pd_device_table {
     pd_status (*event_wait)(void *user, int32_t device, pd_device_stream stream,
                             pd_device_event event);
     pd_status (*event_synchronize)(void *user, int32_t device, pd_device_event event);
+
+    /* --- Optional members appended since the first table (read up to struct_size) --- */
+
+    /* Writes the elements of a strided view in `device`'s memory densely, in C order,
+     * converted from src_dtype to dst_dtype, to `dst` (memory of the same device), on
+     * `stream`: the kernel behind pd_tensor_contiguous (same dtypes) and pd_tensor_cast of
+     * device tensors. Element (i0, ..., i[ndim-1]) of the view is at `src` plus
+     * sum(ik * strides[k]) elements of src_dtype (strides may be 0; ndim may be 0: one
+     * element); shape and strides are read before it returns. Conversions follow
+     * pd_tensor_cast (pdext.h): floating to integer truncates toward zero and saturates, NaN
+     * giving 0. PD_ERR_UNAVAILABLE for a pair of dtypes or a view it does not handle: the
+     * runtime then stages the copy through host memory, as it does without this member. */
+    pd_status (*convert)(void *user, int32_t device, void *dst, pd_data_type dst_dtype,
+                         const void *src, pd_data_type src_dtype, int32_t ndim,
+                         const int64_t *shape, const int64_t *strides, pd_device_stream stream);
 } pd_device_table;
 
 /* Registers device type `name` with `table` (which must stay valid for the life of the
@@ -131,11 +149,12 @@ pd_status pd_device_set_current(pd_place place);
 /* Blocks until the work on place's device's default stream and on this thread's current
  * stream of that device is done. */
 pd_status pd_device_synchronize(pd_place place);
-/* Gives the device memory cached for reuse on place's device back to the device table.
- * Tensor memory of a device is cached when the tensor dies (per device, reused on the
- * stream it was made on, at most PDEXT_DEVICE_CACHE_MB MiB per device, default 1024; 0
- * turns caching off); an allocation that runs out of device memory releases the cache and
- * tries once more. Nothing to do for host places. */
+/* Gives the memory cached for reuse on place's device back to the device table. Tensor
+ * memory of a device is cached when the tensor dies (per device, reused on the stream it was
+ * made on, at most PDEXT_DEVICE_CACHE_MB MiB per device, default 1024; 0 turns caching off);
+ * an allocation that runs out of memory releases that cache and tries once more. Pinned host
+ * memory (pd_place_gpu_pinned()) has a cache of its own, with the same limit, that this
+ * releases for a GPU-pinned place. Nothing to do for the CPU. */
 pd_status pd_device_cache_release(pd_place place);
 
 /* --- DLPack devices ----------------------------------------------------------------------

@@ -15,6 +15,10 @@
  *     every time. pd_device_table.stream_query reports pending work without running it.
  *   - Copies are checked against the allocations: a range outside every allocation of the
  *     device fails with PD_ERR_INVALID_ARGUMENT.
+ *   - It has the optional members: pinned host memory (host_alloc: mapped pages the CPU
+ *     uses directly) and the convert kernel, which does strided copies of any dtype and
+ *     casts between int32, int64, float32 and float64 on the device; other casts answer
+ *     PD_ERR_UNAVAILABLE, so the runtime's staging through host memory runs too.
  *   - Each device has a capacity (default 1 GiB); an allocation past it fails with
  *     PD_ERR_OUT_OF_MEMORY. Everything is counted (pd_sim_stats) so tests can prove what
  *     ran and that nothing leaked.
@@ -33,6 +37,11 @@ PD_EXTERN_C_BEGIN
  * (may be NULL). Calling it again returns the same number. */
 pd_status pd_sim_device_install(int32_t *type);
 
+/* The sim's table itself, for hosts and tests that install it under another name or serve
+ * it as the GPU entry (a stand-in for libpdext_cuda: PDEXT_CUDA_PLUGIN naming a library
+ * whose pdext_cuda_device_table returns it). */
+const pd_device_table *pd_sim_device_table(void);
+
 /* Counters since the process started (live_* are current). */
 typedef struct pd_sim_stats {
     int64_t live_allocs; /* device allocations not yet freed, all devices */
@@ -43,6 +52,9 @@ typedef struct pd_sim_stats {
     int64_t launches;                                    /* launched functions run */
     int64_t pending; /* jobs enqueued on some stream and not yet run */
     int64_t live_streams, live_events;
+    int64_t converts;                /* convert kernels run (strided copies and casts) */
+    int64_t host_allocs, host_frees; /* pinned host memory (host_alloc / host_free) */
+    int64_t live_host_allocs;
 } pd_sim_stats;
 void pd_sim_stats_get(pd_sim_stats *out);
 

@@ -165,12 +165,18 @@ typedef struct pd__device {
     /* The cache of freed blocks per device (device_cache.c), under `lock`. */
     struct pd_storage *cached[PD__DEVICE_IDS];
     size_t cached_bytes[PD__DEVICE_IDS];
+    struct pd_storage *pinned; /* the cache of pinned host memory (GPU-pinned places) */
+    size_t pinned_bytes;
     /* Handles of the streams of this type that exist (under `lock`): a block whose stream is
      * gone (destroyed after finishing its work) is idle, and its handle must never reach
      * stream_query again. */
     void **live_streams;
     int32_t n_live_streams, cap_live_streams;
 } pd__device;
+
+/* The member `m` lies inside table `t` as its plug-in compiled it (struct_size), and is set. */
+#define PD__DEVICE_HAS(t, m) \
+    ((t)->struct_size >= offsetof(pd_device_table, m) + sizeof((t)->m) && (t)->m)
 
 /* The device entry serving `place` (loading the CUDA plug-in for GPU places), with its
  * device id checked; NULL with a message naming `who` (what is missing, what to install). */
@@ -193,11 +199,16 @@ pd_status pd__device_copy(const char *who, pd_place dst_place, void *dst, pd_pla
 /* The device handle of this thread's stream for place's device (current, else default). */
 pd_status pd__device_stream_of(const char *who, pd__device *d, pd_place place,
                                pd_device_stream *handle);
+/* src's elements densely, as dst_type, to dst on dst_place, by the device's convert member
+ * on the thread's stream when src is on that same device and the table has one; *done
+ * false (and PD_OK) when the caller must stage through host memory instead. */
+pd_status pd__device_convert(const char *who, pd_place dst_place, void *dst, pd_data_type dst_type,
+                             const pd_tensor *src, bool *done);
 /* --- device/device_cache.c: the caching device allocator ----------------------------------- */
 
-/* A block of `bytes` on place's device (not GPU-pinned) from the cache or the table: a
- * storage header with ptr, capacity, device and stream set. On out of memory the device's
- * cache is released and the allocation tried once more. */
+/* A block of `bytes` on place's device (or of pinned host memory for GPU-pinned) from the
+ * cache or the table: a storage header with ptr, capacity, device and stream set. On out of
+ * memory that cache is released and the allocation tried once more. */
 pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, size_t bytes,
                                pd_storage **out);
 /* Takes a dead block back (into the cache, or to the table when the cache is full). */

@@ -162,9 +162,6 @@ static pd__device cpu_device = {.table = &cpu_table, .type = PD_PLACE_CPU, .coun
 
 /* --- Table checks and entries -------------------------------------------------------------- */
 
-/* The member `m` lies inside the table as its plug-in compiled it, and is set. */
-#define HAS(t, m) ((t)->struct_size >= offsetof(pd_device_table, m) + sizeof((t)->m) && (t)->m)
-
 /* Names the first thing wrong with a table, or NULL. */
 static const char *table_fault(const pd_device_table *t, char *buf, size_t size)
 {
@@ -351,7 +348,7 @@ pd__device *pd__device_of(const char *who, pd_place place)
                      who, name);
             return NULL;
         }
-        if (place.type == PD_PLACE_GPU_PINNED && !HAS(d->table, host_alloc)) {
+        if (place.type == PD_PLACE_GPU_PINNED && !PD__DEVICE_HAS(d->table, host_alloc)) {
             pd__fail(PD_ERR_UNAVAILABLE,
                      "%s: place gpu_pinned needs CUDA pinned memory, which "
                      "the CUDA plug-in does not offer",
@@ -418,7 +415,7 @@ pd_status pd_device_set_current(pd_place place)
     pd__device *d = pd__device_of(who, place);
     if (d == NULL)
         return pd_last_status();
-    if (!HAS(d->table, set_device))
+    if (!PD__DEVICE_HAS(d->table, set_device))
         return PD_OK; /* a device type without a current device has nothing to set */
     pd_status st = d->table->set_device(d->table->user, place.device_id);
     return st == PD_OK ? PD_OK : pd__device_failed(who, d, place, "set_device", st);

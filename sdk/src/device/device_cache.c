@@ -18,6 +18,13 @@
  * pd_device_cache_release empties it, and an allocation that finds the device out of memory
  * empties it and tries once more.
  *
+ * Pinned host memory (GPU-pinned places: cudaHostAlloc behind the table's host_alloc) is
+ * cached the same way, in one list per device type: page-locking memory costs far more than
+ * a malloc, so a pinned staging buffer made per copy would eat what pinning gains. Its
+ * blocks have no stream: a copy from or to host memory synchronizes before it returns, so
+ * a pinned block is idle once its tensor is dead. Kernels that read pinned memory through
+ * its device mapping are the host's to synchronize before releasing the tensor.
+ *
  * The cached block is the storage header itself (with the device memory it points at), kept
  * on a list through cache_next, so that taking one from the cache allocates nothing.
  */
@@ -98,12 +105,27 @@ void pd__device_stream_gone(pd__device *d, void *stream)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* A cached block for `size` usable on `stream`, unlinked; NULL if none. Under d->lock. A
- * block whose stream is NULL is idle: its stream finished and was destroyed. */
-static pd_storage *take(pd__device *d, int32_t id, size_t size, void *stream)
+/* The cache that serves `place`: its list and its byte count (under d->lock). */
+static pd_storage **cache_of(pd__device *d, pd_place place, size_t **bytes)
 {
+    if (place.type == PD_PLACE_GPU_PINNED) {
+        *bytes = &d->pinned_bytes;
+        return &d->pinned;
+    }
+    *bytes = &d->cached_bytes[place.device_id];
+    return &d->cached[place.device_id];
+}
+
+/* A cached block for `size` usable on `stream`, unlinked; NULL if none. Under d->lock. A
+ * block whose stream is NULL is idle: its stream finished and was destroyed (or it is
+ * pinned host memory). */
+static pd_storage *take(pd__device *d, pd_place place, size_t size, void *stream)
+{
+    int32_t id = place.device_id;
+    size_t *cached_bytes = NULL;
+    pd_storage **list = cache_of(d, place, &cached_bytes);
     pd_storage **best = NULL;
-    for (pd_storage **p = &d->cached[id]; *p; p = &(*p)->cache_next) {
+    for (pd_storage **p = list; *p; p = &(*p)->cache_next) {
         pd_storage *s = *p;
         if (s->capacity < size || s->capacity / 2 > size)
             continue;
@@ -121,17 +143,19 @@ static pd_storage *take(pd__device *d, int32_t id, size_t size, void *stream)
         return NULL;
     pd_storage *s = *best;
     *best = s->cache_next;
-    d->cached_bytes[id] -= s->capacity;
+    *cached_bytes -= s->capacity;
     return s;
 }
 
-/* Frees every cached block of device `id` through the table. */
-static void release_all(pd__device *d, int32_t id)
+/* Frees every cached block of place's cache through the table. */
+static void release_all(pd__device *d, pd_place place)
 {
     pthread_mutex_lock(&d->lock);
-    pd_storage *list = d->cached[id];
-    d->cached[id] = NULL;
-    d->cached_bytes[id] = 0;
+    size_t *cached_bytes = NULL;
+    pd_storage **head = cache_of(d, place, &cached_bytes);
+    pd_storage *list = *head;
+    *head = NULL;
+    *cached_bytes = 0;
     pthread_mutex_unlock(&d->lock);
     while (list) {
         pd_storage *next = list->cache_next;
@@ -144,21 +168,21 @@ static void release_all(pd__device *d, int32_t id)
 pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, size_t bytes,
                                pd_storage **out)
 {
-    int32_t id = place.device_id;
-    void *stream = NULL;
-    pd_status st = pd__device_stream_of(who, d, place, &stream);
+    void *stream = NULL; /* pinned host memory has no stream */
+    pd_status st = place.type == PD_PLACE_GPU_PINNED ? PD_OK
+                                                     : pd__device_stream_of(who, d, place, &stream);
     if (st != PD_OK)
         return st;
-    size_t size = round_size(bytes);
+    size_t size = round_size(bytes), *cached_bytes = NULL;
     pthread_mutex_lock(&d->lock);
-    pd_storage *s = d->cached[id] ? take(d, id, size, stream) : NULL;
+    pd_storage *s = *cache_of(d, place, &cached_bytes) ? take(d, place, size, stream) : NULL;
     pthread_mutex_unlock(&d->lock);
     if (s == NULL) {
         if ((s = malloc(sizeof *s)) == NULL)
             return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
         st = pd__device_alloc(who, d, place, size, &s->ptr);
         if (st == PD_ERR_OUT_OF_MEMORY) { /* what the cache holds may be what is missing */
-            release_all(d, id);
+            release_all(d, place);
             st = pd__device_alloc(who, d, place, size, &s->ptr);
         }
         if (st != PD_OK) {
@@ -179,16 +203,16 @@ pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, s
 void pd__device_block_free(pd_storage *s)
 {
     pd__device *d = s->device;
-    int32_t id = s->place.device_id;
-    size_t limit = cache_limit();
+    size_t limit = cache_limit(), *cached_bytes = NULL;
     bool kept = false;
     pthread_mutex_lock(&d->lock);
     if (s->stream != NULL && !stream_live(d, s->stream))
         s->stream = NULL; /* allocated on a stream destroyed since, after finishing its work */
-    if (s->capacity <= limit && d->cached_bytes[id] <= limit - s->capacity) {
-        s->cache_next = d->cached[id];
-        d->cached[id] = s;
-        d->cached_bytes[id] += s->capacity;
+    pd_storage **head = cache_of(d, s->place, &cached_bytes);
+    if (s->capacity <= limit && *cached_bytes <= limit - s->capacity) {
+        s->cache_next = *head;
+        *head = s;
+        *cached_bytes += s->capacity;
         kept = true;
     }
     pthread_mutex_unlock(&d->lock);
@@ -203,7 +227,7 @@ pd_status pd_device_cache_release(pd_place place)
     pd__device *d = pd__device_of("pd_device_cache_release", place);
     if (d == NULL)
         return pd_last_status();
-    if (place.type != PD_PLACE_CPU && place.type != PD_PLACE_GPU_PINNED)
-        release_all(d, place.device_id);
+    if (place.type != PD_PLACE_CPU)
+        release_all(d, place);
     return PD_OK;
 }

@@ -4,11 +4,11 @@
  * on any place, converted to a data type.
  *
  * Host memory on both sides is layout.c's strided copy. A dense copy that keeps the dtype is
- * one device copy (device/device.c). Anything else that touches a device (a strided or
- * converting copy) is staged through host memory: the bytes src reaches are copied to the
- * host, converted there, and copied to the destination. Device tables have no strided copy
- * or conversion kernels, so staging is what works for every device type; it costs two
- * transfers, which the device path of a kernel avoids by taking dense inputs.
+ * one device copy (device/device.c). A strided or converting copy within one device is the
+ * device table's convert kernel where it has one (device/device_convert.c). Anything else
+ * that touches a device is staged through host memory: the bytes src reaches are copied to the
+ * host, converted there, and copied to the destination: what works for every device type,
+ * at the cost of two transfers.
  */
 #include "pd_internal.h"
 
@@ -49,6 +49,10 @@ pd_status pd__copy_across(const char *who, void *dst, pd_place dst_place, pd_dat
     size_t bytes = (size_t)pd_numel(src) * pd_dtype_size(dst_type);
     if (dst_type == src->dtype && pd_is_contiguous(src))
         return pd__device_copy(who, dst_place, dst, src->place, src->data, bytes);
+    bool done = false; /* a strided or converting copy within one device: its kernel */
+    pd_status converted = pd__device_convert(who, dst_place, dst, dst_type, src, &done);
+    if (converted != PD_OK || done)
+        return converted;
     pd_tensor host = *src;
     void *stage = NULL;
     pd_status st = src_host ? PD_OK : stage_on_host(who, src, &host, &stage);

@@ -235,8 +235,8 @@ pd_storage *pd__storage_alloc(const pd_place *place, size_t bytes)
     return s;
 }
 
-/* A block of device memory (through the device cache) or of GPU-pinned host memory (straight
- * from the table) for `place`. */
+/* A block of device memory or of GPU-pinned host memory for `place`, through the device
+ * cache. */
 static __attribute__((noinline)) pd_status device_storage_new(const char *who, pd_place place,
                                                               size_t bytes, pd_storage **out)
 {
@@ -244,24 +244,9 @@ static __attribute__((noinline)) pd_status device_storage_new(const char *who, p
     if (d == NULL)
         return pd_last_status();
     pd_storage *s = NULL;
-    if (place.type != PD_PLACE_GPU_PINNED) {
-        pd_status st = pd__device_block_new(who, d, place, bytes, &s);
-        if (st != PD_OK)
-            return st;
-    } else {
-        if ((s = malloc(sizeof *s)) == NULL)
-            return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
-        pd_status st = pd__device_alloc(who, d, place, bytes, &s->ptr);
-        if (st != PD_OK) {
-            free(s);
-            return st;
-        }
-        s->block = s;
-        s->capacity = bytes;
-        s->device = d;
-        s->stream = NULL;
-        s->cache_next = NULL;
-    }
+    pd_status st = pd__device_block_new(who, d, place, bytes, &s);
+    if (st != PD_OK)
+        return st;
     atomic_init(&s->refcount, 1);
     s->bytes = bytes;
     s->place = place;
@@ -328,12 +313,7 @@ void pd__storage_release(pd_storage *s)
         return;
     atomic_thread_fence(memory_order_acquire);
     if (s->device != NULL) {
-        if (s->place.type != PD_PLACE_GPU_PINNED) {
-            pd__device_block_free(s);
-            return;
-        }
-        pd__device_free(s->device, s->place, s->ptr, s->capacity);
-        free(s);
+        pd__device_block_free(s);
         return;
     }
     if (s->external) {

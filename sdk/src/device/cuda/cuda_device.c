@@ -9,6 +9,10 @@
  * thread, whose current CUDA device is its own), and maps cudaErrorMemoryAllocation to
  * PD_ERR_OUT_OF_MEMORY; other CUDA errors are PD_ERR_UNAVAILABLE. A NULL stream means a
  * synchronous operation, as pd_device.h defines it.
+ *
+ * The convert member (strided copies and casts on the GPU) is cuda_convert.cu, present when
+ * the plug-in was built with nvcc (PDEXT_CUDA_KERNELS); without it the member is NULL and
+ * the runtime stages those copies through host memory.
  */
 #include "pd_device.h"
 
@@ -82,7 +86,8 @@ static pd_status cu_free(void *user, int32_t device, void *ptr, size_t bytes)
 static pd_status cu_host_alloc(void *user, size_t bytes, void **ptr)
 {
     (void)user;
-    return status_of(cudaMallocHost(ptr, bytes));
+    /* Portable: pinned for every device's copies, not only the current one's. */
+    return status_of(cudaHostAlloc(ptr, bytes, cudaHostAllocPortable));
 }
 
 static pd_status cu_host_free(void *user, void *ptr, size_t bytes)
@@ -225,6 +230,23 @@ static pd_status cu_event_synchronize(void *user, int32_t device, pd_device_even
     return status_of(cudaEventSynchronize((cudaEvent_t)event));
 }
 
+#if defined(PDEXT_CUDA_KERNELS)
+pd_status pdext_cuda_convert(void *dst, pd_data_type dst_dtype, const void *src,
+                             pd_data_type src_dtype, int32_t ndim, const int64_t *shape,
+                             const int64_t *strides, void *stream);
+
+static pd_status cu_convert(void *user, int32_t device, void *dst, pd_data_type dst_dtype,
+                            const void *src, pd_data_type src_dtype, int32_t ndim,
+                            const int64_t *shape, const int64_t *strides, pd_device_stream stream)
+{
+    (void)user;
+    cudaError_t e = use(device);
+    if (e != cudaSuccess)
+        return status_of(e);
+    return pdext_cuda_convert(dst, dst_dtype, src, src_dtype, ndim, shape, strides, stream);
+}
+#endif
+
 static const pd_device_table cuda_table = {
     .struct_size = sizeof(pd_device_table),
     .abi_version = PD_DEVICE_ABI_VERSION,
@@ -249,6 +271,9 @@ static const pd_device_table cuda_table = {
     .event_record = cu_event_record,
     .event_wait = cu_event_wait,
     .event_synchronize = cu_event_synchronize,
+#if defined(PDEXT_CUDA_KERNELS)
+    .convert = cu_convert,
+#endif
 };
 
 /* The plug-in's one entry point: the table, or a status and a message saying what is
