@@ -654,3 +654,24 @@ PD_TEST(ExecutorSim, LaunchesOnTheDeviceStreamAndAnEventOrdersTheHostRead)
     PD_EXPECT_OK(pd_executor_destroy(ex));
     pd_registry_destroy(reg);
 }
+
+PD_TEST(Executor, AnInputOverTheHostsOwnMemoryMakesTheCallWaitForItsLaunch)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    float values[3] = {1, 2, 3};
+    pd_tensor x = PD_TENSOR_UNDEFINED, y = PD_TENSOR_UNDEFINED;
+    x.data = values; /* no storage: the executor cannot keep this memory alive */
+    x.dtype = PD_FLOAT32;
+    x.ndim = 1;
+    x.shape[0] = 3;
+    x.place = pd_place_cpu();
+    PD_ASSERT_OK(affine(ex, 0, &x, 2, 1, &y));
+    PD_EXPECT(!pd_tensor_is_pending(&y)); /* complete when the call returned */
+    values[0] = 100;                      /* the host may reuse its memory at once */
+    for (int i = 0; i < 3; ++i)
+        PD_EXPECT_EQ(at(&y, i), 2.0f * (float)(i + 1) + 1.0f);
+    pd_tensor_release(&y);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}

@@ -45,7 +45,9 @@
  *
  * Lifetimes. The modules of ops in flight must stay loaded: synchronize before unloading.
  * Input tensors are retained by the pipeline: the host may release its references as soon as
- * pd_run_async returns. Attr values are copied.
+ * pd_run_async returns. Attr values are copied. An input over the host's own memory (a
+ * pd_tensor filled by hand, storage NULL) cannot be retained: such a call waits for its
+ * launch before pd_run_async returns (its outputs are then complete).
  */
 #ifndef PDEXT_EXECUTOR_H
 #define PDEXT_EXECUTOR_H

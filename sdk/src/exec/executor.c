@@ -11,6 +11,7 @@
  */
 #include "exec/executor_internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 #define STREAMS_MAX 64
 #define DEPTH_DEFAULT 1024
 #define DEPTH_MAX (1 << 20)
+#define LINGER_POLLS 4096 /* about 20-50 us of polling before a worker sleeps */
 
 static atomic_uint_fast64_t next_id = 1;
 
@@ -74,9 +76,27 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
         st->head = call;
     st->tail = call;
     ++st->queued;
+    atomic_store_explicit(&st->has_work, true, memory_order_relaxed);
     if (st->sleeping)
         pthread_cond_signal(&st->not_empty);
     pthread_mutex_unlock(&st->mu);
+}
+
+/* Polls the queue for a while before the worker sleeps: a caller submitting a chain of small
+ * ops then finds the worker awake and pays for no wake-up (a futex call of a few
+ * microseconds, more than a small kernel). Called and returns with the mutex held. */
+static void linger(pd__exec_stream *st)
+{
+    pthread_mutex_unlock(&st->mu);
+    for (int i = 0; i < LINGER_POLLS; ++i) {
+        if (atomic_load_explicit(&st->has_work, memory_order_relaxed))
+            break;
+        if (i % 64 == 63)
+            sched_yield(); /* this machine's other threads may need the core */
+        else
+            __builtin_ia32_pause();
+    }
+    pthread_mutex_lock(&st->mu);
 }
 
 static void *worker_main(void *arg)
@@ -84,6 +104,8 @@ static void *worker_main(void *arg)
     pd__exec_stream *st = arg;
     pthread_mutex_lock(&st->mu);
     for (;;) {
+        if (st->head == NULL && !st->closing)
+            linger(st);
         while (st->head == NULL && !st->closing) {
             st->sleeping = true;
             pthread_cond_wait(&st->not_empty, &st->mu);
@@ -92,6 +114,7 @@ static void *worker_main(void *arg)
         if (st->head == NULL)
             break; /* closing, and nothing left */
         pd__exec_call *batch = st->head;
+        atomic_store_explicit(&st->has_work, false, memory_order_relaxed);
         bool was_full = st->queued >= st->ex->depth;
         st->head = st->tail = NULL;
         st->queued = 0;
@@ -179,6 +202,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         pthread_cond_init(&st->not_empty, NULL);
         pthread_cond_init(&st->not_full, NULL);
         pthread_cond_init(&st->idle, NULL);
+        atomic_init(&st->has_work, false);
     }
     for (int32_t i = 0; i < n; ++i) {
         int rc = pthread_create(&ex->streams[i].thread, NULL, worker_main, &ex->streams[i]);

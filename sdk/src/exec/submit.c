@@ -162,6 +162,16 @@ static bool outputs_described(const pd_kernel_ctx *ctx)
     return true;
 }
 
+/* An input is a hand-made tensor over the host's own memory (no storage to retain): the
+ * memory is only known to be valid during the call, so the caller waits for the launch. */
+static bool borrows_memory(const pd__exec_call *call)
+{
+    for (int32_t j = 0; j < call->n_inputs; ++j)
+        if (call->inputs[j].storage == NULL && pd_numel(&call->inputs[j]) > 0)
+            return true;
+    return false;
+}
+
 /* The allocate step, on the caller: every output item not made yet, as inferred, on the
  * call's place. Throws on out of memory. */
 static bool allocate_outputs(pd_kernel_ctx *ctx, void *unused)
@@ -231,7 +241,7 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
     if (s == PD_OK && !pd__runner_protected(ctx, pd__runner_infer_step, NULL))
         s = pd__ctx_report(ctx);
     if (s == PD_OK)
-        call->wait_launch = !outputs_described(ctx);
+        call->wait_launch = !outputs_described(ctx) || borrows_memory(call);
     if (s == PD_OK && !call->wait_launch && !pd__runner_protected(ctx, allocate_outputs, NULL))
         s = pd__ctx_report(ctx);
     if (s == PD_OK && (call->done = pd__completion_new(ex->id)) == NULL)

@@ -326,10 +326,11 @@ void pd__storage_release(pd_storage *s)
     if (s == NULL)
         return;
     /* Release on every drop, acquire on the last one: every write made through other
-     * references happens-before the deleter or free, as in std::shared_ptr. */
-    if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_release) != 1)
+     * references happens-before the deleter or free, as in std::shared_ptr. acq_rel rather
+     * than release + a fence: the same lock xadd on x86, and ThreadSanitizer (which does not
+     * model fences) sees the order. */
+    if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
         return;
-    atomic_thread_fence(memory_order_acquire);
     if (atomic_load_explicit(&s->pending, memory_order_relaxed) != NULL)
         pd__storage_pending_drop(s); /* memory an async call wrote */
     if (s->device != NULL) {
