@@ -37,9 +37,9 @@ typedef struct pd__exec_stream {
     pd__exec_call *head, *tail;
     int32_t queued;
     atomic_bool has_work; /* head != NULL, readable without the mutex (the worker's polling) */
-    bool busy;     /* the worker is running calls it took */
-    bool sleeping; /* the worker waits on not_empty */
-    bool closing;  /* destroy: the worker drains the queue and ends */
+    bool busy;            /* the worker is running calls it took */
+    bool sleeping;        /* the worker waits on not_empty */
+    bool closing;         /* destroy: the worker drains the queue and ends */
     pthread_t thread;
 } pd__exec_stream;
 
