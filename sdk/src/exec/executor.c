@@ -20,7 +20,8 @@
 #define STREAMS_MAX 64
 #define DEPTH_DEFAULT 1024
 #define DEPTH_MAX (1 << 20)
-#define LINGER_POLLS 4096 /* about 20-50 us of polling before a worker sleeps */
+#define QUEUED_BYTES_MAX ((size_t)8 << 20) /* see pd__exec_enqueue */
+#define LINGER_POLLS 4096                  /* about 20-50 us of polling before a worker sleeps */
 
 static atomic_uint_fast64_t next_id = 1;
 
@@ -68,14 +69,23 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
     call->next = NULL;
     atomic_fetch_add_explicit(&ex->submitted, 1, memory_order_relaxed);
     pthread_mutex_lock(&st->mu);
-    while (st->queued >= ex->depth)
+    /* Back pressure: at most `depth` calls, and (past the first) at most QUEUED_BYTES_MAX
+     * bytes of their outputs, wait in the queue. A caller far ahead of the kernels would
+     * otherwise hold the outputs of every queued call at once: fresh memory for each (page
+     * faults, caches cold) where a synchronous chain reuses two buffers. */
+    while (st->queued >= ex->depth ||
+           (st->queued > 0 && st->queued_bytes + call->bytes > QUEUED_BYTES_MAX)) {
+        ++st->waiting;
         pthread_cond_wait(&st->not_full, &st->mu);
+        --st->waiting;
+    }
     if (st->tail)
         st->tail->next = call;
     else
         st->head = call;
     st->tail = call;
     ++st->queued;
+    st->queued_bytes += call->bytes;
     atomic_store_explicit(&st->has_work, true, memory_order_relaxed);
     if (st->sleeping)
         pthread_cond_signal(&st->not_empty);
@@ -115,11 +125,11 @@ static void *worker_main(void *arg)
             break; /* closing, and nothing left */
         pd__exec_call *batch = st->head;
         atomic_store_explicit(&st->has_work, false, memory_order_relaxed);
-        bool was_full = st->queued >= st->ex->depth;
         st->head = st->tail = NULL;
         st->queued = 0;
+        st->queued_bytes = 0;
         st->busy = true;
-        if (was_full)
+        if (st->waiting > 0)
             pthread_cond_broadcast(&st->not_full);
         pthread_mutex_unlock(&st->mu);
         while (batch) {
@@ -195,6 +205,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
     ex->n_streams = n;
     ex->depth = o.depth ? o.depth : DEPTH_DEFAULT;
     pthread_mutex_init(&ex->err_mu, NULL);
+    pthread_mutex_init(&ex->free_mu, NULL);
     for (int32_t i = 0; i < n; ++i) {
         pd__exec_stream *st = &ex->streams[i];
         st->ex = ex;
@@ -209,6 +220,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         if (rc != 0) {
             streams_stop(ex, i);
             pthread_mutex_destroy(&ex->err_mu);
+            pthread_mutex_destroy(&ex->free_mu);
             free(ex->streams);
             free(ex);
             return pd__fail(PD_ERR_INTERNAL, "%s: cannot start worker thread %d (%s)", who, (int)i,
@@ -258,6 +270,12 @@ pd_status pd_executor_destroy(pd_executor *ex)
     pthread_mutex_destroy(&ex->err_mu);
     free(ex->first_message);
     ex->first_message = NULL;
+    for (pd__exec_call *c = ex->free_calls, *next; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    ex->free_calls = NULL;
+    pthread_mutex_destroy(&ex->free_mu);
     pthread_mutex_lock(&grave_mu);
     ex->grave_next = grave;
     grave = ex;

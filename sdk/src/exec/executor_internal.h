@@ -10,6 +10,9 @@
 #include "exec/pending.h"
 #include "pdext_executor.h"
 
+#define PD__EXEC_INLINE 4     /* inputs and outputs a call record holds without the heap */
+#define PD__EXEC_FREE_MAX 256 /* call records an executor keeps for reuse */
+
 /* One submitted call, from pd_run_async until its launch stage ends. */
 typedef struct pd__exec_call {
     pd_kernel_ctx ctx;          /* the runner's state; points into itself, so never moves */
@@ -22,10 +25,15 @@ typedef struct pd__exec_call {
     int32_t n_inputs;
     pd_tensor *outs; /* retained copies of the outputs handed to the host, in slot order */
     int32_t n_outs;
+    size_t bytes;     /* of its outputs: what the queue's back pressure counts */
     void *attr_copy;  /* the attr values' strings and arrays, copied */
     bool wait_launch; /* the caller waits for the launch and hands the outputs over itself */
     pd_status status; /* wait_launch: how the launch went (message in `message`) */
     char *message;
+    pd_tensor inline_inputs[PD__EXEC_INLINE]; /* inputs, outs, deps, dep_places point here */
+    pd_tensor inline_outs[PD__EXEC_INLINE];   /* when they fit */
+    pd__completion *inline_deps[PD__EXEC_INLINE];
+    pd_place inline_dep_places[PD__EXEC_INLINE];
 } pd__exec_call;
 
 typedef struct pd__exec_stream {
@@ -36,6 +44,8 @@ typedef struct pd__exec_stream {
     pthread_cond_t idle;      /* synchronize waits on it until the queue is empty and idle */
     pd__exec_call *head, *tail;
     int32_t queued;
+    size_t queued_bytes;  /* the queued calls' output bytes */
+    int32_t waiting;      /* submitters waiting on not_full */
     atomic_bool has_work; /* head != NULL, readable without the mutex (the worker's polling) */
     bool busy;            /* the worker is running calls it took */
     bool sleeping;        /* the worker waits on not_empty */
@@ -55,6 +65,9 @@ struct pd_executor {
     pd_status first_status;
     char *first_message;
     struct pd_executor *grave_next; /* destroyed executors' headers (executor.c) */
+    pthread_mutex_t free_mu;        /* guards the records kept for reuse (submit.c) */
+    pd__exec_call *free_calls;
+    int32_t n_free_calls;
 };
 
 /* executor.c: the executor is live (else a message naming `who`). */

@@ -85,9 +85,15 @@ static pd_status capture_inputs(pd__exec_call *call)
         n += ctx->in[i].count;
     if (n == 0)
         return PD_OK;
-    call->inputs = malloc((size_t)n * sizeof(pd_tensor));
-    call->deps = malloc((size_t)n * sizeof(pd__completion *));
-    call->dep_places = malloc((size_t)n * sizeof(pd_place));
+    if (n <= PD__EXEC_INLINE) { /* the usual call: the call's own arrays */
+        call->inputs = call->inline_inputs;
+        call->deps = call->inline_deps;
+        call->dep_places = call->inline_dep_places;
+    } else {
+        call->inputs = malloc((size_t)n * sizeof(pd_tensor));
+        call->deps = malloc((size_t)n * sizeof(pd__completion *));
+        call->dep_places = malloc((size_t)n * sizeof(pd_place));
+    }
     if (call->inputs == NULL || call->deps == NULL || call->dep_places == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory capturing inputs", ctx->op->name);
     int32_t j = 0;
@@ -112,8 +118,46 @@ static pd_status capture_inputs(pd__exec_call *call)
     return PD_OK;
 }
 
-/* Frees what the call holds but its context. */
-static void call_free(pd__exec_call *call)
+/* A call record: one the executor's workers gave back, else a new one (NULL on out of
+ * memory). Reusing records keeps the caller from freeing what another thread allocated, which
+ * costs more than the rest of a small op's hand-off. */
+static pd__exec_call *call_new(pd_executor *ex)
+{
+    pthread_mutex_lock(&ex->free_mu);
+    pd__exec_call *call = ex->free_calls;
+    if (call != NULL) {
+        ex->free_calls = call->next;
+        --ex->n_free_calls;
+    }
+    pthread_mutex_unlock(&ex->free_mu);
+    if (call == NULL && (call = malloc(sizeof *call)) == NULL)
+        return NULL;
+    call->next = NULL;
+    call->done = NULL;
+    call->deps = NULL;
+    call->dep_places = NULL;
+    call->n_deps = 0;
+    call->inputs = NULL;
+    call->n_inputs = 0;
+    call->outs = NULL;
+    call->n_outs = 0;
+    call->bytes = 0;
+    call->attr_copy = NULL;
+    call->wait_launch = false;
+    call->status = PD_OK;
+    call->message = NULL;
+    return call;
+}
+
+/* Frees an array unless it is one of the call's own. */
+static void free_unless_inline(void *p, const void *inline_array)
+{
+    if (p != inline_array)
+        free(p);
+}
+
+/* Releases what the call holds but its context, and gives the record back. */
+static void call_free(pd_executor *ex, pd__exec_call *call)
 {
     for (int32_t j = 0; j < call->n_inputs; ++j)
         if (call->inputs[j].storage != NULL)
@@ -123,12 +167,20 @@ static void call_free(pd__exec_call *call)
     for (int32_t j = 0; j < call->n_deps; ++j)
         pd__completion_release(call->deps[j]);
     pd__completion_release(call->done);
-    free(call->inputs);
-    free(call->outs);
-    free(call->deps);
-    free(call->dep_places);
+    free_unless_inline(call->inputs, call->inline_inputs);
+    free_unless_inline(call->outs, call->inline_outs);
+    free_unless_inline(call->deps, call->inline_deps);
+    free_unless_inline(call->dep_places, call->inline_dep_places);
     free(call->attr_copy);
     free(call->message);
+    pthread_mutex_lock(&ex->free_mu);
+    if (ex->n_free_calls < PD__EXEC_FREE_MAX) {
+        call->next = ex->free_calls;
+        ex->free_calls = call;
+        ++ex->n_free_calls;
+        call = NULL;
+    }
+    pthread_mutex_unlock(&ex->free_mu);
     free(call);
 }
 
@@ -196,7 +248,7 @@ static pd_status keep_outputs(pd__exec_call *call)
     int32_t n = 0;
     for (int32_t o = 0; o < ctx->n_outputs; ++o)
         n += ctx->out[o].count;
-    call->outs = malloc((size_t)(n ? n : 1) * sizeof(pd_tensor));
+    call->outs = n <= PD__EXEC_INLINE ? call->inline_outs : malloc((size_t)n * sizeof(pd_tensor));
     if (call->outs == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op->name);
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
@@ -209,6 +261,7 @@ static pd_status keep_outputs(pd__exec_call *call)
             if (slot->host_arg != -1) /* moved to the host: the context takes one back */
                 pd__storage_retain(t->storage);
             pd__storage_set_pending(t->storage, call->done);
+            call->bytes += pd_nbytes(t);
         }
     }
     return PD_OK;
@@ -269,15 +322,13 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
     if (s != PD_OK)
         return s;
-    pd__exec_call *call = malloc(sizeof *call);
+    pd__exec_call *call = call_new(ex);
     if (call == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
-    memset((char *)call + offsetof(pd__exec_call, next), 0,
-           sizeof *call - offsetof(pd__exec_call, next));
     s = prepare(ex, call, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, op);
     if (s != PD_OK) {
         pd__runner_release(&call->ctx, false);
-        call_free(call);
+        call_free(ex, call);
         return s;
     }
     atomic_fetch_add_explicit(&pd__async_in_flight, 1, memory_order_relaxed);
@@ -297,7 +348,7 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
     else
         s = pd__runner_hand_over(&call->ctx, outputs);
     pd__runner_release(&call->ctx, s == PD_OK);
-    call_free(call);
+    call_free(ex, call);
     return s;
 }
 
@@ -420,6 +471,6 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
     }
     pd__completion_finish(call->done, s, call->message, event);
     pd__runner_release(ctx, false);
-    call_free(call);
+    call_free(ex, call);
     atomic_fetch_sub_explicit(&pd__async_in_flight, 1, memory_order_release);
 }
