@@ -77,6 +77,14 @@ for p in $programs; do
     fi
 done
 
+# The Python front's pipeline rows (bench/pipeline_python.py), where the front is built.
+if [[ " $programs " == *" pipeline "* && -d $build/python/pdext ]]; then
+    echo "bench: running pipeline_python.py" >&2
+    PYTHONPATH=$build/python PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-python-$$ \
+        /usr/bin/python3 "$root/bench/pipeline_python.py" "${smoke[@]}" >>"$rows" || status=1
+    rm -rf "${TMPDIR:-/tmp}/pdext-bench-python-$$"
+fi
+
 # --- The machine --------------------------------------------------------------------------
 first_line() { "$@" 2>/dev/null | head -n1 || true; }
 cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n1)
