@@ -226,7 +226,7 @@ static bool borrows_memory(const pd__exec_call *call)
 
 /* The allocate step, on the caller: every output item not made yet, as inferred, on the
  * call's place. Throws on out of memory. */
-static bool allocate_outputs(pd_kernel_ctx *ctx, void *unused)
+static void allocate_outputs(pd_kernel_ctx *ctx, void *unused)
 {
     (void)unused;
     pd_place place = *pd__ctx_first_input_place(ctx);
@@ -237,7 +237,6 @@ static bool allocate_outputs(pd_kernel_ctx *ctx, void *unused)
                 pd__ctx_make_tensor("pd_run_async", &it->tensor, it->dtype, place, it->ndim,
                                     it->shape);
         }
-    return true;
 }
 
 /* After a successful hand-over: the call keeps its own reference to every output item (the
@@ -267,6 +266,27 @@ static pd_status keep_outputs(pd__exec_call *call)
     return PD_OK;
 }
 
+typedef struct caller_step_args {
+    pd__exec_call *call;
+    bool inputs_computed;
+} caller_step_args;
+
+/* The caller's runner steps, under one error frame: the input step when every input is
+ * computed, inference, and (unless the caller must wait for the launch) the allocation of
+ * the outputs. */
+static bool caller_steps(pd_kernel_ctx *ctx, void *arg)
+{
+    caller_step_args *a = arg;
+    if (a->inputs_computed)
+        pd__runner_input_step(ctx, NULL);
+    if (!pd__runner_infer_step(ctx, NULL))
+        return false;
+    a->call->wait_launch = !outputs_described(ctx) || borrows_memory(a->call);
+    if (!a->call->wait_launch)
+        allocate_outputs(ctx, NULL);
+    return true;
+}
+
 /* Everything the caller does before the call may be enqueued; on failure nothing was
  * handed over. */
 static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inputs,
@@ -289,24 +309,20 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
         ready = ready &&
                 atomic_load_explicit(&call->deps[j]->state, memory_order_acquire) == PD__DONE &&
                 call->deps[j]->event == NULL;
-    if (s == PD_OK && ready && !pd__runner_protected(ctx, pd__runner_input_step, NULL))
-        s = pd__ctx_report(ctx);
-    if (s == PD_OK && !pd__runner_protected(ctx, pd__runner_infer_step, NULL))
-        s = pd__ctx_report(ctx);
-    if (s == PD_OK)
-        call->wait_launch = !outputs_described(ctx) || borrows_memory(call);
-    if (s == PD_OK && !call->wait_launch && !pd__runner_protected(ctx, allocate_outputs, NULL))
+    caller_step_args a = {call, ready};
+    if (s == PD_OK && !pd__runner_protected(ctx, caller_steps, &a))
         s = pd__ctx_report(ctx);
     if (s == PD_OK && (call->done = pd__completion_new(ex->id)) == NULL)
         s = pd_last_status();
     if (s == PD_OK && !call->wait_launch) {
         s = pd__runner_hand_over(ctx, outputs);
         if (s == PD_OK && keep_outputs(call) != PD_OK) {
-            /* undo the hand-over: the host's slots hold references the host never saw */
+            /* Undo the hand-over: the references it moved are still the context's (its items
+             * show them), which releases them; the host's slots are cleared. */
             for (int32_t o = 0; o < ctx->n_outputs; ++o)
                 if (ctx->out[o].host_arg != -1)
                     for (int32_t k = 0; k < outputs[ctx->out[o].host_arg].count; ++k)
-                        pd_tensor_release(&outputs[ctx->out[o].host_arg].tensors[k]);
+                        outputs[ctx->out[o].host_arg].tensors[k] = (pd_tensor)PD_TENSOR_UNDEFINED;
             s = pd_last_status();
         }
     }
