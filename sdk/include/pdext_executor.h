@@ -70,7 +70,7 @@ typedef struct pd_executor_options {
     int32_t n_streams;
     /* Calls a stream may hold submitted but not yet launched; pd_run_async blocks while its
      * stream is full (back pressure). Default 1024; at most 1 << 20. Past the first queued
-     * call, the queue also holds at most 8 MiB of outputs: a caller far ahead of large
+     * call, the queue also holds at most 2 MiB of outputs: a caller far ahead of large
      * kernels would otherwise keep every queued output alive (fresh memory, cold caches). */
     int32_t depth;
 } pd_executor_options;

@@ -20,7 +20,7 @@
 #define STREAMS_MAX 64
 #define DEPTH_DEFAULT 1024
 #define DEPTH_MAX (1 << 20)
-#define QUEUED_BYTES_MAX ((size_t)8 << 20) /* see pd__exec_enqueue */
+#define QUEUED_BYTES_MAX ((size_t)2 << 20) /* see pd__exec_enqueue */
 #define LINGER_POLLS 4096                  /* about 20-50 us of polling before a worker sleeps */
 
 static atomic_uint_fast64_t next_id = 1;
@@ -72,7 +72,9 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
     /* Back pressure: at most `depth` calls, and (past the first) at most QUEUED_BYTES_MAX
      * bytes of their outputs, wait in the queue. A caller far ahead of the kernels would
      * otherwise hold the outputs of every queued call at once: fresh memory for each (page
-     * faults, caches cold) where a synchronous chain reuses two buffers. */
+     * faults, caches cold) where a synchronous chain reuses two buffers. 2 MiB: a chain of
+     * 16 KiB calls ran twice as fast for the caller as with 8 MiB, measured alternating the
+     * two builds, and large outputs queue one at a time. */
     while (st->queued >= ex->depth ||
            (st->queued > 0 && st->queued_bytes + call->bytes > QUEUED_BYTES_MAX)) {
         ++st->waiting;
