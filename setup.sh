@@ -31,6 +31,7 @@ MODE=${1:-install}
 PREFIX=${PREFIX:-/usr/local}
 BUILD_DIR=${BUILD_DIR:-build}
 ASAN_BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
+TSAN_BUILD_DIR=${TSAN_BUILD_DIR:-build-tsan}
 BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build-bench}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 START=$SECONDS
@@ -40,6 +41,7 @@ absolute() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$ROOT/$1" ;; esa
 PREFIX=$(absolute "$PREFIX")
 BUILD_DIR=$(absolute "$BUILD_DIR")
 ASAN_BUILD_DIR=$(absolute "$ASAN_BUILD_DIR")
+TSAN_BUILD_DIR=$(absolute "$TSAN_BUILD_DIR")
 BENCH_BUILD_DIR=$(absolute "$BENCH_BUILD_DIR")
 
 # --- output -----------------------------------------------------------------------------------
@@ -268,6 +270,17 @@ test_sanitized() {
     end_phase
 }
 
+# The executor's threads under ThreadSanitizer: only its suite and what that needs is built.
+test_tsan() {
+    begin_phase "executor tests under TSan ($TSAN_BUILD_DIR)" \
+        "Building and running the executor tests under ThreadSanitizer ($TSAN_BUILD_DIR)"
+    configure_build "$TSAN_BUILD_DIR" -DPDEXT_SANITIZE=thread
+    cmake --build "$TSAN_BUILD_DIR" -j "$JOBS" --target executor_test ex_ops ds_sim_ops
+    TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1:second_deadlock_stack=1" \
+        ctest --test-dir "$TSAN_BUILD_DIR" -j "$JOBS" --output-on-failure -R '^(Executor|ExecutorSim|Workspace)\.'
+    end_phase
+}
+
 # --- demo and bench -------------------------------------------------------------------------
 
 run_demo() {
@@ -316,6 +329,7 @@ test)
     test_plain
     test_installed
     test_sanitized
+    test_tsan
     ;;
 demo)
     install_deps

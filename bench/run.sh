@@ -27,7 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-${PDEXT_BENCH_BUILD_DIR:-$root/build-bench}}
 results=${PDEXT_BENCH_RESULTS:-$root/bench/results.json}
-programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads parallel strided gpu aot device paddle_front check"}
+programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads parallel strided gpu aot device paddle_front check pipeline"}
 jobs=${PDEXT_BENCH_JOBS:-2}
 
 smoke=()
@@ -76,6 +76,14 @@ for p in $programs; do
         fi
     fi
 done
+
+# The Python front's pipeline rows (bench/pipeline_python.py), where the front is built.
+if [[ " $programs " == *" pipeline "* && -d $build/python/pdext ]]; then
+    echo "bench: running pipeline_python.py" >&2
+    PYTHONPATH=$build/python PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-python-$$ \
+        /usr/bin/python3 "$root/bench/pipeline_python.py" "${smoke[@]}" >>"$rows" || status=1
+    rm -rf "${TMPDIR:-/tmp}/pdext-bench-python-$$"
+fi
 
 # --- The machine --------------------------------------------------------------------------
 first_line() { "$@" 2>/dev/null | head -n1 || true; }

@@ -19,6 +19,7 @@ import types
 
 from . import _pdext
 from ._pdext import BuildError, Error, OpError, Tensor, from_dlpack
+from ._pdext import Executor  # asynchronous op calls (pdext_executor.h)
 
 __all__ = [
     "load",
@@ -30,6 +31,7 @@ __all__ = [
     "Error",
     "OpError",
     "BuildError",
+    "Executor",
 ]
 
 __version__ = _pdext.version()

@@ -6,6 +6,7 @@
  * load_library, CustomOpBuilder) on these few functions.
  */
 #define PDEXT_PY_NUMPY_OWNER
+#include "py_executor.h"
 #include "py_internal.h"
 
 PyObject *pdext_Error;
@@ -120,7 +121,8 @@ PyMODINIT_FUNC PyInit__pdext(void)
                       "Compiling or linking a module failed; the message holds the compiler's "
                       "diagnostics.") < 0 ||
         add_type(m, &pdext_TensorType, "Tensor") < 0 ||
-        add_type(m, &pdext_LibraryType, "Library") < 0 || add_type(m, &pdext_OpType, "Op") < 0) {
+        add_type(m, &pdext_LibraryType, "Library") < 0 || add_type(m, &pdext_OpType, "Op") < 0 ||
+        add_type(m, &pdext_ExecutorType, "Executor") < 0) {
         Py_DECREF(m);
         return NULL;
     }

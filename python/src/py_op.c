@@ -13,6 +13,7 @@
  * Op objects define __get__ (returning themselves) so that inspect and pydoc treat them as
  * routines: help(ops.custom_relu) shows the signature and the declaration.
  */
+#include "py_executor.h"
 #include "py_internal.h"
 
 #include <stdlib.h>
@@ -615,6 +616,8 @@ static PyObject *collect_results(const pdext_OpObject *self, call_state *cs)
     /* A numpy first input attached numpy's API while it was bound. */
     if (cs->first != NULL && !(PyArray_API != NULL && PyArray_Check(cs->first)))
         kind = Py_TYPE(cs->first) == &pdext_TensorType ? RESULT_TENSOR : RESULT_FOREIGN;
+    if (pdext_executor_active())
+        kind = RESULT_TENSOR; /* pending results: a Tensor waits where it is read */
     PyObject *values[PD_MAX_OUTPUTS] = {0};
     for (int32_t o = 0; o < self->n_out; ++o) {
         pd_arg *arg = &cs->out_args[o];
@@ -677,8 +680,8 @@ static PyObject *op_vectorcall(PyObject *callable, PyObject *const *args, size_t
         goto done;
     /* The kernel runs without the GIL: other Python threads go on meanwhile. */
     PyThreadState *ts = PyEval_SaveThread();
-    pd_status st = pd_op_run(self->op, cs.in_args, self->n_in, cs.attrs, n_attrs, cs.out_args,
-                             self->n_out);
+    pd_status st = pdext_op_run(self->op, cs.in_args, self->n_in, cs.attrs, n_attrs, cs.out_args,
+                                self->n_out); /* pd_op_run, or the current executor's */
     PyEval_RestoreThread(ts);
     if (st != PD_OK) {
         cs.n_tout = 0; /* a failed run wrote nothing */

@@ -4,6 +4,7 @@
  * tensor's memory, which lives as long as the array), through the buffer protocol, or
  * through DLPack (__dlpack__ / __dlpack_device__) to any framework.
  */
+#include "py_executor.h"
 #include "py_internal.h"
 
 #include "py_dlpack.h"
@@ -115,6 +116,8 @@ static const char *buffer_format(pd_data_type d)
 
 static int tensor_getbuffer(pdext_TensorObject *self, Py_buffer *view, int flags)
 {
+    if (pdext_tensor_ready(self) < 0) /* an executor may still be computing it */
+        return -1;
     const char *format = buffer_format(self->t.dtype);
     if (format == NULL || !pd_is_cpu(&self->t)) {
         PyErr_Format(PyExc_BufferError, "a %s tensor on %s has no buffer view",
@@ -170,6 +173,8 @@ static PyObject *tensor_dtype(pdext_TensorObject *self, void *unused)
 static PyObject *tensor_numpy(pdext_TensorObject *self, PyObject *unused)
 {
     (void)unused;
+    if (pdext_tensor_ready(self) < 0) /* an executor may still be computing it */
+        return NULL;
     pd_tensor t;
     pd_tensor_retain(&t, &self->t);
     return pdext_tensor_to_numpy(&t);
@@ -180,6 +185,8 @@ static PyObject *tensor_dlpack(pdext_TensorObject *self, PyObject *args, PyObjec
     static char *kw[] = {"stream", NULL};
     PyObject *stream = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O", kw, &stream))
+        return NULL;
+    if (pdext_tensor_ready(self) < 0) /* an executor may still be computing it */
         return NULL;
     return pdext_dlpack_export(self);
 }
@@ -212,6 +219,8 @@ static PyMethodDef tensor_methods[] =
       "A numpy array over this tensor's memory (no copy)."},
      {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
       "DLPack export (a 'dltensor' capsule); the consumer shares this tensor's memory."},
+     {"__array__", (PyCFunction)(void (*)(void))pdext_tensor_array, METH_VARARGS | METH_KEYWORDS,
+      "A numpy array over this tensor's memory, once it is computed (py_executor.c)."},
      {"__dlpack_device__", (PyCFunction)tensor_dlpack_device, METH_NOARGS,
       "(device type, device id) in DLPack's numbering."},
      {NULL, NULL, 0, NULL}};

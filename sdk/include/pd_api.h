@@ -556,6 +556,13 @@ static inline pd_tensor *pd_expand(pd_kernel_ctx *ctx, const pd_tensor *src, int
  * runtime of ABI 2.1 or newer. */
 static inline void *pd_stream(pd_kernel_ctx *ctx) { return PD__CALL(ctx, stream(ctx)); }
 
+/* --- Workspace ------------------------------------------------------------------------------ */
+
+/* The call's workspace: as many bytes as the op's workspace function (pd_op_def.workspace)
+ * returned, on the op's place (device memory for a device call), 64-byte aligned, valid until
+ * the call ends; NULL for 0 bytes. Only in the kernel. Needs a runtime of ABI 2.2 or newer. */
+static inline void *pd_workspace(pd_kernel_ctx *ctx) { return PD__CALL(ctx, workspace(ctx)); }
+
 /* --- Custom device places (pd_place.h) ----------------------------------------------------- */
 
 static inline pd_place pd__place_custom_op(const char *type_name, int32_t device_id)

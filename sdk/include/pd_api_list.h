@@ -148,7 +148,13 @@
      * own handle for a custom device; NULL on the CPU): launch the kernel's work on it. The  \
      * call's device is its first input's; the stream is the host thread's current stream    \
      * for that device or the device's default stream (pd_device.h). */                       \
-    CTX(void *, stream, (pd_kernel_ctx *ctx), (ctx), NULL, pd__ctx_stream, pd__cxx_stream)
+    CTX(void *, stream, (pd_kernel_ctx *ctx), (ctx), NULL, pd__ctx_stream, pd__cxx_stream)    \
+    /* The call's workspace (pd_op_def.workspace): the bytes the op's workspace function      \
+     * asked for, on the op's place, valid until the call ends; NULL for 0 bytes. Throws if    \
+     * the op has no workspace function, outside the kernel, or when it cannot be allocated.   \
+     * ABI 2.2. */                                                                             \
+    CTX(void *, workspace, (pd_kernel_ctx *ctx), (ctx), NULL, pd__ctx_workspace,             \
+        pd__cxx_workspace)
 /* clang-format on */
 
 #endif /* PD_API_LIST_H */

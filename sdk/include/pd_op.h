@@ -51,6 +51,10 @@ typedef struct pd_kernel_ctx pd_kernel_ctx;
 
 /* The one signature of kernels, infer_shape and infer_dtype functions. */
 typedef void (*pd_kernel_fn)(pd_kernel_ctx *ctx);
+/* An op's workspace function (pd_op_def.workspace): the bytes of scratch memory its kernel
+ * needs, computed from the bound inputs and attrs (read through ctx, as infer functions do;
+ * no outputs yet). It may throw (PD_CHECK); a negative result is an error. */
+typedef int64_t (*pd_workspace_fn)(pd_kernel_ctx *ctx);
 
 /*
  * One op definition. struct_size lets a newer runtime read a definition built against an
@@ -95,6 +99,11 @@ typedef struct pd_op_def {
      * kernel then reads those inputs through their strides (pd_stride, pd_tensor.strides,
      * filled in every tensor it gets), or calls pd_contiguous itself. */
     uint32_t strided_inputs PD__ZERO;
+    /* Optional: the workspace the kernel needs (pd_workspace_fn). The runner allocates that
+     * many bytes on the op's place (its first input's) for the call and the kernel gets them
+     * with pd_workspace(ctx): in the synchronous runner when the kernel first asks, in the
+     * executor (pdext_executor.h) in the allocate stage, before the launch. ABI 2.2. */
+    pd_workspace_fn workspace PD__ZERO;
 } pd_op_def;
 
 /* pd_op_def.flags: every input of the op may be strided (see strided_inputs). */
@@ -260,6 +269,7 @@ typedef struct pd__op_probe {
     pd_kernel_fn infer_dtype PD__ZERO;
     uint32_t flags PD__ZERO;
     uint32_t strided_inputs PD__ZERO;
+    pd_workspace_fn workspace PD__ZERO;
 } pd__op_probe;
 
 #ifdef __cplusplus

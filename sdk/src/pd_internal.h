@@ -34,6 +34,9 @@ struct pd_storage {
      * cache (device/device_cache.c) reuses it on; the next cached block while cached. */
     void *stream;
     struct pd_storage *cache_next;
+    /* The executor's completion for memory an async call fills (exec/pending.h): NULL for
+     * memory that was never pending. One reference, dropped when the storage dies. */
+    _Atomic(struct pd__completion *) pending;
 };
 
 /* libpdext_jit is a separate library on top of libpdext that needs these few internals; they
@@ -258,6 +261,7 @@ struct pd_op {
     pd__attr_decl attrs[PD_MAX_ATTRS];
     int32_t inplace_input[PD_MAX_OUTPUTS];         /* per output: the input it aliases, or -1 */
     pd_kernel_fn kernel, infer_shape, infer_dtype; /* copied from def (NULL past struct_size) */
+    pd_workspace_fn workspace;                     /* copied from def (NULL past struct_size) */
     pd_invoke_fn invoke; /* the module's C++ invoke hook (NULL: call op code directly) */
     /* Facts the runner's binder needs on every call, computed once by pd__op_parse (opdef.c)
      * so that a call does no string work and no per-declaration tests for them. */
@@ -320,6 +324,23 @@ pd_status pd__storage_wrap(const char *who, pd_place place, void *ptr, size_t by
                            pd_deleter_fn deleter, void *user, pd_storage **out);
 /* References to s (0 for NULL). */
 int64_t pd__storage_use_count(const pd_storage *s);
+/* --- exec/pending.c: tensors an async call has not computed yet ----------------------------- */
+/* Drops the storage's completion (its last reference is going). */
+void pd__storage_pending_drop(pd_storage *s);
+/* Blocks until the storage's async call is done; its error (as the last error) if it failed. */
+pd_status pd__storage_wait(const pd_storage *s);
+/* What every host function that reads element data calls first: PD_OK at once for memory no
+ * async call writes (one load), else pd__storage_wait. */
+static inline pd_status pd__tensor_ready(const pd_tensor *t)
+{
+    if (t->storage == NULL ||
+        atomic_load_explicit(&t->storage->pending, memory_order_acquire) == NULL)
+        return PD_OK;
+    return pd__storage_wait(t->storage);
+}
+/* exec/executor.c: the executor's number, which completions carry. */
+struct pd_executor;
+uint64_t pd__executor_id(const struct pd_executor *ex);
 /* Converts n elements of src_type at src into dst_type at dst (both valid dtypes, buffers not
  * overlapping) with pd_tensor_cast's rules; same dtype copies the bytes. */
 void pd__cast_elements(void *dst, pd_data_type dst_type, const void *src, pd_data_type src_type,

@@ -206,3 +206,49 @@ void pd__ctx_arena_release(pd_kernel_ctx *ctx)
     ctx->chunks = NULL;
     ctx->heap = NULL;
 }
+
+/* The workspace is a call-owned tensor of bytes on the op's place, so that it is released
+ * with the call's other tensors, on success and on error alike. */
+void *pd__ctx_workspace(pd_kernel_ctx *ctx)
+{
+    if (ctx->workspace_made)
+        return ctx->workspace;
+    const pd_op *op = ctx->op;
+    if (op->workspace == NULL)
+        pd__ctx_throw(PD_ERR_OP_FAILED,
+                      "pd_workspace: the op declares no workspace function; set .workspace in "
+                      "its definition");
+    if (ctx->phase != PD__PHASE_KERNEL)
+        pd__ctx_throw(PD_ERR_OP_FAILED, "pd_workspace: the workspace is for the kernel only");
+    int64_t bytes = op->workspace(ctx);
+    if (bytes < 0)
+        pd__ctx_throw(PD_ERR_OP_FAILED,
+                      "its workspace function returned %lld; a byte count must be >= 0",
+                      (long long)bytes);
+    void *ptr = NULL;
+    if (bytes > 0) {
+        pd_place place = *pd__ctx_first_input_place(ctx);
+        pd_storage *storage = NULL;
+        /* Past 2^48 bytes (256 TiB) no machine has the memory: refused without asking the
+         * allocator (some, such as ASan's, abort on absurd sizes instead of failing). */
+        pd_status s = (uint64_t)bytes > ((uint64_t)1 << 48)
+                          ? pd__fail(PD_ERR_OUT_OF_MEMORY, "more than 2^48 bytes")
+                          : pd__storage_new("pd_workspace", place, (size_t)bytes, &storage);
+        if (s != PD_OK || storage == NULL)
+            pd__ctx_throw(s == PD_ERR_INVALID_ARGUMENT ? PD_ERR_OP_FAILED : s,
+                          "cannot allocate the workspace of %lld bytes its workspace function "
+                          "asked for (%s)",
+                          (long long)bytes, pd_last_error());
+        pd_tensor *t = new_tensor_slot(ctx);
+        t->data = ptr = storage->ptr;
+        t->storage = storage;
+        t->dtype = PD_UINT8;
+        t->ndim = 1;
+        t->shape[0] = bytes;
+        t->strides[0] = 1;
+        t->place = place;
+    }
+    ctx->workspace = ptr;
+    ctx->workspace_made = true;
+    return ptr;
+}

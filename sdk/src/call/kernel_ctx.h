@@ -90,6 +90,11 @@ struct pd_kernel_ctx {
      * the module, or the module reported it itself with report_error. */
     bool err_set;
     bool err_handed;
+
+    /* The op's workspace (pd_op_def.workspace, ctx_arena.c): made once per call, on first
+     * use by the kernel or by the executor's allocate stage. */
+    bool workspace_made;
+    void *workspace;
 };
 
 /* Makes an output item undefined with nothing inferred (no reference is dropped). */
@@ -193,6 +198,9 @@ pd_tensor *pd__ctx_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndi
                            const int64_t *shape);
 pd_tensor *pd__ctx_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src);
 void *pd__ctx_scratch(pd_kernel_ctx *ctx, size_t bytes);
+/* pd_workspace(ctx): the call's workspace, made on first use (throws naming the op when the
+ * op has none, outside the kernel, or when it cannot be allocated). */
+void *pd__ctx_workspace(pd_kernel_ctx *ctx);
 /* Strided views for op code (ABI 2.0). */
 pd_tensor *pd__ctx_slice_step(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t axis, int64_t begin,
                               int64_t end, int64_t step);

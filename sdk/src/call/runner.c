@@ -25,7 +25,9 @@
  * the check that finds it.
  */
 #include "call/kernel_ctx.h"
+#include "call/runner_steps.h"
 #include "call/strided_inputs.h"
+#include "exec/pending.h"
 #include "ops/pd_registry_internal.h"
 
 #include <stdio.h>
@@ -64,6 +66,7 @@ CALL_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->err_set = false;
     ctx->inputs_ready = false;
     ctx->n_outputs = 0; /* no output slot to release until bind_outputs sets them up */
+    ctx->workspace_made = false;
 }
 
 /* Releases what the call still holds. After a successful hand_over (`handed`) the outputs the
@@ -773,6 +776,8 @@ CALL_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inpu
         s = bind_attrs(&ctx, attrs, n_attrs);
     if (s == PD_OK)
         s = bind_outputs(&ctx, outputs, n_outputs);
+    if (s == PD_OK && atomic_load_explicit(&pd__async_in_flight, memory_order_acquire) != 0)
+        s = pd__ctx_wait_inputs(&ctx); /* inputs an executor may still be computing */
     if (s == PD_OK && !run_protected(&ctx, source))
         s = pd__ctx_report(&ctx);
     if (s == PD_OK)
@@ -801,3 +806,76 @@ pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs,
         return pd_last_status();
     return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
 }
+
+/* --- The steps one at a time (runner_steps.h) --------------------------------------------- */
+
+/* The executor (exec/) runs the steps above on different threads. These entry points call
+ * the same step functions; pd_op_run does not go through them. */
+
+pd_status pd__runner_bind(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inputs,
+                          int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs,
+                          const pd_arg *outputs, int32_t n_outputs)
+{
+    ctx_init(ctx, op);
+    pd_status s = bind_inputs(ctx, inputs, n_inputs);
+    if (s == PD_OK && (n_attrs != 0 || op->n_attrs != 0))
+        s = bind_attrs(ctx, attrs, n_attrs);
+    if (s == PD_OK)
+        s = bind_outputs(ctx, outputs, n_outputs);
+    return s;
+}
+
+bool pd__runner_protected(pd_kernel_ctx *ctx, pd__runner_stage_fn stage, void *arg)
+{
+    /* As in run_protected: only ctx, stage and arg live across the jump, never changed. */
+    pd__ctx_enter(ctx);
+    if (sigsetjmp(ctx->frame, 0) != 0) {
+        pd__ctx_leave(ctx);
+        return false;
+    }
+    bool ok = stage(ctx, arg);
+    pd__ctx_leave(ctx);
+    return ok;
+}
+
+bool pd__runner_input_step(pd_kernel_ctx *ctx, void *unused)
+{
+    (void)unused;
+    if (!ctx->inputs_ready && !pd__ctx_inputs_ready(ctx))
+        pd__ctx_prepare_inputs(ctx);
+    ctx->inputs_ready = true;
+    return true;
+}
+
+bool pd__runner_infer_step(pd_kernel_ctx *ctx, void *unused)
+{
+    (void)unused;
+    return run_inference(ctx, ctx->op->default_source);
+}
+
+bool pd__runner_kernel_step(pd_kernel_ctx *ctx, void *unused)
+{
+    (void)unused;
+    ctx->phase = PD__PHASE_KERNEL;
+    return call_op_code(ctx, ctx->op->kernel);
+}
+
+pd_status pd__runner_hand_over(pd_kernel_ctx *ctx, pd_arg *outputs)
+{
+    return hand_over(ctx, ctx->op->default_source, outputs);
+}
+
+pd_status pd__runner_check_outputs(pd_kernel_ctx *ctx)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        int32_t n = defined_count(ctx, o);
+        if (n < 0)
+            return PD_ERR_OP_FAILED;
+        for (int32_t k = 0; k < n; ++k)
+            if (!item_as_inferred(&ctx->out[o].items[k]))
+                return item_mismatch(ctx, o, k, ctx->op->default_source[o]);
+    }
+    return PD_OK;
+}
+
+void pd__runner_release(pd_kernel_ctx *ctx, bool handed) { ctx_release(ctx, handed); }

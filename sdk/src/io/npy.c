@@ -485,6 +485,8 @@ pd_status pd_npy_save(const char *path, const pd_tensor *t)
     if (path == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: path must not be NULL", who);
     pd_status st = pd__npy_check_savable(who, t);
+    if (st == PD_OK)
+        st = pd__tensor_ready(t); /* an async call may still be writing it */
     if (st != PD_OK)
         return st;
     char header[PD__NPY_HEADER_MAX];

@@ -206,6 +206,7 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     op->kernel = def.kernel;
     op->infer_shape = def.infer_shape;
     op->infer_dtype = def.infer_dtype;
+    op->workspace = def.workspace;
     s = pd__op_parse_strided(&def, op); /* which inputs may stay strided (strided_inputs.c) */
     if (s != PD_OK)
         return s;

@@ -221,6 +221,8 @@ pd_status pd_tensor_cast(pd_tensor *out, const pd_tensor *src, pd_data_type dtyp
     if (st == PD_OK)
         st = pd__tensor_check_bounds(who, "src", src);
     if (st == PD_OK)
+        st = pd__tensor_ready(src); /* an async call may still be writing it */
+    if (st == PD_OK)
         st = pd_tensor_empty(&t, dtype, src->place, src->ndim, src->shape);
     if (st != PD_OK)
         return st;

@@ -321,6 +321,8 @@ pd_status pd_tensor_copy_to(pd_tensor *out, const pd_tensor *src, pd_place place
     pd_status st = pd__tensor_check_out(who, out);
     if (st == PD_OK)
         st = pd__tensor_check_source(who, "src", src);
+    if (st == PD_OK)
+        st = pd__tensor_ready(src); /* an async call may still be writing it */
     pd_tensor t;
     if (st == PD_OK && !pd_place_is_host(src->place) && pd__device_of(who, src->place) == NULL)
         st = pd_last_status();

@@ -1,0 +1,97 @@
+"""bench/pipeline_python.py - the executor from Python (pdext.Executor), in the ROW format of
+bench/bench_util.h, run by bench/run.sh when the Python front is built:
+
+  python_pipeline_chain   a dependent chain of 10,000 calls alternating relu and add on 4096
+                          float32 (pdext.Tensors), inside `with pdext.Executor()` against the
+                          same calls made synchronously; calls per ms, target ratio >= 1.5.
+  python_pipeline_caller  the caller's time per submitted call in that chain (submission only,
+                          the final wait left out); target <= 1 us.
+
+Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> python3 pipeline_python.py [--smoke]
+"""
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import pdext
+
+ADD_SOURCE = r"""
+#include "extension.h"
+static void add_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0), *y = pd_input(ctx, 1);
+    const float *a = pd_data(x), *b = pd_data(y);
+    float *out = pd_data(pd_output(ctx, 0));
+    for (int64_t i = 0, n = pd_numel(x); i < n; ++i)
+        out[i] = a[i] + b[i];
+}
+static void like_x_shape(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    pd_set_output_shape(ctx, 0, x->ndim, x->shape);
+}
+static void like_x_dtype(pd_kernel_ctx *ctx) { pd_set_output_dtype(ctx, 0, pd_input(ctx, 0)->dtype); }
+PD_BUILD_OP(bench_add, .inputs = {"X", "Y"}, .outputs = {"Out"}, .kernel = add_kernel,
+            .infer_shape = like_x_shape, .infer_dtype = like_x_dtype);
+static void relu_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    const float *in = pd_data(x);
+    float *out = pd_data(pd_output(ctx, 0));
+    for (int64_t i = 0, n = pd_numel(x); i < n; ++i)
+        out[i] = in[i] > 0 ? in[i] : 0;
+}
+PD_BUILD_OP(bench_relu, .inputs = {"X"}, .outputs = {"Out"}, .kernel = relu_kernel);
+"""
+
+
+def chain(ops, x, b, n):
+    y = x
+    for _ in range(n // 2):
+        y = ops.bench_add(ops.bench_relu(y), b)
+    return y
+
+
+def row(name, unit, p, b, target, met, note):
+    s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
+    ratio = None if (p is None or b is None) else p / b
+    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
+          % (name, unit, s(p), s(b), s(ratio), target, "true" if met else "false", note))
+
+
+def main():
+    smoke = "--smoke" in sys.argv
+    n, samples = (20, 1) if smoke else (10000, 5)
+    ops = pdext.load_inline("bench_pipeline_python", ADD_SOURCE)
+    x = pdext.from_dlpack(np.random.default_rng(0).standard_normal(4096).astype(np.float32))
+    b = pdext.from_dlpack(np.full(4096, 0.001, np.float32))
+    ex = pdext.Executor()
+    piped, sync, caller = [], [], []
+    for _ in range(samples + 1):  # the first of each is a warm-up
+        t0 = time.perf_counter()
+        with ex:
+            y = chain(ops, x, b, n)
+            t1 = time.perf_counter()
+            y.numpy()
+        t2 = time.perf_counter()
+        z = chain(ops, x, b, n)
+        np.asarray(z)
+        t3 = time.perf_counter()
+        piped.append(n / ((t2 - t0) * 1e3))
+        sync.append(n / ((t3 - t2) * 1e3))
+        caller.append((t1 - t0) / n * 1e6)
+    piped, sync, caller = piped[1:], sync[1:], caller[1:]
+    p, s, c = statistics.median(piped), statistics.median(sync), statistics.median(caller)
+    row("python_pipeline_chain", "calls/ms", p, s, "ratio >= 1.5", p / s >= 1.5,
+        "chain of %d calls alternating relu and add on 4096 float32 inside "
+        "`with pdext.Executor()`; baseline: the same calls synchronously" % n)
+    row("python_pipeline_caller", "us/call", c, 1e3 / s, "<= 1 us", c <= 1.0,
+        "caller's time per submitted call (the final wait left out); baseline: a synchronous "
+        "call's whole time")
+    ex.close()
+
+
+if __name__ == "__main__":
+    main()

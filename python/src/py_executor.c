@@ -1,0 +1,246 @@
+/*
+ * py_executor.c - pdext.Executor: op calls made inside `with pdext.Executor() as ex:` on a
+ * thread go through the executor (pdext_executor.h) and return pending pdext.Tensors at once;
+ * a chain y = ops.f(ops.g(x)) never waits between the calls. Reading a Tensor's memory
+ * (.numpy(), np.asarray / __array__, the buffer protocol, __dlpack__) waits for it; leaving
+ * the block synchronizes and raises the first error of the block's calls.
+ *
+ * The current executor is a C thread-local: the call path reads it with one load and needs
+ * no Python object lookup.
+ */
+#include "py_executor.h"
+
+#include "pdext_executor.h"
+
+typedef struct pdext_ExecutorObject {
+    PyObject_HEAD pd_executor *ex;
+    int32_t n_streams;
+    int32_t stream;        /* the stream calls go to */
+    pd_executor *outer_ex; /* what was current when the block was entered */
+    int32_t outer_stream;
+    int entered; /* nesting depth of `with` on this object */
+} pdext_ExecutorObject;
+
+static _Thread_local pd_executor *current_ex;
+static _Thread_local int32_t current_stream;
+
+bool pdext_executor_active(void) { return current_ex != NULL; }
+
+pd_status pdext_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
+                       const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
+{
+    if (current_ex != NULL)
+        return pd_op_run_async(current_ex, current_stream, op, inputs, n_inputs, attrs, n_attrs,
+                               outputs, n_outputs);
+    return pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+}
+
+int pdext_tensor_ready(pdext_TensorObject *self)
+{
+    if (!pd_tensor_is_pending(&self->t) && pd_tensor_wait(NULL, &self->t) == PD_OK)
+        return 0; /* complete (a poisoned tensor is not pending: the wait gives its error) */
+    PyThreadState *ts = PyEval_SaveThread();
+    pd_status st = pd_tensor_wait(NULL, &self->t);
+    PyEval_RestoreThread(ts);
+    if (st != PD_OK) {
+        pdext_raise_status(st, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *pdext_tensor_array(pdext_TensorObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"dtype", "copy", NULL};
+    PyObject *dtype = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO", kw, &dtype, &copy))
+        return NULL;
+    if (pdext_tensor_ready(self) < 0 || pdext_numpy_require() < 0)
+        return NULL;
+    pd_tensor t;
+    pd_tensor_retain(&t, &self->t);
+    PyObject *array = pdext_tensor_to_numpy(&t);
+    if (array == NULL || dtype == Py_None)
+        return array;
+    PyObject *cast = PyObject_CallMethod(array, "astype", "O", dtype);
+    Py_DECREF(array);
+    return cast;
+}
+
+/* --- pdext.Executor ----------------------------------------------------------------------- */
+
+static int executor_init(pdext_ExecutorObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"streams", "depth", NULL};
+    int streams = 1, depth = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ii", kw, &streams, &depth))
+        return -1;
+    if (self->ex != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pdext.Executor: already initialized");
+        return -1;
+    }
+    pd_executor_options o = {sizeof o, streams, depth};
+    pd_status st = pd_executor_create(NULL, &o, &self->ex);
+    if (st != PD_OK) {
+        pdext_raise_status(st, NULL);
+        return -1;
+    }
+    self->n_streams = streams;
+    return 0;
+}
+
+/* Waits for every call and ends the executor (GIL released while waiting). */
+static void executor_close_now(pdext_ExecutorObject *self)
+{
+    if (self->ex == NULL)
+        return;
+    if (current_ex == self->ex)
+        current_ex = NULL;
+    pd_executor *ex = self->ex;
+    self->ex = NULL;
+    Py_BEGIN_ALLOW_THREADS pd_executor_destroy(ex);
+    Py_END_ALLOW_THREADS
+}
+
+static void executor_dealloc(pdext_ExecutorObject *self)
+{
+    executor_close_now(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int need_open(const pdext_ExecutorObject *self)
+{
+    if (self->ex != NULL)
+        return 0;
+    PyErr_SetString(PyExc_ValueError, "pdext.Executor: the executor is closed");
+    return -1;
+}
+
+static PyObject *executor_synchronize(pdext_ExecutorObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (need_open(self) < 0)
+        return NULL;
+    pd_status st;
+    Py_BEGIN_ALLOW_THREADS st = pd_executor_synchronize(self->ex);
+    Py_END_ALLOW_THREADS if (st != PD_OK) return pdext_raise_status(st, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *executor_enter(pdext_ExecutorObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (need_open(self) < 0)
+        return NULL;
+    if (self->entered++ == 0) {
+        self->outer_ex = current_ex;
+        self->outer_stream = current_stream;
+    }
+    current_ex = self->ex;
+    current_stream = self->stream;
+    return Py_NewRef(self);
+}
+
+static PyObject *executor_exit(pdext_ExecutorObject *self, PyObject *args)
+{
+    (void)args;
+    if (self->entered > 0 && --self->entered == 0) {
+        current_ex = self->outer_ex;
+        current_stream = self->outer_stream;
+    }
+    if (self->ex == NULL)
+        Py_RETURN_FALSE;
+    pd_status st;
+    Py_BEGIN_ALLOW_THREADS st = pd_executor_synchronize(self->ex);
+    Py_END_ALLOW_THREADS
+        /* An exception already leaving the block wins; the op error is then dropped. */
+        if (st != PD_OK && !PyErr_Occurred()) return pdext_raise_status(st, NULL);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *executor_close(pdext_ExecutorObject *self, PyObject *unused)
+{
+    (void)unused;
+    executor_close_now(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *executor_pending(pdext_ExecutorObject *self, PyObject *obj)
+{
+    (void)self;
+    if (Py_TYPE(obj) != &pdext_TensorType) {
+        PyErr_SetString(PyExc_TypeError, "pdext.Executor.pending: expected a pdext.Tensor");
+        return NULL;
+    }
+    return PyBool_FromLong(pd_tensor_is_pending(&((pdext_TensorObject *)obj)->t));
+}
+
+static PyObject *executor_stats(pdext_ExecutorObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (need_open(self) < 0)
+        return NULL;
+    pd_executor_stats s;
+    pd_status st = pd_executor_get_stats(self->ex, &s);
+    if (st != PD_OK)
+        return pdext_raise_status(st, NULL);
+    return Py_BuildValue("{sKsKsK}", "submitted", (unsigned long long)s.submitted, "done",
+                         (unsigned long long)s.done, "failed", (unsigned long long)s.failed);
+}
+
+static PyObject *executor_get_stream(pdext_ExecutorObject *self, void *unused)
+{
+    (void)unused;
+    return PyLong_FromLong(self->stream);
+}
+
+static int executor_set_stream(pdext_ExecutorObject *self, PyObject *value, void *unused)
+{
+    (void)unused;
+    long s = value ? PyLong_AsLong(value) : -1;
+    if (s == -1 && PyErr_Occurred())
+        return -1;
+    if (s < 0 || s >= self->n_streams) {
+        PyErr_Format(PyExc_ValueError,
+                     "pdext.Executor.stream: %ld is out of range; the executor has %d stream(s)", s,
+                     (int)self->n_streams);
+        return -1;
+    }
+    self->stream = (int32_t)s;
+    if (self->entered > 0 && current_ex == self->ex)
+        current_stream = self->stream;
+    return 0;
+}
+
+static PyMethodDef executor_methods[] =
+    {{"__enter__", (PyCFunction)executor_enter, METH_NOARGS,
+      "Makes this executor current on this thread: op calls return pending Tensors."},
+     {"__exit__", (PyCFunction)executor_exit, METH_VARARGS,
+      "Restores the previous executor, waits for every call and raises the first error."},
+     {"synchronize", (PyCFunction)executor_synchronize, METH_NOARGS,
+      "Waits for every call submitted so far; raises the first error since the last one."},
+     {"close", (PyCFunction)executor_close, METH_NOARGS,
+      "Waits for the calls in flight and ends the executor."},
+     {"pending", (PyCFunction)executor_pending, METH_O,
+      "Whether a pdext.Tensor is still being computed (never blocks)."},
+     {"stats", (PyCFunction)executor_stats, METH_NOARGS,
+      "Counters: {'submitted', 'done', 'failed'} calls."},
+     {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef executor_getset[] =
+    {{"stream", (getter)executor_get_stream, (setter)executor_set_stream,
+      "The executor stream (0 .. streams-1) calls made in its block go to.", NULL},
+     {NULL, NULL, NULL, NULL, NULL}};
+
+PyTypeObject pdext_ExecutorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pdext.Executor",
+    .tp_basicsize = sizeof(pdext_ExecutorObject),
+    .tp_dealloc = (destructor)executor_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Executor(streams=1, depth=0): op calls inside `with executor:` run "
+              "asynchronously and return pending pdext.Tensors.",
+    .tp_methods = executor_methods,
+    .tp_getset = executor_getset,
+    .tp_init = (initproc)executor_init,
+    .tp_new = PyType_GenericNew,
+};

@@ -1,0 +1,162 @@
+/*
+ * pending.c - completions (pending.h): tensors the executor has handed out before computing
+ * them, and every wait for them: pd_tensor_wait, the host functions that read element data,
+ * and the synchronous runner's inputs.
+ */
+#include "exec/pending.h"
+#include "pdext_executor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+atomic_long pd__async_in_flight;
+
+/* Completions whose last reference is gone, kept (initialized) for reuse: a call's
+ * completion is made on the caller's thread and usually dies on a worker's, and a malloc
+ * whose blocks another thread frees is slow. `next` links them through `message`'s slot. */
+#define FREE_MAX 1024
+static pthread_mutex_t free_mu = PTHREAD_MUTEX_INITIALIZER;
+static pd__completion *free_list;
+static int free_count;
+
+pd__completion *pd__completion_new(uint64_t executor_id)
+{
+    pthread_mutex_lock(&free_mu);
+    pd__completion *c = free_list;
+    if (c != NULL) {
+        free_list = (pd__completion *)(void *)c->message;
+        --free_count;
+    }
+    pthread_mutex_unlock(&free_mu);
+    if (c == NULL) {
+        if ((c = malloc(sizeof *c)) == NULL) {
+            pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_run_async: out of memory");
+            return NULL;
+        }
+        pthread_mutex_init(&c->mu, NULL);
+        pthread_cond_init(&c->cv, NULL);
+    }
+    atomic_init(&c->refs, 1);
+    atomic_init(&c->state, PD__PENDING);
+    c->executor_id = executor_id;
+    c->status = PD_OK;
+    c->message = NULL;
+    c->event = NULL;
+    return c;
+}
+
+void pd__completion_retain(pd__completion *c)
+{
+    atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+}
+
+void pd__completion_release(pd__completion *c)
+{
+    if (c == NULL || atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (c->event != NULL)
+        pd_event_destroy(c->event);
+    free(c->message);
+    pthread_mutex_lock(&free_mu);
+    if (free_count < FREE_MAX) {
+        c->message = (char *)(void *)free_list;
+        free_list = c;
+        ++free_count;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&free_mu);
+    if (c == NULL)
+        return;
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+}
+
+void pd__completion_finish(pd__completion *c, pd_status status, const char *message,
+                           pd_event_t *event)
+{
+    c->status = status;
+    c->message = status != PD_OK && message ? strdup(message) : NULL;
+    c->event = event;
+    /* The state changes under the mutex so that a waiter between its test and its sleep
+     * cannot miss the wake-up. */
+    pthread_mutex_lock(&c->mu);
+    atomic_store_explicit(&c->state, status == PD_OK ? PD__DONE : PD__FAILED, memory_order_release);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void pd__completion_wait_state(pd__completion *c)
+{
+    if (atomic_load_explicit(&c->state, memory_order_acquire) != PD__PENDING)
+        return;
+    pthread_mutex_lock(&c->mu);
+    while (atomic_load_explicit(&c->state, memory_order_acquire) == PD__PENDING)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+}
+
+pd_status pd__completion_wait(pd__completion *c)
+{
+    pd__completion_wait_state(c);
+    if (atomic_load_explicit(&c->state, memory_order_acquire) == PD__FAILED)
+        return pd__fail(c->status, "%s", c->message ? c->message : "an op failed (out of memory)");
+    if (c->event != NULL)
+        return pd_event_synchronize(c->event);
+    return PD_OK;
+}
+
+void pd__storage_set_pending(pd_storage *s, pd__completion *c)
+{
+    pd__completion_retain(c);
+    pd__completion *old = atomic_exchange_explicit(&s->pending, c, memory_order_acq_rel);
+    pd__completion_release(old);
+}
+
+void pd__storage_pending_drop(pd_storage *s)
+{
+    pd__completion *c = atomic_exchange_explicit(&s->pending, NULL, memory_order_acquire);
+    pd__completion_release(c);
+}
+
+pd_status pd__storage_wait(const pd_storage *s)
+{
+    pd__completion *c = pd__storage_pending(s);
+    return c ? pd__completion_wait(c) : PD_OK;
+}
+
+pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx)
+{
+    for (int32_t i = 0; i < ctx->n_inputs; ++i)
+        for (int32_t k = 0; k < ctx->in[i].count; ++k) {
+            pd_status s = pd__tensor_ready(&ctx->in[i].tensors[k]);
+            if (s != PD_OK)
+                return s;
+        }
+    return PD_OK;
+}
+
+/* --- Host API ----------------------------------------------------------------------------- */
+
+pd_status pd_tensor_wait(const pd_executor *ex, const pd_tensor *t)
+{
+    if (t == NULL || !pd_defined(t))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_tensor_wait: the tensor is %s",
+                        t ? "undefined" : "NULL");
+    pd__completion *c = pd__storage_pending(t->storage);
+    if (c == NULL)
+        return PD_OK;
+    if (ex != NULL && c->executor_id != pd__executor_id(ex))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "pd_tensor_wait: the tensor was made by executor #%llu, not by the "
+                        "executor given (#%llu); pass that executor or NULL",
+                        (unsigned long long)c->executor_id,
+                        (unsigned long long)pd__executor_id(ex));
+    return pd__completion_wait(c);
+}
+
+bool pd_tensor_is_pending(const pd_tensor *t)
+{
+    pd__completion *c = t ? pd__storage_pending(t->storage) : NULL;
+    return c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) == PD__PENDING;
+}

@@ -1,0 +1,63 @@
+/*
+ * pending.h - completions: how a tensor made by the executor says whether it is computed yet.
+ *
+ * Every call the executor runs owns one completion, shared by all its outputs: each output's
+ * storage points at it (pd_storage.pending, one reference per storage). A completion is
+ * pending until the call's launch stage ends, then done or failed (with the status and
+ * message of the failing op, which poisoned dependents copy). On a device the launch stage
+ * also records an event after the kernel's work: a waiter waits for the state, then for the
+ * event. A completion that is done is never pending again, so readers test the state with one
+ * acquire load and take no lock in the common case.
+ *
+ * The storage keeps its completion until it dies; an inplace call replaces it (the new call
+ * depends on the old one, captured at submission).
+ */
+#ifndef PD_EXEC_PENDING_H
+#define PD_EXEC_PENDING_H
+
+#include "call/kernel_ctx.h"
+
+enum { PD__PENDING = 0, PD__DONE = 1, PD__FAILED = 2 };
+
+typedef struct pd__completion {
+    atomic_int refs;
+    atomic_int state;     /* PD__PENDING, PD__DONE or PD__FAILED (release store, acquire load) */
+    uint64_t executor_id; /* the executor that runs the call (for pd_tensor_wait's check) */
+    pd_status status;     /* failed: the error; written before the state */
+    char *message;        /* failed: "<op>: <message> [file:line]" (heap; NULL: out of memory) */
+    pd_event_t *event;    /* device work of the call, recorded after its launch; NULL: none */
+    pthread_mutex_t mu;   /* with cv: sleeping until the state leaves PD__PENDING */
+    pthread_cond_t cv;
+} pd__completion;
+
+/* Async calls submitted and not yet done, over all executors. While it is 0 no storage is
+ * pending, which lets the synchronous runner skip looking at its inputs' completions. */
+extern atomic_long pd__async_in_flight;
+
+/* A new pending completion with one reference; NULL on out of memory (message set). */
+pd__completion *pd__completion_new(uint64_t executor_id);
+void pd__completion_retain(pd__completion *c);
+void pd__completion_release(pd__completion *c);
+/* Ends the completion: done (status PD_OK) or failed with `message` (copied); `event`
+ * (owned by the completion from here on) marks the call's device work. Wakes every waiter. */
+void pd__completion_finish(pd__completion *c, pd_status status, const char *message,
+                           pd_event_t *event);
+/* Blocks until c is no longer pending (host side only: no event waited for). */
+void pd__completion_wait_state(pd__completion *c);
+/* Blocks until c's call is computed, device work included; PD_OK, or its error recorded as
+ * this thread's last error. */
+pd_status pd__completion_wait(pd__completion *c);
+
+/* The storage's completion (no reference taken), NULL if it was never pending. */
+static inline pd__completion *pd__storage_pending(const pd_storage *s)
+{
+    return s ? atomic_load_explicit(&((pd_storage *)s)->pending, memory_order_acquire) : NULL;
+}
+/* Makes c the storage's completion (taking a reference), dropping the one it had. */
+void pd__storage_set_pending(pd_storage *s, pd__completion *c);
+
+/* What the synchronous runner does with inputs that may be pending: waits for each; the
+ * error of a poisoned one ends the call (as the thread's last error). */
+pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx);
+
+#endif /* PD_EXEC_PENDING_H */

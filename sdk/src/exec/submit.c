@@ -1,0 +1,492 @@
+/*
+ * submit.c - one call through the executor's stages (pdext_executor.h): the caller's stage
+ * (bind, capture, infer, allocate the outputs, hand them over pending, enqueue) and the
+ * launch stage on the stream's worker (wait for inputs of other streams, workspace, kernel,
+ * outputs settled, completion finished).
+ *
+ * Both stages are the runner's steps (call/runner_steps.h) on a context kept on the heap, so
+ * that every check and every message is pd_op_run's. What the executor adds is capture:
+ * the host's input tensors are retained and its attr values copied, since the host may
+ * release or reuse them as soon as pd_run_async returns.
+ */
+#include "call/runner_steps.h"
+#include "exec/executor_internal.h"
+#include "ops/pd_registry_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- Capture --------------------------------------------------------------------------------- */
+
+/* Bytes of an attr value's out-of-line data (strings and arrays), to copy. */
+static size_t attr_extra(const pd_attr *a)
+{
+    size_t n = 0;
+    switch (a->type) {
+    case PD_ATTR_STRING: return strlen(a->v.s) + 1;
+    case PD_ATTR_INTS: return (size_t)a->count * sizeof(int32_t);
+    case PD_ATTR_FLOATS: return (size_t)a->count * sizeof(float);
+    case PD_ATTR_INT64S: return (size_t)a->count * sizeof(int64_t);
+    case PD_ATTR_STRINGS:
+        n = (size_t)a->count * sizeof(char *);
+        for (int32_t k = 0; k < a->count; ++k)
+            n += strlen(a->v.strings[k]) + 1;
+        return n;
+    default: return 0;
+    }
+}
+
+/* Copies the bound attr values' data into one block and points the context at it. */
+static pd_status copy_attrs(pd__exec_call *call)
+{
+    pd_kernel_ctx *ctx = &call->ctx;
+    size_t total = 0;
+    for (int32_t i = 0; i < ctx->n_attrs; ++i)
+        total += (attr_extra(&ctx->attrs[i]) + 7) & ~(size_t)7;
+    call->attr_copy = NULL;
+    if (total == 0)
+        return PD_OK;
+    char *p = malloc(total);
+    if (p == NULL)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory copying attrs", ctx->op->name);
+    call->attr_copy = p;
+    for (int32_t i = 0; i < ctx->n_attrs; ++i) {
+        pd_attr *a = &ctx->attrs[i];
+        size_t n = attr_extra(a);
+        if (n == 0)
+            continue;
+        if (a->type == PD_ATTR_STRINGS) {
+            char **list = (char **)(void *)p;
+            char *s = p + (size_t)a->count * sizeof(char *);
+            for (int32_t k = 0; k < a->count; ++k) {
+                size_t len = strlen(a->v.strings[k]) + 1;
+                memcpy(s, a->v.strings[k], len);
+                list[k] = s;
+                s += len;
+            }
+            a->v.strings = (const char *const *)list;
+        } else {
+            memcpy(p, a->type == PD_ATTR_STRING ? (const void *)a->v.s : (const void *)a->v.ints,
+                   n);
+            a->v.ints = (const int32_t *)(void *)p; /* the union's one pointer */
+        }
+        p += (n + 7) & ~(size_t)7;
+    }
+    return PD_OK;
+}
+
+/* Retains the bound input tensors into the call (the context then binds the copies) and
+ * notes the completions of those still pending. */
+static pd_status capture_inputs(pd__exec_call *call)
+{
+    pd_kernel_ctx *ctx = &call->ctx;
+    int32_t n = 0;
+    for (int32_t i = 0; i < ctx->n_inputs; ++i)
+        n += ctx->in[i].count;
+    if (n == 0)
+        return PD_OK;
+    if (n <= PD__EXEC_INLINE) { /* the usual call: the call's own arrays */
+        call->inputs = call->inline_inputs;
+        call->deps = call->inline_deps;
+        call->dep_places = call->inline_dep_places;
+    } else {
+        call->inputs = malloc((size_t)n * sizeof(pd_tensor));
+        call->deps = malloc((size_t)n * sizeof(pd__completion *));
+        call->dep_places = malloc((size_t)n * sizeof(pd_place));
+    }
+    if (call->inputs == NULL || call->deps == NULL || call->dep_places == NULL)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory capturing inputs", ctx->op->name);
+    int32_t j = 0;
+    for (int32_t i = 0; i < ctx->n_inputs; ++i) {
+        pd__in_slot *in = &ctx->in[i];
+        pd_tensor *first = &call->inputs[j];
+        for (int32_t k = 0; k < in->count; ++k, ++j) {
+            const pd_tensor *t = &in->tensors[k];
+            call->inputs[j] = *t;
+            if (t->storage != NULL)
+                pd__storage_retain(t->storage);
+            call->n_inputs = j + 1;
+            pd__completion *c = pd__storage_pending(t->storage);
+            if (c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE) {
+                pd__completion_retain(c);
+                call->dep_places[call->n_deps] = t->place;
+                call->deps[call->n_deps++] = c;
+            }
+        }
+        in->tensors = first;
+    }
+    return PD_OK;
+}
+
+/* A call record: one the executor's workers gave back, else a new one (NULL on out of
+ * memory). Reusing records keeps the caller from freeing what another thread allocated, which
+ * costs more than the rest of a small op's hand-off. */
+static pd__exec_call *call_new(pd_executor *ex)
+{
+    pthread_mutex_lock(&ex->free_mu);
+    pd__exec_call *call = ex->free_calls;
+    if (call != NULL) {
+        ex->free_calls = call->next;
+        --ex->n_free_calls;
+    }
+    pthread_mutex_unlock(&ex->free_mu);
+    if (call == NULL && (call = malloc(sizeof *call)) == NULL)
+        return NULL;
+    call->next = NULL;
+    call->done = NULL;
+    call->deps = NULL;
+    call->dep_places = NULL;
+    call->n_deps = 0;
+    call->inputs = NULL;
+    call->n_inputs = 0;
+    call->outs = NULL;
+    call->n_outs = 0;
+    call->bytes = 0;
+    call->attr_copy = NULL;
+    call->wait_launch = false;
+    call->status = PD_OK;
+    call->message = NULL;
+    return call;
+}
+
+/* Frees an array unless it is one of the call's own. */
+static void free_unless_inline(void *p, const void *inline_array)
+{
+    if (p != inline_array)
+        free(p);
+}
+
+/* Releases what the call holds but its context, and gives the record back. */
+static void call_free(pd_executor *ex, pd__exec_call *call)
+{
+    for (int32_t j = 0; j < call->n_inputs; ++j)
+        if (call->inputs[j].storage != NULL)
+            pd__storage_release(call->inputs[j].storage);
+    for (int32_t j = 0; j < call->n_outs; ++j)
+        pd_tensor_release(&call->outs[j]);
+    for (int32_t j = 0; j < call->n_deps; ++j)
+        pd__completion_release(call->deps[j]);
+    pd__completion_release(call->done);
+    free_unless_inline(call->inputs, call->inline_inputs);
+    free_unless_inline(call->outs, call->inline_outs);
+    free_unless_inline(call->deps, call->inline_deps);
+    free_unless_inline(call->dep_places, call->inline_dep_places);
+    free(call->attr_copy);
+    free(call->message);
+    pthread_mutex_lock(&ex->free_mu);
+    if (ex->n_free_calls < PD__EXEC_FREE_MAX) {
+        call->next = ex->free_calls;
+        ex->free_calls = call;
+        ++ex->n_free_calls;
+        call = NULL;
+    }
+    pthread_mutex_unlock(&ex->free_mu);
+    free(call);
+}
+
+/* --- The caller's stage --------------------------------------------------------------------- */
+
+/* An op whose infer_shape may size a vector output from input data: its inputs must be
+ * computed before it infers. */
+static bool infers_from_data(const pd_op *op)
+{
+    if (op->infer_shape == NULL)
+        return false;
+    for (int32_t o = 0; o < op->n_outputs; ++o)
+        if (op->outputs[o].is_vector)
+            return true;
+    return false;
+}
+
+/* Every output item inference described fully, or made already (inplace). */
+static bool outputs_described(const pd_kernel_ctx *ctx)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o)
+        for (int32_t k = 0; k < ctx->out[o].count; ++k) {
+            const pd__out_item *it = &ctx->out[o].items[k];
+            if (it->tensor.dtype == PD_UNDEFINED && (it->ndim < 0 || it->dtype == PD_UNDEFINED))
+                return false;
+            /* an inplace output over a hand-made tensor (no storage) cannot carry a
+             * completion: the caller waits for the launch instead */
+            if (it->tensor.dtype != PD_UNDEFINED && it->tensor.storage == NULL)
+                return false;
+        }
+    return true;
+}
+
+/* An input is a hand-made tensor over the host's own memory (no storage to retain): the
+ * memory is only known to be valid during the call, so the caller waits for the launch. */
+static bool borrows_memory(const pd__exec_call *call)
+{
+    for (int32_t j = 0; j < call->n_inputs; ++j)
+        if (call->inputs[j].storage == NULL && pd_numel(&call->inputs[j]) > 0)
+            return true;
+    return false;
+}
+
+/* The allocate step, on the caller: every output item not made yet, as inferred, on the
+ * call's place. Throws on out of memory. */
+static void allocate_outputs(pd_kernel_ctx *ctx, void *unused)
+{
+    (void)unused;
+    pd_place place = *pd__ctx_first_input_place(ctx);
+    for (int32_t o = 0; o < ctx->n_outputs; ++o)
+        for (int32_t k = 0; k < ctx->out[o].count; ++k) {
+            pd__out_item *it = &ctx->out[o].items[k];
+            if (it->tensor.dtype == PD_UNDEFINED)
+                pd__ctx_make_tensor("pd_run_async", &it->tensor, it->dtype, place, it->ndim,
+                                    it->shape);
+        }
+}
+
+/* After a successful hand-over: the call keeps its own reference to every output item (the
+ * host got the context's), in `outs`, and each output's storage points at the completion. */
+static pd_status keep_outputs(pd__exec_call *call)
+{
+    pd_kernel_ctx *ctx = &call->ctx;
+    int32_t n = 0;
+    for (int32_t o = 0; o < ctx->n_outputs; ++o)
+        n += ctx->out[o].count;
+    call->outs = n <= PD__EXEC_INLINE ? call->inline_outs : malloc((size_t)n * sizeof(pd_tensor));
+    if (call->outs == NULL)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op->name);
+    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+        pd__out_slot *slot = &ctx->out[o];
+        for (int32_t k = 0; k < slot->count; ++k) {
+            pd_tensor *t = &slot->items[k].tensor;
+            pd_tensor *kept = &call->outs[call->n_outs++];
+            *kept = *t; /* outputs_described saw to it that it has storage */
+            pd__storage_retain(t->storage);
+            if (slot->host_arg != -1) /* moved to the host: the context takes one back */
+                pd__storage_retain(t->storage);
+            pd__storage_set_pending(t->storage, call->done);
+            call->bytes += pd_nbytes(t);
+        }
+    }
+    return PD_OK;
+}
+
+typedef struct caller_step_args {
+    pd__exec_call *call;
+    bool inputs_computed;
+} caller_step_args;
+
+/* The caller's runner steps, under one error frame: the input step when every input is
+ * computed, inference, and (unless the caller must wait for the launch) the allocation of
+ * the outputs. */
+static bool caller_steps(pd_kernel_ctx *ctx, void *arg)
+{
+    caller_step_args *a = arg;
+    if (a->inputs_computed)
+        pd__runner_input_step(ctx, NULL);
+    if (!pd__runner_infer_step(ctx, NULL))
+        return false;
+    a->call->wait_launch = !outputs_described(ctx) || borrows_memory(a->call);
+    if (!a->call->wait_launch)
+        allocate_outputs(ctx, NULL);
+    return true;
+}
+
+/* Everything the caller does before the call may be enqueued; on failure nothing was
+ * handed over. */
+static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inputs,
+                         int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                         int32_t n_outputs, const pd_op *op)
+{
+    pd_kernel_ctx *ctx = &call->ctx;
+    pd_status s = pd__runner_bind(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+    if (s == PD_OK)
+        s = capture_inputs(call);
+    if (s == PD_OK)
+        s = copy_attrs(call);
+    if (s == PD_OK && call->n_deps > 0 && infers_from_data(op))
+        for (int32_t j = 0; j < call->n_deps && s == PD_OK; ++j)
+            s = pd__completion_wait(call->deps[j]);
+    /* Inputs all computed: the input step runs here, so that an input outside its storage is
+     * refused at the call. Otherwise the launch stage runs it. */
+    bool ready = true;
+    for (int32_t j = 0; j < call->n_deps; ++j)
+        ready = ready &&
+                atomic_load_explicit(&call->deps[j]->state, memory_order_acquire) == PD__DONE &&
+                call->deps[j]->event == NULL;
+    caller_step_args a = {call, ready};
+    if (s == PD_OK && !pd__runner_protected(ctx, caller_steps, &a))
+        s = pd__ctx_report(ctx);
+    if (s == PD_OK && (call->done = pd__completion_new(ex->id)) == NULL)
+        s = pd_last_status();
+    if (s == PD_OK && !call->wait_launch) {
+        s = pd__runner_hand_over(ctx, outputs);
+        if (s == PD_OK && keep_outputs(call) != PD_OK) {
+            /* Undo the hand-over: the references it moved are still the context's (its items
+             * show them), which releases them; the host's slots are cleared. */
+            for (int32_t o = 0; o < ctx->n_outputs; ++o)
+                if (ctx->out[o].host_arg != -1)
+                    for (int32_t k = 0; k < outputs[ctx->out[o].host_arg].count; ++k)
+                        outputs[ctx->out[o].host_arg].tensors[k] = (pd_tensor)PD_TENSOR_UNDEFINED;
+            s = pd_last_status();
+        }
+    }
+    return s;
+}
+
+pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
+                          int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                          int32_t n_outputs)
+{
+    pd_status s = pd__exec_check("pd_run_async", ex, stream);
+    if (s == PD_OK && op == NULL)
+        s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
+    if (s != PD_OK)
+        return s;
+    pd__exec_call *call = call_new(ex);
+    if (call == NULL)
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
+    s = prepare(ex, call, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, op);
+    if (s != PD_OK) {
+        pd__runner_release(&call->ctx, false);
+        call_free(ex, call);
+        return s;
+    }
+    atomic_fetch_add_explicit(&pd__async_in_flight, 1, memory_order_relaxed);
+    bool wait = call->wait_launch;
+    pd__completion *done = call->done;
+    if (wait)
+        pd__completion_retain(done);
+    pd__exec_enqueue(ex, stream, call);
+    if (!wait)
+        return PD_OK;
+    /* Outputs inference could not describe: the launch made them; hand them over here. */
+    pd__completion_wait_state(done);
+    pd__completion_release(done);
+    s = call->status;
+    if (s != PD_OK)
+        pd__fail(s, "%s", call->message ? call->message : "the op failed");
+    else
+        s = pd__runner_hand_over(&call->ctx, outputs);
+    pd__runner_release(&call->ctx, s == PD_OK);
+    call_free(ex, call);
+    return s;
+}
+
+pd_status pd_run_async(pd_executor *ex, int32_t stream, const char *name, const pd_arg *inputs,
+                       int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                       int32_t n_outputs)
+{
+    pd_status s = pd__exec_check("pd_run_async", ex, stream);
+    if (s == PD_OK && (ex->reg == NULL || name == NULL))
+        s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: %s is NULL",
+                     name ? "the executor's registry" : "name");
+    if (s != PD_OK)
+        return s;
+    const pd_op *op = pd_op_find(ex->reg, name);
+    if (op == NULL)
+        return pd_last_status();
+    return pd_op_run_async(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+}
+
+/* --- The launch stage --------------------------------------------------------------------- */
+
+/* The call's place is a device's (its work goes on that device's stream). */
+static bool on_device(const pd_kernel_ctx *ctx)
+{
+    return !pd_place_is_host(*pd__ctx_first_input_place(ctx));
+}
+
+/* Waits for the inputs other calls make; the first failed one's error poisons this call. */
+static pd_status wait_deps(pd__exec_call *call)
+{
+    for (int32_t j = 0; j < call->n_deps; ++j) {
+        pd__completion *c = call->deps[j];
+        pd__completion_wait_state(c);
+        if (atomic_load_explicit(&c->state, memory_order_acquire) == PD__FAILED) {
+            free(call->message);
+            call->message = c->message ? strdup(c->message) : NULL;
+            return c->status;
+        }
+        if (c->event == NULL)
+            continue;
+        /* Every call on a device runs on that device's default stream (workers set no
+         * current stream), so a dependency on the same device is ordered by the stream
+         * itself; one on another device (or read by a CPU call) is waited for on the host. */
+        pd_place place = *pd__ctx_first_input_place(&call->ctx);
+        if (on_device(&call->ctx) && pd_place_equal(call->dep_places[j], place))
+            continue;
+        pd_status s = pd_event_synchronize(c->event);
+        if (s != PD_OK) {
+            free(call->message);
+            call->message = strdup(pd_last_error());
+            return s;
+        }
+    }
+    return PD_OK;
+}
+
+/* Input step, workspace and kernel, under the runner's frame. */
+static bool launch_steps(pd_kernel_ctx *ctx, void *unused)
+{
+    (void)unused;
+    pd__runner_input_step(ctx, NULL);
+    ctx->phase = PD__PHASE_KERNEL;
+    if (ctx->op->workspace != NULL)
+        pd__ctx_workspace(ctx); /* the allocate stage of the workspace */
+    return pd__runner_kernel_step(ctx, NULL);
+}
+
+/* After the kernel: outputs as inferred, and any output the kernel gave with pd_set_output
+ * copied into the memory the host already holds. */
+static pd_status settle_outputs(pd__exec_call *call)
+{
+    pd_kernel_ctx *ctx = &call->ctx;
+    pd_status s = pd__runner_check_outputs(ctx);
+    int32_t j = 0;
+    for (int32_t o = 0; o < ctx->n_outputs && s == PD_OK; ++o)
+        for (int32_t k = 0; k < ctx->out[o].count && s == PD_OK; ++k, ++j) {
+            const pd_tensor *made = &ctx->out[o].items[k].tensor;
+            const pd_tensor *held = &call->outs[j];
+            if (made->data != held->data || made->layout != PD_LAYOUT_DENSE)
+                s = pd__copy_across(ctx->op->name, held->data, held->place, held->dtype, made);
+        }
+    return s;
+}
+
+void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
+{
+    pd_kernel_ctx *ctx = &call->ctx;
+    pd_status s = wait_deps(call);
+    if (s == PD_OK) {
+        if (!pd__runner_protected(ctx, launch_steps, NULL))
+            s = pd__ctx_report(ctx);
+        else if (!call->wait_launch)
+            s = settle_outputs(call);
+        if (s != PD_OK) {
+            free(call->message);
+            call->message = strdup(pd_last_error());
+        }
+    }
+    pd_event_t *event = NULL;
+    if (s == PD_OK && on_device(ctx)) {
+        pd_place place = *pd__ctx_first_input_place(ctx);
+        if (pd_event_create(place, &event) != PD_OK ||
+            pd_event_record(event, pd_stream_current(place)) != PD_OK) {
+            s = pd_last_status();
+            call->message = strdup(pd_last_error());
+            pd_event_destroy(event);
+            event = NULL;
+        }
+    }
+    pd__exec_note_done(ex, s, call->message);
+    if (call->wait_launch) {
+        call->status = s;
+        pd__completion *done = call->done;
+        call->done = NULL;
+        /* the caller frees the call once woken; nothing here touches it after this */
+        atomic_fetch_sub_explicit(&pd__async_in_flight, 1, memory_order_release);
+        pd__completion_finish(done, s, call->message, event);
+        pd__completion_release(done);
+        return;
+    }
+    pd__completion_finish(call->done, s, call->message, event);
+    pd__runner_release(ctx, false);
+    call_free(ex, call);
+    atomic_fetch_sub_explicit(&pd__async_in_flight, 1, memory_order_release);
+}
