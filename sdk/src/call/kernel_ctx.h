@@ -27,12 +27,17 @@ typedef struct pd__in_slot {
     int32_t count; /* 0 for an absent optional input */
 } pd__in_slot;
 
-/* One output tensor of a call, with what the infer step said about it. */
+/* One output tensor of a call, with what the infer step said about it. The tensor lives in
+ * `own`, or, for a plain output the host asked for with an undefined tensor, in the host's
+ * tensor itself (pd__out_item_direct), so that handing it over copies nothing; a failed call
+ * leaves that one undefined again (all zero, as PD_TENSOR_UNDEFINED). */
 typedef struct pd__out_item {
-    pd_tensor tensor;           /* undefined until set; once defined it holds a reference */
+    pd_tensor *t;               /* &own or the host's tensor: undefined until set; once defined
+                                 * it holds a reference */
     pd_data_type dtype;         /* inferred dtype; PD_UNDEFINED when unknown */
     int32_t ndim;               /* inferred rank; -1 when the shape is unknown */
     int64_t shape[PD_MAX_DIMS]; /* inferred shape[0..ndim-1] */
+    pd_tensor own;
 } pd__out_item;
 
 /* One declared output. */
@@ -62,6 +67,7 @@ struct pd_kernel_ctx {
     const pd_op *op;
     pd__phase phase;
     int32_t n_inputs, n_outputs, n_attrs; /* copies of the op's counts */
+    int32_t n_unbound; /* outputs the host did not ask for (set by the runner's binder) */
     bool inputs_ready; /* the binder saw every input dense and inside its storage, and the op
                         * takes no strided input: the runner's input step has nothing to do */
 
@@ -92,13 +98,32 @@ struct pd_kernel_ctx {
     bool err_handed;
 };
 
-/* Makes an output item undefined with nothing inferred (no reference is dropped). */
+/* Makes an output item undefined, in its own tensor, with nothing inferred (no reference is
+ * dropped). */
 static inline void pd__out_item_reset(pd__out_item *it)
 {
-    it->tensor.data = NULL;
-    it->tensor.storage = NULL;
-    it->tensor.dtype = PD_UNDEFINED;
-    it->tensor.ndim = 0;
+    it->t = &it->own;
+    it->own.data = NULL;
+    it->own.storage = NULL;
+    it->own.dtype = PD_UNDEFINED;
+    it->own.ndim = 0;
+    it->dtype = PD_UNDEFINED;
+    it->ndim = -1;
+}
+
+/* The host's output tensor `host` can take the item's tensor itself: it is undefined (no
+ * data, no storage, no dtype, rank 0), so it holds nothing that would be lost and nothing a
+ * failed call must give back but an undefined tensor. */
+static inline bool pd__out_tensor_free(const pd_tensor *host)
+{
+    return host->data == NULL && host->storage == NULL && host->dtype == PD_UNDEFINED &&
+           host->ndim == 0;
+}
+
+/* Makes an output item undefined, with nothing inferred, in the host's (free) tensor. */
+static inline void pd__out_item_direct(pd__out_item *it, pd_tensor *host)
+{
+    it->t = host;
     it->dtype = PD_UNDEFINED;
     it->ndim = -1;
 }
