@@ -219,6 +219,32 @@ PD_TEST(Binder, AKernelFailingAfterMakingItsOutputLeavesTheHostsTensorUndefined)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(Binder, OutputsLikeInput0TakeItsShapeAndDtypeByThePlainInference)
+{
+    pd_registry *reg = binder_registry();
+    PD_ASSERT(reg != NULL);
+    float buf[6] = {0};
+    pd_tensor x = hand_built(buf, 2, (int64_t[]){2, 3}), y = rt_vec_f64(1, (double[]){3});
+    pd_tensor a = PD_TENSOR_UNDEFINED, b = PD_TENSOR_UNDEFINED;
+    pd_arg in[2] = {pd_arg_of(&x), pd_arg_of(&y)}, out[2] = {pd_arg_of(&a), pd_arg_of(&b)};
+    pd__runner_stats_t before = pd__runner_stats;
+    PD_ASSERT_OK(pd_run(reg, "bd_like0", in, 2, NULL, 0, out, 2));
+    PD_EXPECT_EQ(pd__runner_stats.plain_infers - before.plain_infers, 1);
+    for (int i = 0; i < 2; ++i) {
+        const pd_tensor *t = i ? &b : &a;
+        PD_EXPECT_EQ(t->dtype, PD_FLOAT32);
+        PD_EXPECT_EQ(t->ndim, 2);
+        PD_EXPECT_EQ(t->shape[0], 2);
+        PD_EXPECT_EQ(t->shape[1], 3);
+        PD_EXPECT_EQ(t->strides[0], 3);
+        PD_EXPECT_EQ(t->strides[1], 1);
+    }
+    pd_tensor_release(&a);
+    pd_tensor_release(&b);
+    pd_tensor_release(&y);
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(Binder, MissingInputIsRefusedNamingIt)
 {
     pd_registry *reg = binder_registry();

@@ -44,3 +44,13 @@ static void make_fail_kernel(pd_kernel_ctx *ctx)
 
 PD_BUILD_OP(bd_where, .inputs = {"X"}, .outputs = {"Out"}, .kernel = where_kernel);
 PD_BUILD_OP(bd_make_fail, .inputs = {"X"}, .outputs = {"Out"}, .kernel = make_fail_kernel);
+
+/* A and B take X's shape and dtype (PD_OP_OUTPUTS_LIKE_INPUT0); the kernel only asks for them. */
+static void like0_kernel(pd_kernel_ctx *ctx)
+{
+    pd_output(ctx, 0);
+    pd_output(ctx, 1);
+}
+
+PD_BUILD_OP(bd_like0, .inputs = {"X", "Y"}, .outputs = {"A", "B"}, .kernel = like0_kernel,
+            .flags = PD_OP_OUTPUTS_LIKE_INPUT0);
