@@ -54,3 +54,15 @@ static void like0_kernel(pd_kernel_ctx *ctx)
 
 PD_BUILD_OP(bd_like0, .inputs = {"X", "Y"}, .outputs = {"A", "B"}, .kernel = like0_kernel,
             .flags = PD_OP_OUTPUTS_LIKE_INPUT0);
+
+/* Out: three elements of X's dtype (float64), set in the kernel before making it, so that
+ * what the binder worked out for X's shape does not size it. */
+static void resize_kernel(pd_kernel_ctx *ctx)
+{
+    pd_set_output_shape(ctx, 0, 1, (int64_t[]){3});
+    double *o = (double *)pd_data(pd_output(ctx, 0));
+    for (int i = 0; i < 3; ++i)
+        o[i] = i + 0.5;
+}
+
+PD_BUILD_OP(bd_resize, .inputs = {"X"}, .outputs = {"Out"}, .kernel = resize_kernel);

@@ -55,10 +55,10 @@ const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx)
 static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
 {
     const pd_place *place = pd__ctx_first_input_place(ctx);
-    size_t bytes;
+    size_t bytes = (size_t)it->bytes; /* known for the plain inference of a sized input */
     pd_storage *storage;
-    if (!pd__shape_bytes(it->dtype, it->ndim, it->shape, &bytes) || !pd__place_ok(place) ||
-        (storage = pd__storage_alloc(place, bytes)) == NULL) {
+    if ((it->bytes < 0 && !pd__shape_bytes(it->dtype, it->ndim, it->shape, &bytes)) ||
+        !pd__place_ok(place) || (storage = pd__storage_alloc(place, bytes)) == NULL) {
         /* Refused: the checked constructor finds the same fault and throws its message. */
         pd__ctx_make_tensor("pd_output", it->t, it->dtype, *place, it->ndim, it->shape);
         return;
@@ -247,6 +247,7 @@ void pd__ctx_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t item, i
             OP_BUG("pd_set_output_shape: output '%s' dim %d is %lld; dims must be >= 0", name,
                    (int)d, (long long)shape[d]);
     it->ndim = ndim;
+    it->bytes = -1;
     if (ndim > 0)
         memcpy(it->shape, shape, (size_t)ndim * sizeof *shape);
 }
@@ -258,4 +259,5 @@ void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, p
         OP_BUG("pd_set_output_dtype: dtype %d for output '%s' is not a data type", (int)dtype,
                ctx->op->outputs[index].base);
     it->dtype = dtype;
+    it->bytes = -1;
 }

@@ -25,6 +25,7 @@
 typedef struct pd__in_slot {
     const pd_tensor *tensors;
     int32_t count; /* 0 for an absent optional input */
+    int64_t bytes; /* byte size of its one tensor, if the binder's fast case worked it out; -1 */
 } pd__in_slot;
 
 /* One output tensor of a call, with what the infer step said about it. The tensor lives in
@@ -37,6 +38,8 @@ typedef struct pd__out_item {
     pd_data_type dtype;         /* inferred dtype; PD_UNDEFINED when unknown */
     int32_t ndim;               /* inferred rank; -1 when the shape is unknown */
     int64_t shape[PD_MAX_DIMS]; /* inferred shape[0..ndim-1] */
+    int64_t bytes;              /* byte size of that dtype and shape, if known (the plain
+                                 * inference of an input the binder sized); else -1 */
     pd_tensor own;
 } pd__out_item;
 
@@ -75,7 +78,8 @@ struct pd_kernel_ctx {
     pd_attr attrs[PD_MAX_ATTRS]; /* in declared order, named by their declarations */
     pd__out_slot out[PD_MAX_OUTPUTS];
 
-    /* Call-owned memory (ctx_arena.c). */
+    /* Call-owned memory (ctx_arena.c); the fields below `arena` are set up by its first use. */
+    bool arena; /* the call has used its arena: pool items, tensors or heap blocks */
     int32_t pool_used;
     pd__out_item pool[PD__CTX_POOL_ITEMS];
     int32_t n_tensors;
@@ -109,6 +113,7 @@ static inline void pd__out_item_reset(pd__out_item *it)
     it->own.ndim = 0;
     it->dtype = PD_UNDEFINED;
     it->ndim = -1;
+    it->bytes = -1;
 }
 
 /* The host's output tensor `host` can take the item's tensor itself: it is undefined (no
@@ -126,6 +131,7 @@ static inline void pd__out_item_direct(pd__out_item *it, pd_tensor *host)
     it->t = host;
     it->dtype = PD_UNDEFINED;
     it->ndim = -1;
+    it->bytes = -1;
 }
 
 /* --- runner.c ------------------------------------------------------------------------------ */
@@ -236,7 +242,8 @@ pd__out_item *pd__ctx_alloc_items(pd_kernel_ctx *ctx, int32_t n);
  * throws naming `who` on a bad shape, an unavailable place or out of memory. */
 void pd__ctx_make_tensor(const char *who, pd_tensor *out, pd_data_type dtype, pd_place place,
                          int32_t ndim, const int64_t *shape);
-/* Releases every call-owned tensor and frees scratch and spilled arrays. */
+/* Releases every call-owned tensor and frees scratch and spilled arrays (nothing if the call
+ * never used its arena). */
 void pd__ctx_arena_release(pd_kernel_ctx *ctx);
 
 #endif /* PD_KERNEL_CTX_H */

@@ -56,10 +56,7 @@ CALL_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->phase = PD__PHASE_INFER;
     ctx->n_inputs = op->n_inputs;
     ctx->n_attrs = op->n_attrs;
-    ctx->pool_used = 0;
-    ctx->n_tensors = 0;
-    ctx->chunks = NULL;
-    ctx->heap = NULL;
+    ctx->arena = false;      /* set up by its first use (ctx_arena.c) */
     ctx->err_message = NULL; /* (outer is set on entering the call) */
     ctx->err_set = false;
     ctx->inputs_ready = false;
@@ -90,7 +87,7 @@ CALL_STEP void ctx_release(pd_kernel_ctx *ctx, bool handed)
 {
     if (!handed || ctx->n_unbound != 0)
         release_outputs(ctx, handed);
-    if (ctx->n_tensors || ctx->chunks || ctx->heap)
+    if (ctx->arena)
         pd__ctx_arena_release(ctx);
     if (ctx->err_message) /* an error C++ op code caught, and its hook then reported none */
         free(ctx->err_message);
@@ -152,8 +149,9 @@ CALL_STEP bool input_tensor_ok(const pd_tensor *t)
 /* input_tensor_ok, and what the runner's input step (strided_inputs.h) would check too: dense
  * and inside its storage. One pass over the dims for both, so that the usual call pays for the
  * storage-bounds check no second loop; a tensor this refuses goes through the general binder
- * and the input step, which say what is wrong with it. */
-CALL_STEP bool input_ready(const pd_tensor *t)
+ * and the input step, which say what is wrong with it. The byte size it works out goes to
+ * *bytes (-1 past PTRDIFF_MAX), for the outputs that mirror the tensor (bind_outputs). */
+CALL_STEP bool input_ready(const pd_tensor *t, int64_t *bytes)
 {
     if ((unsigned)t->dtype - 1u >= PD_NUM_DTYPES - 1u || (unsigned)t->ndim > PD_MAX_DIMS ||
         t->layout != PD_LAYOUT_DENSE)
@@ -162,6 +160,7 @@ CALL_STEP bool input_ready(const pd_tensor *t)
     for (int32_t d = 0; d < t->ndim; ++d)
         if (t->shape[d] < 0 || __builtin_mul_overflow(n, (uint64_t)t->shape[d], &n))
             return false;
+    *bytes = n <= (uint64_t)PTRDIFF_MAX ? (int64_t)n : -1;
     if (n == 0)
         return true; /* a zero dim: no element, any data pointer */
     if (t->data == NULL)
@@ -265,6 +264,7 @@ static __attribute__((noinline)) pd_status bind_inputs_from(pd_kernel_ctx *ctx, 
         bound |= 1u << i;
         ctx->in[i].tensors = a->tensors;
         ctx->in[i].count = a->count;
+        ctx->in[i].bytes = -1;
         pd_status s = check_input(ctx, i);
         if (s != PD_OK)
             return s;
@@ -274,6 +274,7 @@ static __attribute__((noinline)) pd_status bind_inputs_from(pd_kernel_ctx *ctx, 
             continue;
         ctx->in[i].tensors = NULL;
         ctx->in[i].count = 0;
+        ctx->in[i].bytes = -1;
         pd_status s = check_input(ctx, i);
         if (s != PD_OK)
             return s;
@@ -294,7 +295,7 @@ CALL_STEP pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t 
         for (; j < n; ++j) {
             const pd_arg *a = &args[j];
             if (a->name != NULL || a->count != 1 || a->tensors == NULL ||
-                !(op->plain_inputs >> j & 1u) || !input_ready(a->tensors))
+                !(op->plain_inputs >> j & 1u) || !input_ready(a->tensors, &ctx->in[j].bytes))
                 break;
             ctx->in[j].tensors = a->tensors;
             ctx->in[j].count = 1;
@@ -504,10 +505,12 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
         if (!direct)
             pd__out_item_reset(it);
         if (op->plain_infer && source[o] >= 0) {
-            const pd_tensor *t = &ctx->in[source[o]].tensors[0];
+            const pd__in_slot *in = &ctx->in[source[o]];
+            const pd_tensor *t = &in->tensors[0];
             it->ndim = t->ndim;
             memcpy(it->shape, t->shape, sizeof it->shape); /* as in default_infer */
             it->dtype = t->dtype;
+            it->bytes = in->bytes;
         }
     }
     /* outputs past `from` are bound by name, if at all, in bind_outputs_named */
