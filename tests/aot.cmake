@@ -47,7 +47,7 @@ if(TARGET aot_bundle_test AND TARGET pdext_cmd)
     PDEXT_EXAMPLES="${PROJECT_SOURCE_DIR}/examples"
     PD_AOT_BUNDLE_CC="${CMAKE_C_COMPILER}"
     PD_AOT_BUNDLE_SANITIZE_FLAGS="${_pd_aot_bundle_san}"
-    PD_AOT_LIB="$<TARGET_FILE:pdext_aot>" PD_AOT_LIB_DIR="$<TARGET_FILE_DIR:pdext_aot>"
+    PD_AOT_LIB="$<TARGET_FILE:pdext_aot>" PD_AOT_LIB_DIR="$<TARGET_FILE_DIR:pdext_aot>:$<TARGET_FILE_DIR:pdext_jit>:$<TARGET_FILE_DIR:pdext>"
     PD_JIT_LIB="$<TARGET_FILE:pdext_jit>" PD_CORE_LIB="$<TARGET_FILE:pdext>")
 endif()
 

@@ -623,3 +623,16 @@ PD_TEST(Aot, InferShapeDisagreeingWithTheDeclaredOutputNamesBoth)
     pd_tensor_release(&b);
     pd_registry_destroy(reg);
 }
+
+PD_TEST(Aot, OutputsWithNoOtherSourceAreThePlainInferenceOfInput0)
+{
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_aot_options o = options(2);
+    PD_ASSERT_OK(pd_aot_load(reg, spec_of("new", "CustomAdd"), &o, NULL));
+    const pd_op_def *d = pd_op_definition(pd_op_find(reg, "CustomAdd"));
+    PD_ASSERT(d != NULL);
+    PD_EXPECT(d->infer_shape == NULL && d->infer_dtype == NULL); /* no trampoline per call */
+    PD_EXPECT(d->flags & PD_OP_OUTPUTS_LIKE_INPUT0);
+    pd_registry_destroy(reg);
+}

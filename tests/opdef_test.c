@@ -247,6 +247,15 @@ PD_TEST(OpDef, RefusesAnOpWithoutOutputs)
     expect_def_refused(&d, "op 't' (opdef_test.c:1) declares no outputs");
 }
 
+PD_TEST(OpDef, RefusesOutputsLikeInput0WithoutInputs)
+{
+    pd_op_def d = plain_def("t");
+    d.inputs[0] = NULL;
+    d.flags = PD_OP_OUTPUTS_LIKE_INPUT0;
+    expect_def_refused(&d, "op 't' (opdef_test.c:1) has flag PD_OP_OUTPUTS_LIKE_INPUT0 but "
+                           "declares no inputs");
+}
+
 PD_TEST(OpDef, RefusesAnOpNameThatIsNoIdentifierOrTooLong)
 {
     pd_op_def d = plain_def("my op");

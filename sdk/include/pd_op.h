@@ -108,6 +108,10 @@ typedef struct pd_op_def {
 
 /* pd_op_def.flags: every input of the op may be strided (see strided_inputs). */
 #define PD_OP_STRIDED_INPUTS 0x1u
+/* pd_op_def.flags: every output that mirrors no other input (not inplace, not a gradient of an
+ * input) takes input 0's shape and dtype, as the only output of a one-input op does, so that an
+ * op with more inputs needs no infer_shape / infer_dtype (which, if given, still decide). */
+#define PD_OP_OUTPUTS_LIKE_INPUT0 0x2u
 /* pd_op_def.strided_inputs: the bit of input `index` (0 .. PD_MAX_INPUTS-1). */
 #define PD_INPUT_BIT(index) (1u << (index))
 

@@ -271,7 +271,9 @@ typedef struct pd_arg {
  * output slot's tensors are new references the caller releases (an output the op made as a
  * view may be strided: pd_is_contiguous tells, pd_tensor_contiguous makes it dense); an input
  * whose shape, strides or data reach outside its storage is refused, naming it; on failure nothing
- * is written and everything the call made is freed. Safe to call from many threads at once. */
+ * is written (an output slot given an undefined tensor may come back cleared to
+ * PD_TENSOR_UNDEFINED) and everything the call made is freed. Safe to call from many threads at
+ * once. */
 pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
                     int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
 /* The same, finding the op by name in `reg` first. */

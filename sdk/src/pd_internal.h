@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* A reference-counted memory block. Runtime allocations put this header and the data in one
  * 64-byte aligned allocation (data at `ptr`, right after the header); wrapped external
@@ -69,6 +70,17 @@ void pd__storage_retain(pd_storage *s);
 void pd__storage_release(pd_storage *s);
 
 /* --- tensor.c ---------------------------------------------------------------------------- */
+
+/* Zeroes *t (PD_TENSOR_UNDEFINED) in parts of at most 64 bytes, which compilers emit as vector
+ * stores: a single memset of the whole struct becomes `rep stos`, whose start-up costs more
+ * than that, and every op call's output goes through here (made, and released by the host). */
+_Static_assert(sizeof(pd_tensor) > 128 && sizeof(pd_tensor) <= 192, "three parts of <= 64 bytes");
+static inline void pd__tensor_clear(pd_tensor *t)
+{
+    memset(t, 0, 64);
+    memset((char *)t + 64, 0, 64);
+    memset((char *)t + 128, 0, sizeof *t - 128);
+}
 
 /* Validates dtype, ndim and shape and computes the byte size without overflow; the message
  * names `who` and the offending argument. */

@@ -9,6 +9,7 @@
 #include "runner_helpers.h"
 
 #include <stdint.h>
+#include <string.h>
 
 static pd_registry *binder_registry(void) { return rt_registry1("bd_binder_ops"); }
 
@@ -159,6 +160,105 @@ PD_TEST(Binder, NamedOutputsInAnyOrderGetTheirOwnTensors)
     pd_tensor_release(&b);
     pd_tensor_release(&x);
     pd_tensor_release(&y);
+    pd_registry_destroy(reg);
+}
+
+/* Where the runner made bd_where's output: the address its kernel wrote. */
+static int64_t made_at(pd_registry *reg, pd_tensor *out)
+{
+    pd_tensor x = PD_TENSOR_UNDEFINED;
+    if (pd_tensor_full(&x, PD_INT64, pd_place_cpu(), 1, (int64_t[]){1}, 0) != PD_OK)
+        return -1;
+    pd_arg in = pd_arg_of(&x), oa = pd_arg_of(out);
+    pd_status s = pd_run(reg, "bd_where", &in, 1, NULL, 0, &oa, 1);
+    pd_tensor_release(&x);
+    return s == PD_OK && oa.count == 1 ? *(const int64_t *)pd_data(out) : -1;
+}
+
+PD_TEST(Binder, AnOutputGivenAnUndefinedTensorIsMadeInTheHostsTensor)
+{
+    pd_registry *reg = binder_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor out = PD_TENSOR_UNDEFINED;
+    PD_EXPECT_EQ(made_at(reg, &out), (int64_t)(uintptr_t)&out);
+    PD_EXPECT_EQ(out.ndim, 1);
+    PD_EXPECT_EQ(out.strides[0], 1);
+    PD_EXPECT_EQ(pd_tensor_use_count(&out), 1);
+    pd_tensor_release(&out);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Binder, AnOutputGivenATensorThatIsNotUndefinedIsMadeApartAndHandedOver)
+{
+    pd_registry *reg = binder_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor out = PD_TENSOR_UNDEFINED;
+    out.ndim = 3; /* not an undefined tensor: a struct the host did not clear */
+    int64_t at = made_at(reg, &out);
+    PD_EXPECT(at != -1 && at != (int64_t)(uintptr_t)&out);
+    PD_EXPECT_EQ(out.ndim, 1);
+    PD_EXPECT_EQ(out.shape[1], 0);
+    PD_EXPECT_EQ(pd_tensor_use_count(&out), 1);
+    pd_tensor_release(&out);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Binder, AKernelFailingAfterMakingItsOutputLeavesTheHostsTensorUndefined)
+{
+    pd_registry *reg = binder_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor x = rt_vec_f64(2, (double[]){1, 2});
+    pd_tensor out = PD_TENSOR_UNDEFINED, zero;
+    memset(&zero, 0, sizeof zero);
+    pd_arg in = pd_arg_of(&x), oa = pd_arg_of(&out);
+    PD_EXPECT(pd_run(reg, "bd_make_fail", &in, 1, NULL, 0, &oa, 1) == PD_ERR_OP_FAILED);
+    PD_EXPECT(strstr(pd_last_error(), "failed after making Out") != NULL);
+    PD_EXPECT(memcmp(&out, &zero, sizeof out) == 0); /* released (the sanitizer run: no leak) */
+    PD_EXPECT_EQ(oa.count, 1);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Binder, OutputsLikeInput0TakeItsShapeAndDtypeByThePlainInference)
+{
+    pd_registry *reg = binder_registry();
+    PD_ASSERT(reg != NULL);
+    float buf[6] = {0};
+    pd_tensor x = hand_built(buf, 2, (int64_t[]){2, 3}), y = rt_vec_f64(1, (double[]){3});
+    pd_tensor a = PD_TENSOR_UNDEFINED, b = PD_TENSOR_UNDEFINED;
+    pd_arg in[2] = {pd_arg_of(&x), pd_arg_of(&y)}, out[2] = {pd_arg_of(&a), pd_arg_of(&b)};
+    pd__runner_stats_t before = pd__runner_stats;
+    PD_ASSERT_OK(pd_run(reg, "bd_like0", in, 2, NULL, 0, out, 2));
+    PD_EXPECT_EQ(pd__runner_stats.plain_infers - before.plain_infers, 1);
+    for (int i = 0; i < 2; ++i) {
+        const pd_tensor *t = i ? &b : &a;
+        PD_EXPECT_EQ(t->dtype, PD_FLOAT32);
+        PD_EXPECT_EQ(t->ndim, 2);
+        PD_EXPECT_EQ(t->shape[0], 2);
+        PD_EXPECT_EQ(t->shape[1], 3);
+        PD_EXPECT_EQ(t->strides[0], 3);
+        PD_EXPECT_EQ(t->strides[1], 1);
+    }
+    pd_tensor_release(&a);
+    pd_tensor_release(&b);
+    pd_tensor_release(&y);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Binder, AShapeSetInTheKernelSizesTheOutputItMakes)
+{
+    pd_registry *reg = binder_registry();
+    PD_ASSERT(reg != NULL);
+    pd_tensor x = rt_vec_f64(1, (double[]){1}), out = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(&x), oa = pd_arg_of(&out);
+    PD_ASSERT_OK(pd_run(reg, "bd_resize", &in, 1, NULL, 0, &oa, 1));
+    PD_EXPECT_EQ(out.ndim, 1);
+    PD_EXPECT_EQ(out.shape[0], 3);
+    PD_EXPECT(out.storage->bytes >= 3 * sizeof(double));
+    for (int i = 0; i < 3; ++i) /* written in full (the sanitizer run: inside the block) */
+        PD_EXPECT_EQ(((double *)out.data)[i], i + 0.5);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
     pd_registry_destroy(reg);
 }
 

@@ -55,40 +55,32 @@ const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx)
 static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
 {
     const pd_place *place = pd__ctx_first_input_place(ctx);
-    size_t bytes;
+    size_t bytes = (size_t)it->bytes; /* known for the plain inference of a sized input */
     pd_storage *storage;
-    if (!pd__shape_bytes(it->dtype, it->ndim, it->shape, &bytes) || !pd__place_ok(place) ||
-        (storage = pd__storage_alloc(place, bytes)) == NULL) {
+    if ((it->bytes < 0 && !pd__shape_bytes(it->dtype, it->ndim, it->shape, &bytes)) ||
+        !pd__place_ok(place) || (storage = pd__storage_alloc(place, bytes)) == NULL) {
         /* Refused: the checked constructor finds the same fault and throws its message. */
-        pd__ctx_make_tensor("pd_output", &it->tensor, it->dtype, *place, it->ndim, it->shape);
+        pd__ctx_make_tensor("pd_output", it->t, it->dtype, *place, it->ndim, it->shape);
         return;
     }
-    pd_tensor *t = &it->tensor;
+    /* All of it zeroed (the entries past ndim, offset, reserved, PD_LAYOUT_DENSE), then what
+     * is not zero; the dims and their dense strides (tensor/layout.c's rule: a zero dim counts
+     * as 1) in one pass over the dims the tensor has. */
+    pd_tensor *t = it->t;
+    pd__tensor_clear(t);
     t->data = storage->ptr;
     t->storage = storage;
     t->dtype = it->dtype;
     t->ndim = it->ndim;
-    /* A fixed-size copy, then the entries past ndim zeroed (the tensor's are 0 there, the
-     * item's are anything) by falling through a switch: a few moves and stores, where a loop
-     * becomes memset and memcpy calls, or vector code longer than the copy itself. */
-    memcpy(t->shape, it->shape, sizeof t->shape);
-    switch (it->ndim) {
-    case 0: t->shape[0] = 0; /* fall through */
-    case 1: t->shape[1] = 0; /* fall through */
-    case 2: t->shape[2] = 0; /* fall through */
-    case 3: t->shape[3] = 0; /* fall through */
-    case 4: t->shape[4] = 0; /* fall through */
-    case 5: t->shape[5] = 0; /* fall through */
-    case 6: t->shape[6] = 0; /* fall through */
-    case 7: t->shape[7] = 0; /* fall through */
-    default: break;
-    }
     t->place = *place;
-    /* A new output is dense: its strides (tensor/layout.c) follow from the shape just set. */
-    t->layout = PD_LAYOUT_DENSE;
-    t->reserved = 0;
-    t->offset = 0;
-    pd__dense_strides(t->ndim, t->shape, t->strides);
+    int64_t stride = 1;
+    for (int32_t d = it->ndim - 1; d >= 0; --d) {
+        int64_t n = it->shape[d];
+        t->shape[d] = n;
+        t->strides[d] = stride;
+        if (n > 0)
+            stride *= n;
+    }
 }
 
 static int32_t find_named(const char *who, const char *what, const pd__arg_decl *decls, int32_t n,
@@ -171,8 +163,8 @@ int32_t pd__ctx_output_count(pd_kernel_ctx *ctx, int32_t index)
 pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
 {
     pd__out_item *it = checked_item(ctx, "pd_output", index, item);
-    if (it->tensor.dtype != PD_UNDEFINED)
-        return &it->tensor;
+    if (it->t->dtype != PD_UNDEFINED)
+        return it->t;
     if (ctx->phase != PD__PHASE_KERNEL)
         OP_BUG("pd_output: output '%s' is made by the kernel; infer functions may only set its "
                "count, shape and dtype",
@@ -182,7 +174,7 @@ pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
                "infer_dtype, or make the tensor and pass it to pd_set_output",
                ctx->op->outputs[index].base, (int)item, it->ndim < 0 ? "shape" : "dtype");
     make_output(ctx, it);
-    return &it->tensor;
+    return it->t;
 }
 
 void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t)
@@ -195,25 +187,28 @@ void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const p
     if (!pd_defined(t))
         OP_BUG("pd_set_output: the tensor given for output '%s' item %d is %s",
                ctx->op->outputs[index].base, (int)item, t == NULL ? "NULL" : "undefined");
-    if (t == &it->tensor)
+    if (t == it->t)
         return;
     /* Take the new reference before dropping the old: they may share storage. */
     pd_tensor next;
     pd_tensor_retain(&next, t);
-    pd_tensor_release(&it->tensor);
-    it->tensor = next;
+    pd_tensor_release(it->t);
+    *it->t = next;
 }
 
 void pd__ctx_resize_output(pd_kernel_ctx *ctx, int32_t index, int32_t count)
 {
     pd__out_slot *slot = &ctx->out[index];
     for (int32_t i = count; i < slot->count; ++i) {
-        pd_tensor_release(&slot->items[i].tensor);
+        pd_tensor_release(slot->items[i].t);
         pd__out_item_reset(&slot->items[i]);
     }
     if (count > slot->capacity) {
         pd__out_item *grown = pd__ctx_alloc_items(ctx, count);
         memcpy(grown, slot->items, (size_t)slot->count * sizeof *grown);
+        for (int32_t i = 0; i < slot->count; ++i) /* own tensors moved with their items */
+            if (slot->items[i].t == &slot->items[i].own)
+                grown[i].t = &grown[i].own;
         slot->items = grown;
         slot->capacity = count;
     }
@@ -252,6 +247,7 @@ void pd__ctx_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t item, i
             OP_BUG("pd_set_output_shape: output '%s' dim %d is %lld; dims must be >= 0", name,
                    (int)d, (long long)shape[d]);
     it->ndim = ndim;
+    it->bytes = -1;
     if (ndim > 0)
         memcpy(it->shape, shape, (size_t)ndim * sizeof *shape);
 }
@@ -263,4 +259,5 @@ void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, p
         OP_BUG("pd_set_output_dtype: dtype %d for output '%s' is not a data type", (int)dtype,
                ctx->op->outputs[index].base);
     it->dtype = dtype;
+    it->bytes = -1;
 }

@@ -19,10 +19,24 @@ typedef struct heap_block {
     struct heap_block *next;
 } heap_block;
 
+/* The arena's state, set up by its first use in the call (kernel_ctx.h: pd_kernel_ctx.arena),
+ * so that the calls that never use it neither set it up nor look at it when they end. */
+static inline void arena_open(pd_kernel_ctx *ctx)
+{
+    if (ctx->arena)
+        return;
+    ctx->arena = true;
+    ctx->pool_used = 0;
+    ctx->n_tensors = 0;
+    ctx->chunks = NULL;
+    ctx->heap = NULL;
+}
+
 /* A slot for one more call-owned tensor, undefined. */
 static pd_tensor *new_tensor_slot(pd_kernel_ctx *ctx)
 {
     pd_tensor *t;
+    arena_open(ctx);
     if (ctx->n_tensors < PD__CTX_INLINE_TENSORS) {
         t = &ctx->tensors[ctx->n_tensors++];
     } else {
@@ -57,6 +71,7 @@ static void *heap_alloc(pd_kernel_ctx *ctx, const char *who, size_t bytes)
     if (rounded < bytes || rounded > SIZE_MAX - BLOCK_ALIGN)
         pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "%s: %zu bytes is more than can be allocated", who,
                       bytes);
+    arena_open(ctx);
     heap_block *b = aligned_alloc(BLOCK_ALIGN, BLOCK_ALIGN + rounded);
     if (b == NULL)
         pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "%s: out of memory allocating %zu bytes", who, bytes);
@@ -90,6 +105,7 @@ void pd__ctx_make_tensor(const char *who, pd_tensor *out, pd_data_type dtype, pd
 
 pd__out_item *pd__ctx_alloc_items(pd_kernel_ctx *ctx, int32_t n)
 {
+    arena_open(ctx);
     if (n <= PD__CTX_POOL_ITEMS - ctx->pool_used) {
         pd__out_item *items = &ctx->pool[ctx->pool_used];
         ctx->pool_used += n;
@@ -190,6 +206,8 @@ void *pd__ctx_scratch(pd_kernel_ctx *ctx, size_t bytes)
 
 void pd__ctx_arena_release(pd_kernel_ctx *ctx)
 {
+    if (!ctx->arena)
+        return;
     for (int32_t i = 0; i < ctx->n_tensors; ++i)
         pd_tensor_release(&ctx->tensors[i]);
     for (pd__tensor_chunk *c = ctx->chunks, *next; c; c = next) {
@@ -202,9 +220,7 @@ void pd__ctx_arena_release(pd_kernel_ctx *ctx)
         next = b->next;
         free(b);
     }
-    ctx->n_tensors = 0;
-    ctx->chunks = NULL;
-    ctx->heap = NULL;
+    ctx->arena = false;
 }
 
 /* The workspace is a call-owned tensor of bytes on the op's place, so that it is released

@@ -25,14 +25,22 @@
 typedef struct pd__in_slot {
     const pd_tensor *tensors;
     int32_t count; /* 0 for an absent optional input */
+    int64_t bytes; /* byte size of its one tensor, if the binder's fast case worked it out; -1 */
 } pd__in_slot;
 
-/* One output tensor of a call, with what the infer step said about it. */
+/* One output tensor of a call, with what the infer step said about it. The tensor lives in
+ * `own`, or, for a plain output the host asked for with an undefined tensor, in the host's
+ * tensor itself (pd__out_item_direct), so that handing it over copies nothing; a failed call
+ * leaves that one undefined again (all zero, as PD_TENSOR_UNDEFINED). */
 typedef struct pd__out_item {
-    pd_tensor tensor;           /* undefined until set; once defined it holds a reference */
+    pd_tensor *t;               /* &own or the host's tensor: undefined until set; once defined
+                                 * it holds a reference */
     pd_data_type dtype;         /* inferred dtype; PD_UNDEFINED when unknown */
     int32_t ndim;               /* inferred rank; -1 when the shape is unknown */
     int64_t shape[PD_MAX_DIMS]; /* inferred shape[0..ndim-1] */
+    int64_t bytes;              /* byte size of that dtype and shape, if known (the plain
+                                 * inference of an input the binder sized); else -1 */
+    pd_tensor own;
 } pd__out_item;
 
 /* One declared output. */
@@ -62,6 +70,7 @@ struct pd_kernel_ctx {
     const pd_op *op;
     pd__phase phase;
     int32_t n_inputs, n_outputs, n_attrs; /* copies of the op's counts */
+    int32_t n_unbound; /* outputs the host did not ask for (set by the runner's binder) */
     bool inputs_ready; /* the binder saw every input dense and inside its storage, and the op
                         * takes no strided input: the runner's input step has nothing to do */
 
@@ -69,7 +78,8 @@ struct pd_kernel_ctx {
     pd_attr attrs[PD_MAX_ATTRS]; /* in declared order, named by their declarations */
     pd__out_slot out[PD_MAX_OUTPUTS];
 
-    /* Call-owned memory (ctx_arena.c). */
+    /* Call-owned memory (ctx_arena.c); the fields below `arena` are set up by its first use. */
+    bool arena; /* the call has used its arena: pool items, tensors or heap blocks */
     int32_t pool_used;
     pd__out_item pool[PD__CTX_POOL_ITEMS];
     int32_t n_tensors;
@@ -97,15 +107,36 @@ struct pd_kernel_ctx {
     void *workspace;
 };
 
-/* Makes an output item undefined with nothing inferred (no reference is dropped). */
+/* Makes an output item undefined, in its own tensor, with nothing inferred (no reference is
+ * dropped). */
 static inline void pd__out_item_reset(pd__out_item *it)
 {
-    it->tensor.data = NULL;
-    it->tensor.storage = NULL;
-    it->tensor.dtype = PD_UNDEFINED;
-    it->tensor.ndim = 0;
+    it->t = &it->own;
+    it->own.data = NULL;
+    it->own.storage = NULL;
+    it->own.dtype = PD_UNDEFINED;
+    it->own.ndim = 0;
     it->dtype = PD_UNDEFINED;
     it->ndim = -1;
+    it->bytes = -1;
+}
+
+/* The host's output tensor `host` can take the item's tensor itself: it is undefined (no
+ * data, no storage, no dtype, rank 0), so it holds nothing that would be lost and nothing a
+ * failed call must give back but an undefined tensor. */
+static inline bool pd__out_tensor_free(const pd_tensor *host)
+{
+    return host->data == NULL && host->storage == NULL && host->dtype == PD_UNDEFINED &&
+           host->ndim == 0;
+}
+
+/* Makes an output item undefined, with nothing inferred, in the host's (free) tensor. */
+static inline void pd__out_item_direct(pd__out_item *it, pd_tensor *host)
+{
+    it->t = host;
+    it->dtype = PD_UNDEFINED;
+    it->ndim = -1;
+    it->bytes = -1;
 }
 
 /* --- runner.c ------------------------------------------------------------------------------ */
@@ -219,7 +250,8 @@ pd__out_item *pd__ctx_alloc_items(pd_kernel_ctx *ctx, int32_t n);
  * throws naming `who` on a bad shape, an unavailable place or out of memory. */
 void pd__ctx_make_tensor(const char *who, pd_tensor *out, pd_data_type dtype, pd_place place,
                          int32_t ndim, const int64_t *shape);
-/* Releases every call-owned tensor and frees scratch and spilled arrays. */
+/* Releases every call-owned tensor and frees scratch and spilled arrays (nothing if the call
+ * never used its arena). */
 void pd__ctx_arena_release(pd_kernel_ctx *ctx);
 
 #endif /* PD_KERNEL_CTX_H */

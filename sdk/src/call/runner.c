@@ -58,10 +58,7 @@ CALL_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->phase = PD__PHASE_INFER;
     ctx->n_inputs = op->n_inputs;
     ctx->n_attrs = op->n_attrs;
-    ctx->pool_used = 0;
-    ctx->n_tensors = 0;
-    ctx->chunks = NULL;
-    ctx->heap = NULL;
+    ctx->arena = false;      /* set up by its first use (ctx_arena.c) */
     ctx->err_message = NULL; /* (outer is set on entering the call) */
     ctx->err_set = false;
     ctx->inputs_ready = false;
@@ -69,20 +66,31 @@ CALL_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->workspace_made = false;
 }
 
-/* Releases what the call still holds. After a successful hand_over (`handed`) the outputs the
- * host asked for belong to the host: their items still show the moved tensors, and are
- * skipped. */
-CALL_STEP void ctx_release(pd_kernel_ctx *ctx, bool handed)
+/* Releases the output tensors the call still holds: after a successful hand_over (`handed`)
+ * those of the outputs the host did not ask for (the others belong to the host: their items
+ * still show the moved tensors, and are skipped), else all. A tensor made in the host's own
+ * (pd__out_item_direct) is released too, which leaves it undefined, as the host gave it. */
+static __attribute__((noinline)) void release_outputs(pd_kernel_ctx *ctx, bool handed)
 {
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         pd__out_slot *slot = &ctx->out[o];
         if (handed && slot->host_arg != UNBOUND)
             continue;
-        for (int32_t k = 0; k < slot->count; ++k)
-            if (slot->items[k].tensor.storage != NULL)
-                pd_tensor_release(&slot->items[k].tensor);
+        for (int32_t k = 0; k < slot->count; ++k) {
+            pd_tensor *t = slot->items[k].t;
+            if (t->storage != NULL || t->dtype != PD_UNDEFINED)
+                pd_tensor_release(t);
+        }
     }
-    if (ctx->n_tensors || ctx->chunks || ctx->heap)
+}
+
+/* Releases what the call still holds. The usual call, whose outputs all went to the host,
+ * has no output left to look at. */
+CALL_STEP void ctx_release(pd_kernel_ctx *ctx, bool handed)
+{
+    if (!handed || ctx->n_unbound != 0)
+        release_outputs(ctx, handed);
+    if (ctx->arena)
         pd__ctx_arena_release(ctx);
     if (ctx->err_message) /* an error C++ op code caught, and its hook then reported none */
         free(ctx->err_message);
@@ -144,8 +152,9 @@ CALL_STEP bool input_tensor_ok(const pd_tensor *t)
 /* input_tensor_ok, and what the runner's input step (strided_inputs.h) would check too: dense
  * and inside its storage. One pass over the dims for both, so that the usual call pays for the
  * storage-bounds check no second loop; a tensor this refuses goes through the general binder
- * and the input step, which say what is wrong with it. */
-CALL_STEP bool input_ready(const pd_tensor *t)
+ * and the input step, which say what is wrong with it. The byte size it works out goes to
+ * *bytes (-1 past PTRDIFF_MAX), for the outputs that mirror the tensor (bind_outputs). */
+CALL_STEP bool input_ready(const pd_tensor *t, int64_t *bytes)
 {
     if ((unsigned)t->dtype - 1u >= PD_NUM_DTYPES - 1u || (unsigned)t->ndim > PD_MAX_DIMS ||
         t->layout != PD_LAYOUT_DENSE)
@@ -154,6 +163,7 @@ CALL_STEP bool input_ready(const pd_tensor *t)
     for (int32_t d = 0; d < t->ndim; ++d)
         if (t->shape[d] < 0 || __builtin_mul_overflow(n, (uint64_t)t->shape[d], &n))
             return false;
+    *bytes = n <= (uint64_t)PTRDIFF_MAX ? (int64_t)n : -1;
     if (n == 0)
         return true; /* a zero dim: no element, any data pointer */
     if (t->data == NULL)
@@ -257,6 +267,7 @@ static __attribute__((noinline)) pd_status bind_inputs_from(pd_kernel_ctx *ctx, 
         bound |= 1u << i;
         ctx->in[i].tensors = a->tensors;
         ctx->in[i].count = a->count;
+        ctx->in[i].bytes = -1;
         pd_status s = check_input(ctx, i);
         if (s != PD_OK)
             return s;
@@ -266,6 +277,7 @@ static __attribute__((noinline)) pd_status bind_inputs_from(pd_kernel_ctx *ctx, 
             continue;
         ctx->in[i].tensors = NULL;
         ctx->in[i].count = 0;
+        ctx->in[i].bytes = -1;
         pd_status s = check_input(ctx, i);
         if (s != PD_OK)
             return s;
@@ -286,11 +298,12 @@ CALL_STEP pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t 
         for (; j < n; ++j) {
             const pd_arg *a = &args[j];
             if (a->name != NULL || a->count != 1 || a->tensors == NULL ||
-                !(op->plain_inputs >> j & 1u) || !input_ready(a->tensors))
+                !(op->plain_inputs >> j & 1u) || !input_ready(a->tensors, &ctx->in[j].bytes))
                 break;
             ctx->in[j].tensors = a->tensors;
             ctx->in[j].count = 1;
-            one_place = one_place && pd_place_equal(a->tensors->place, args[0].tensors->place);
+            if (j > 0)
+                one_place = one_place && pd_place_equal(a->tensors->place, args[0].tensors->place);
         }
         pd__runner_stats.fast_inputs += (uint64_t)j;
         ctx->inputs_ready = j == n && op->strided_inputs == 0 && one_place;
@@ -437,14 +450,33 @@ bind_outputs_named(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n, int32_t fr
             (a->count > 0 && a->tensors == NULL))
             return refuse_outputs(ctx, args, n);
         ctx->out[o].host_arg = j;
+        --ctx->n_unbound;
     }
     return PD_OK;
 }
 
+/* The host's output pd_arg o (positional, with room, like every one before it) shares its
+ * first tensor with an earlier one: two outputs must not be made in the same tensor. */
+static bool host_tensor_shared(const pd_arg *args, int32_t o)
+{
+    const pd_tensor *t = args[o].tensors;
+    for (int32_t p = 0; p < o; ++p)
+        if (t >= args[p].tensors && t < args[p].tensors + args[p].count)
+            return true;
+    return false;
+}
+
 /* Sets up every declared output slot (one undefined item) and notes which host pd_arg
  * receives it, in one pass. The usual call asks for outputs by position, each with room; the
- * first pd_arg that is named or has none hands the rest to bind_outputs_named. */
-CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n)
+ * first pd_arg that is named or has none hands the rest to bind_outputs_named. A plain output
+ * whose host tensor is free (pd__out_tensor_free) is made right there.
+ *
+ * The usual op (pd_op.plain_infer: no infer functions, nothing to set up: every output one
+ * item mirroring at most one input's first tensor) gets its inference here too, one copy per
+ * mirroring output from an input bound just before: its inputs cannot change shape or dtype
+ * on the way to the kernel (the input step makes copies of the same shape and dtype). */
+CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n,
+                                 const int32_t *source)
 {
     const pd_op *op = ctx->op;
     ctx->n_outputs = op->n_outputs; /* from here on ctx_release reads the slots */
@@ -452,23 +484,45 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
     int32_t from = list_ok ? n : 0; /* the first pd_arg bind_outputs_named must see */
     for (int32_t o = 0; o < op->n_outputs; ++o) {
         pd__out_slot *slot = &ctx->out[o];
+        const pd__arg_decl *d = &op->outputs[o];
         slot->items = &slot->one;
         slot->count = 1;
         slot->capacity = 1;
         slot->host_arg = UNBOUND;
-        slot->may_stay_unset = op->outputs[o].is_optional;
-        pd__out_item_reset(&slot->one);
+        slot->may_stay_unset = d->is_optional;
+        pd__out_item *it = &slot->one;
+        bool direct = false;
         if (o < from) {
             const pd_arg *a = &args[o];
-            if (a->name == NULL && a->count >= 1 && a->tensors != NULL)
+            if (a->name == NULL && a->count >= 1 && a->tensors != NULL) {
                 slot->host_arg = o;
-            else
+                if (!d->is_vector && pd__out_tensor_free(a->tensors) &&
+                    (o == 0 || !host_tensor_shared(args, o))) {
+                    pd__out_item_direct(it, a->tensors);
+                    direct = true;
+                }
+            } else {
                 from = o;
+            }
+        }
+        if (!direct)
+            pd__out_item_reset(it);
+        if (op->plain_infer && source[o] >= 0) {
+            const pd__in_slot *in = &ctx->in[source[o]];
+            const pd_tensor *t = &in->tensors[0];
+            it->ndim = t->ndim;
+            memcpy(it->shape, t->shape, sizeof it->shape); /* as in default_infer */
+            it->dtype = t->dtype;
+            it->bytes = in->bytes;
         }
     }
+    /* outputs past `from` are bound by name, if at all, in bind_outputs_named */
+    ctx->n_unbound = op->n_outputs - from;
     if (!list_ok)
         return refuse_outputs(ctx, args, n);
-    return from < n ? bind_outputs_named(ctx, args, n, from) : PD_OK;
+    if (from < n)
+        return bind_outputs_named(ctx, args, n, from);
+    return PD_OK;
 }
 
 /* --- Inference and the kernel ---------------------------------------------------------------- */
@@ -490,7 +544,7 @@ static void setup_outputs(pd_kernel_ctx *ctx, const int32_t *source)
         if (op->inplace_input[o] >= 0) {
             pd__out_slot *slot = &ctx->out[o];
             for (int32_t k = 0; k < slot->count && k < in->count; ++k)
-                pd_tensor_retain(&slot->items[k].tensor, &in->tensors[k]);
+                pd_tensor_retain(slot->items[k].t, &in->tensors[k]);
         }
     }
 }
@@ -559,36 +613,30 @@ static __attribute__((noinline)) bool run_inference(pd_kernel_ctx *ctx, const in
     return true;
 }
 
+/* The input step (strided_inputs.h) for a call whose binder could not see to it. */
+static __attribute__((noinline)) void prepare_inputs(pd_kernel_ctx *ctx)
+{
+    if (!pd__ctx_inputs_ready(ctx))
+        pd__ctx_prepare_inputs(ctx);
+}
+
 /* Inference and the kernel; false when op code failed without a jump. Not inlined into
  * run_protected: code in a function that calls sigsetjmp keeps its locals in memory, for the
- * jump's sake, which here would cost more than the call. The usual op (pd_op.plain_infer: no
- * infer functions, nothing to set up: every output one item mirroring at most one input's
- * first tensor) needs only one copy per mirroring output; other ops go through run_inference,
- * kept out of line so that this function stays small. */
+ * jump's sake, which here would cost more than the call. The usual op (pd_op.plain_infer) had
+ * its inference in bind_outputs; other ops go through run_inference, kept out of line, like
+ * the input step, so that this function stays small. */
 static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_t *source)
 {
-    /* storage bounds, strided inputs (strided_inputs.h), unless the binder saw to both */
+    /* storage bounds, strided inputs, unless the binder saw to both */
     if (ctx->inputs_ready)
         ++pd__runner_stats.ready_inputs;
-    else if (!pd__ctx_inputs_ready(ctx))
-        pd__ctx_prepare_inputs(ctx);
+    else
+        prepare_inputs(ctx);
     const pd_op *op = ctx->op;
-    if (op->plain_infer) {
-        /* default_infer's work for outputs of one item, with its loops over items gone:
-         * about 25 fewer instructions per call (counted with callgrind on a one-input op). */
-        for (int32_t o = 0; o < ctx->n_outputs; ++o) {
-            if (source[o] < 0)
-                continue;
-            const pd_tensor *t = &ctx->in[source[o]].tensors[0];
-            pd__out_item *it = &ctx->out[o].items[0];
-            it->ndim = t->ndim;
-            memcpy(it->shape, t->shape, sizeof it->shape); /* as in default_infer */
-            it->dtype = t->dtype;
-        }
+    if (op->plain_infer)
         ++pd__runner_stats.plain_infers;
-    } else if (!run_inference(ctx, source)) {
+    else if (!run_inference(ctx, source))
         return false;
-    }
     ctx->phase = PD__PHASE_KERNEL;
     return call_op_code(ctx, op->kernel);
 }
@@ -619,7 +667,7 @@ static int32_t defined_count(const pd_kernel_ctx *ctx, int32_t o)
     const pd__out_slot *slot = &ctx->out[o];
     int32_t defined = 0, first_missing = -1;
     for (int32_t k = 0; k < slot->count; ++k) {
-        if (slot->items[k].tensor.dtype != PD_UNDEFINED)
+        if (slot->items[k].t->dtype != PD_UNDEFINED)
             ++defined;
         else if (first_missing < 0)
             first_missing = k;
@@ -666,7 +714,7 @@ static const char *inferred_by(const pd_kernel_ctx *ctx, pd_kernel_fn fn, const 
  * rank of one or two is the usual case. */
 CALL_STEP bool item_as_inferred(const pd__out_item *it)
 {
-    const pd_tensor *t = &it->tensor;
+    const pd_tensor *t = it->t;
     if (it->ndim >= 0) {
         if (t->ndim != it->ndim)
             return false;
@@ -682,7 +730,7 @@ static __attribute__((noinline)) pd_status item_mismatch(const pd_kernel_ctx *ct
                                                          int32_t k, int32_t source)
 {
     const pd__out_item *it = &ctx->out[o].items[k];
-    const pd_tensor *t = &it->tensor;
+    const pd_tensor *t = it->t;
     char what[PD__NAME_MAX + 32], who[PD__NAME_MAX + 64];
     if (it->ndim >= 0 &&
         (t->ndim != it->ndim || memcmp(t->shape, it->shape, sizeof(int64_t) * (size_t)t->ndim))) {
@@ -727,35 +775,40 @@ static pd_status check_output(pd_kernel_ctx *ctx, const int32_t *source, const p
 /* Every check before anything is written, then the outputs' references moved into the host's
  * slots: all of them, or none. The fast case, an output of one item that was made as
  * inferred and fits the host's slot, is decided by a few field compares; any other output goes
- * through check_output. */
+ * through check_output. The usual call then has nothing left to write: its outputs were made
+ * in the host's tensors (pd__out_item_direct), whose pd_args already say one tensor. */
 CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg *args)
 {
     int32_t counts[PD_MAX_OUTPUTS];
+    bool writes = false; /* some host pd_arg needs its tensors or count written */
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         const pd__out_slot *slot = &ctx->out[o];
-        if (slot->count == 1 && slot->items[0].tensor.dtype != PD_UNDEFINED &&
-            item_as_inferred(&slot->items[0]) &&
-            (slot->host_arg == UNBOUND || args[slot->host_arg].count >= 1)) {
+        const pd__out_item *it = &slot->items[0];
+        int32_t j = slot->host_arg;
+        if (slot->count == 1 && it->t->dtype != PD_UNDEFINED && item_as_inferred(it) &&
+            (j == UNBOUND || args[j].count >= 1)) {
             counts[o] = 1;
+            writes = writes || (j != UNBOUND && (args[j].count != 1 || args[j].tensors != it->t));
             ++pd__runner_stats.fast_outputs;
             continue;
         }
         pd_status s = check_output(ctx, source, args, o, &counts[o]);
         if (s != PD_OK)
             return s;
+        writes = true;
     }
+    if (!writes)
+        return PD_OK;
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         const pd__out_slot *slot = &ctx->out[o];
         if (slot->host_arg == UNBOUND)
             continue;
         pd_arg *a = &args[slot->host_arg];
         int32_t n = counts[o];
-        if (n == 1) /* moved: ctx_release skips the slot */
-            a->tensors[0] = slot->items[0].tensor;
-        else
-            for (int32_t k = 0; k < n; ++k)
-                a->tensors[k] = slot->items[k].tensor;
         a->count = n;
+        for (int32_t k = 0; k < n; ++k)             /* moved: ctx_release skips the slot */
+            if (slot->items[k].t != &a->tensors[k]) /* else made in the host's tensor */
+                a->tensors[k] = *slot->items[k].t;
     }
     return PD_OK;
 }
@@ -775,7 +828,7 @@ CALL_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inpu
     if (s == PD_OK && (n_attrs != 0 || op->n_attrs != 0))
         s = bind_attrs(&ctx, attrs, n_attrs);
     if (s == PD_OK)
-        s = bind_outputs(&ctx, outputs, n_outputs);
+        s = bind_outputs(&ctx, outputs, n_outputs, source);
     if (s == PD_OK && atomic_load_explicit(&pd__async_in_flight, memory_order_acquire) != 0)
         s = pd__ctx_wait_inputs(&ctx); /* inputs an executor may still be computing */
     if (s == PD_OK && !run_protected(&ctx, source))
@@ -821,7 +874,7 @@ pd_status pd__runner_bind(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inp
     if (s == PD_OK && (n_attrs != 0 || op->n_attrs != 0))
         s = bind_attrs(ctx, attrs, n_attrs);
     if (s == PD_OK)
-        s = bind_outputs(ctx, outputs, n_outputs);
+        s = bind_outputs(ctx, outputs, n_outputs, op->default_source);
     return s;
 }
 
@@ -850,6 +903,8 @@ bool pd__runner_input_step(pd_kernel_ctx *ctx, void *unused)
 bool pd__runner_infer_step(pd_kernel_ctx *ctx, void *unused)
 {
     (void)unused;
+    if (ctx->op->plain_infer) /* bind_outputs did it */
+        return true;
     return run_inference(ctx, ctx->op->default_source);
 }
 

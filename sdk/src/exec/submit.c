@@ -204,14 +204,29 @@ static bool outputs_described(const pd_kernel_ctx *ctx)
     for (int32_t o = 0; o < ctx->n_outputs; ++o)
         for (int32_t k = 0; k < ctx->out[o].count; ++k) {
             const pd__out_item *it = &ctx->out[o].items[k];
-            if (it->tensor.dtype == PD_UNDEFINED && (it->ndim < 0 || it->dtype == PD_UNDEFINED))
+            if (it->t->dtype == PD_UNDEFINED && (it->ndim < 0 || it->dtype == PD_UNDEFINED))
                 return false;
             /* an inplace output over a hand-made tensor (no storage) cannot carry a
              * completion: the caller waits for the launch instead */
-            if (it->tensor.dtype != PD_UNDEFINED && it->tensor.storage == NULL)
+            if (it->t->dtype != PD_UNDEFINED && it->t->storage == NULL)
                 return false;
         }
     return true;
+}
+
+/* The binder makes a plain output in the host's own undefined tensor, to spare the hand-over
+ * a copy; a pipelined call outlives the host's tensor struct (a stack variable, often), so its
+ * outputs are made in the context and copied at the hand-over instead. */
+static void own_outputs(pd_kernel_ctx *ctx)
+{
+    for (int32_t o = 0; o < ctx->n_outputs; ++o)
+        for (int32_t k = 0; k < ctx->out[o].count; ++k) {
+            pd__out_item *it = &ctx->out[o].items[k];
+            if (it->t != &it->own) {
+                it->own = *it->t; /* undefined, as the binder found it */
+                it->t = &it->own;
+            }
+        }
 }
 
 /* An input is a hand-made tensor over the host's own memory (no storage to retain): the
@@ -233,8 +248,8 @@ static void allocate_outputs(pd_kernel_ctx *ctx, void *unused)
     for (int32_t o = 0; o < ctx->n_outputs; ++o)
         for (int32_t k = 0; k < ctx->out[o].count; ++k) {
             pd__out_item *it = &ctx->out[o].items[k];
-            if (it->tensor.dtype == PD_UNDEFINED)
-                pd__ctx_make_tensor("pd_run_async", &it->tensor, it->dtype, place, it->ndim,
+            if (it->t->dtype == PD_UNDEFINED)
+                pd__ctx_make_tensor("pd_run_async", it->t, it->dtype, place, it->ndim,
                                     it->shape);
         }
 }
@@ -253,7 +268,7 @@ static pd_status keep_outputs(pd__exec_call *call)
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         pd__out_slot *slot = &ctx->out[o];
         for (int32_t k = 0; k < slot->count; ++k) {
-            pd_tensor *t = &slot->items[k].tensor;
+            pd_tensor *t = slot->items[k].t;
             pd_tensor *kept = &call->outs[call->n_outs++];
             *kept = *t; /* outputs_described saw to it that it has storage */
             pd__storage_retain(t->storage);
@@ -295,6 +310,8 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
 {
     pd_kernel_ctx *ctx = &call->ctx;
     pd_status s = pd__runner_bind(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+    if (s == PD_OK)
+        own_outputs(ctx);
     if (s == PD_OK)
         s = capture_inputs(call);
     if (s == PD_OK)
@@ -441,7 +458,7 @@ static pd_status settle_outputs(pd__exec_call *call)
     int32_t j = 0;
     for (int32_t o = 0; o < ctx->n_outputs && s == PD_OK; ++o)
         for (int32_t k = 0; k < ctx->out[o].count && s == PD_OK; ++k, ++j) {
-            const pd_tensor *made = &ctx->out[o].items[k].tensor;
+            const pd_tensor *made = ctx->out[o].items[k].t;
             const pd_tensor *held = &call->outs[j];
             if (made->data != held->data || made->layout != PD_LAYOUT_DENSE)
                 s = pd__copy_across(ctx->op->name, held->data, held->place, held->dtype, made);

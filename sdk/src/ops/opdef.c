@@ -108,22 +108,24 @@ static pd_status parse_inplace(const def_where *w, const pd_op_def *def, pd_op *
 
 /* The input whose tensors output `o` mirrors when no infer function says otherwise: the
  * aliased input of an inplace output; input "N" for an output "N@GRAD"; the only input of a
- * one-input, one-output op. -1 if none. Fixed by the declarations, so computed once here
- * rather than by the runner on every call. */
-static int32_t default_source(const pd_op *op, int32_t o)
+ * one-input, one-output op, or input 0 of an op with PD_OP_OUTPUTS_LIKE_INPUT0 in `flags`. -1
+ * if none. Fixed by the declarations, so computed once here rather than by the runner on
+ * every call. */
+static int32_t default_source(const pd_op *op, int32_t o, uint32_t flags)
 {
     if (op->inplace_input[o] >= 0)
         return op->inplace_input[o];
     int32_t i = pd__decl_grad_source(op->inputs, op->n_inputs, &op->outputs[o]);
     if (i >= 0)
         return i;
-    if (op->n_inputs == 1 && op->n_outputs == 1)
+    if ((op->n_inputs == 1 && op->n_outputs == 1) ||
+        (op->n_inputs > 0 && (flags & PD_OP_OUTPUTS_LIKE_INPUT0)))
         return 0;
     return -1;
 }
 
 /* What the runner's binder reads on every call (pd_internal.h). */
-static void derive_call_facts(pd_op *op)
+static void derive_call_facts(pd_op *op, uint32_t flags)
 {
     op->plain_inputs = 0;
     for (int32_t i = 0; i < op->n_inputs; ++i)
@@ -135,7 +137,7 @@ static void derive_call_facts(pd_op *op)
             op->required_attrs |= 1u << i;
     op->setup_outputs = false;
     for (int32_t o = 0; o < PD_MAX_OUTPUTS; ++o) {
-        int32_t src = o < op->n_outputs ? default_source(op, o) : -1;
+        int32_t src = o < op->n_outputs ? default_source(op, o, flags) : -1;
         op->default_source[o] = src;
         if (src >= 0 &&
             (op->outputs[o].is_vector || op->inplace_input[o] >= 0 || op->inputs[src].is_optional))
@@ -210,6 +212,13 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     s = pd__op_parse_strided(&def, op); /* which inputs may stay strided (strided_inputs.c) */
     if (s != PD_OK)
         return s;
-    derive_call_facts(op); /* after the infer functions: plain_infer reads them */
+    if ((def.flags & PD_OP_OUTPUTS_LIKE_INPUT0) && op->n_inputs == 0) {
+        pd__op_free(op);
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "%s has flag PD_OP_OUTPUTS_LIKE_INPUT0 but declares no inputs; give it "
+                        "an input or an infer_shape and infer_dtype",
+                        w.where);
+    }
+    derive_call_facts(op, def.flags); /* after the infer functions: plain_infer reads them */
     return PD_OK;
 }

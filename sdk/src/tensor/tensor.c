@@ -354,23 +354,12 @@ void pd_tensor_retain(pd_tensor *dst, const pd_tensor *src)
     *dst = *src;
 }
 
-/* Zeroes *t in parts of at most 64 bytes, which compilers emit as vector stores: a single
- * memset of the whole struct becomes `rep stos`, whose start-up costs more than that, and
- * hosts release every output of every op call. */
-_Static_assert(sizeof(pd_tensor) > 128 && sizeof(pd_tensor) <= 192, "three parts of <= 64 bytes");
-static inline void tensor_clear(pd_tensor *t)
-{
-    memset(t, 0, 64);
-    memset((char *)t + 64, 0, 64);
-    memset((char *)t + 128, 0, sizeof *t - 128);
-}
-
 void pd_tensor_release(pd_tensor *t)
 {
     if (t == NULL)
         return;
     pd__storage_release(t->storage);
-    tensor_clear(t);
+    pd__tensor_clear(t);
 }
 
 int64_t pd_tensor_use_count(const pd_tensor *t)

@@ -26,34 +26,31 @@
 #include <string.h>
 
 /* The attrs the library's getters read: those of the innermost call into a library on this
- * thread. */
-static _Thread_local const pd_aoti_attr_view *current_attrs;
+ * thread. initial-exec, as the runner's thread-locals (kernel_ctx.h): every call sets and
+ * restores it, and a %fs-relative access costs a move where the general model calls
+ * __tls_get_addr. */
+static _Thread_local const pd_aoti_attr_view *current_attrs
+    __attribute__((tls_model("initial-exec")));
 
 const pd_aoti_attr_view *pd_aoti_current_attrs(void) { return current_attrs; }
 
 /* --- dtypes ------------------------------------------------------------------------------ */
 
-const char *pd_aot_dtype_name(pd_data_type dtype)
+/* MindSpore's dtype names, by pdext dtype: a table, since every call names each of its
+ * tensors' dtypes. */
+static const char *const dtype_names[PD_NUM_DTYPES] =
+    {[PD_BOOL] = "bool",       [PD_INT8] = "int8",           [PD_UINT8] = "uint8",
+     [PD_INT16] = "int16",     [PD_UINT16] = "uint16",       [PD_INT32] = "int32",
+     [PD_UINT32] = "uint32",   [PD_INT64] = "int64",         [PD_UINT64] = "uint64",
+     [PD_FLOAT16] = "float16", [PD_BFLOAT16] = "bfloat16",   [PD_FLOAT32] = "float32",
+     [PD_FLOAT64] = "float64", [PD_COMPLEX64] = "complex64", [PD_COMPLEX128] = "complex128"};
+
+static inline const char *dtype_name(pd_data_type dtype)
 {
-    switch (dtype) {
-    case PD_BOOL: return "bool";
-    case PD_INT8: return "int8";
-    case PD_UINT8: return "uint8";
-    case PD_INT16: return "int16";
-    case PD_UINT16: return "uint16";
-    case PD_INT32: return "int32";
-    case PD_UINT32: return "uint32";
-    case PD_INT64: return "int64";
-    case PD_UINT64: return "uint64";
-    case PD_FLOAT16: return "float16";
-    case PD_BFLOAT16: return "bfloat16";
-    case PD_FLOAT32: return "float32";
-    case PD_FLOAT64: return "float64";
-    case PD_COMPLEX64: return "complex64";
-    case PD_COMPLEX128: return "complex128";
-    default: return NULL;
-    }
+    return (unsigned)dtype < PD_NUM_DTYPES ? dtype_names[dtype] : NULL;
 }
+
+const char *pd_aot_dtype_name(pd_data_type dtype) { return dtype_name(dtype); }
 
 /* MindSpore's TypeId numbers (mindapi/base/type_id.h, MindSpore 2.x). */
 enum {
@@ -217,11 +214,9 @@ static pd_aoti_entry *entry_find(pd_aoti_op *op, const key_buf *k)
     return NULL;
 }
 
-/* The entry of this call's signature, added (without running FInit) if it is new. */
-static pd_aoti_entry *entry_get(pd_kernel_ctx *ctx, pd_aoti_op *op)
+/* entry_get for a function with FInit: by the call's signature key. */
+static __attribute__((noinline)) pd_aoti_entry *entry_get_keyed(pd_kernel_ctx *ctx, pd_aoti_op *op)
 {
-    if (op->init == NULL) /* nothing depends on the signature: the one entry (aot_load.c) */
-        return atomic_load_explicit(&op->entries, memory_order_acquire);
     key_buf k;
     key_build(&k, ctx, op);
     if (k.oom) {
@@ -253,6 +248,14 @@ static pd_aoti_entry *entry_get(pd_kernel_ctx *ctx, pd_aoti_op *op)
     if (e == NULL)
         pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "out of memory");
     return e;
+}
+
+/* The entry of this call's signature, added (without running FInit) if it is new. */
+static inline pd_aoti_entry *entry_get(pd_kernel_ctx *ctx, pd_aoti_op *op)
+{
+    if (op->init == NULL) /* nothing depends on the signature: the one entry (aot_load.c) */
+        return atomic_load_explicit(&op->entries, memory_order_acquire);
+    return entry_get_keyed(ctx, op);
 }
 
 pd_status pd_aoti_entry_add_single(pd_aoti_op *op)
@@ -333,12 +336,13 @@ static void entry_init(pd_aoti_op *op, pd_aoti_entry *e, int *ndims, int64_t **s
 
 /* --- the kernel ----------------------------------------------------------------------------- */
 
-/* Entry handed from the infer step to the kernel of the same call. */
+/* Entry handed from the infer step to the kernel of the same call (initial-exec, as
+ * current_attrs). */
 static _Thread_local struct {
     const pd_kernel_ctx *ctx;
     const pd_aoti_op *op;
     pd_aoti_entry *entry;
-} handoff;
+} handoff __attribute__((tls_model("initial-exec")));
 
 #define MAX_INLINE_PARAMS (PD_MAX_INPUTS + PD_MAX_OUTPUTS + 16)
 
@@ -363,7 +367,7 @@ void pd_aoti_kernel(pd_kernel_ctx *ctx)
         params[i] = t->data;
         ndims[i] = t->ndim;
         shapes[i] = t->shape;
-        dtypes[i] = pd_aot_dtype_name(t->dtype);
+        dtypes[i] = dtype_name(t->dtype);
     }
     if (e == NULL)
         e = entry_get(ctx, op);
@@ -372,7 +376,7 @@ void pd_aoti_kernel(pd_kernel_ctx *ctx)
         params[n_in + j] = t->data;
         ndims[n_in + j] = t->ndim;
         shapes[n_in + j] = t->shape;
-        dtypes[n_in + j] = pd_aot_dtype_name(t->dtype);
+        dtypes[n_in + j] = dtype_name(t->dtype);
     }
     pd_aoti_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
                               op->name};

@@ -229,10 +229,12 @@ pd_status pd_aoti_check_sources(const pd_aoti_op *op)
 
 static bool needs_infer(const pd_aoti_op *op)
 {
-    if (op->n_inputs == 1 && op->n_outputs == 1 && op->outputs[0].ndim < 0 &&
-        op->outputs[0].dtype == PD_UNDEFINED && !op->infer_shape && !op->infer_type)
-        return false; /* the runner's default (like the only input) does it */
-    return true;
+    if (op->infer_shape || op->infer_type || op->n_inputs == 0)
+        return true;
+    for (int32_t i = 0; i < op->n_outputs; ++i)
+        if (op->outputs[i].ndim >= 0 || op->outputs[i].dtype != PD_UNDEFINED)
+            return true;
+    return false; /* the runner's default (PD_OP_OUTPUTS_LIKE_INPUT0) does it */
 }
 
 /* Opens the library and fills what comes from it. */
@@ -335,6 +337,8 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     if (needs_infer(op)) {
         op->def.infer_shape = pd_aoti_infer_shape;
         op->def.infer_dtype = pd_aoti_infer_dtype;
+    } else {
+        op->def.flags = PD_OP_OUTPUTS_LIKE_INPUT0;
     }
     op->table[0] = &op->def;
 
