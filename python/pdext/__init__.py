@@ -12,6 +12,10 @@ shows its inputs, attrs and outputs. Inputs are positional or keyword arguments 
 declared ("X"; "Out@GRAD" becomes Out_GRAD), attrs come after them or as keywords; results
 have the kind of the first input (numpy in, numpy out; torch in, torch out). Op failures
 raise pdext.OpError, build failures pdext.BuildError, bad arguments TypeError / ValueError.
+
+pdext.aot("add.cc:CustomAdd", out_dtype=...) calls MindSpore AOT kernels; pdext.gradcheck(op,
+inputs, **attrs) and pdext.check(ops) tell whether an op is right; pdext.torch.wrap(ops) gives
+PyTorch autograd functions.
 """
 
 import os
@@ -19,12 +23,20 @@ import types
 
 from . import _pdext
 from ._pdext import BuildError, Error, OpError, Tensor, from_dlpack
+from .aot import aot
+from .workbench import CheckReport, GradcheckError, GradcheckReport, check, gradcheck
 
 __all__ = [
     "load",
     "load_inline",
     "load_library",
     "CustomOpBuilder",
+    "aot",
+    "gradcheck",
+    "check",
+    "GradcheckReport",
+    "GradcheckError",
+    "CheckReport",
     "Tensor",
     "from_dlpack",
     "Error",

@@ -61,7 +61,7 @@ PyTypeObject pdext_LibraryType = {
     .tp_getset = library_getset,
 };
 
-static PyObject *library_make(pd_registry *reg, pd_module *module)
+PyObject *pdext_library_make(pd_registry *reg, pd_module *module)
 {
     pdext_LibraryObject *lib = PyObject_New(pdext_LibraryObject, &pdext_LibraryType);
     if (lib == NULL) {
@@ -90,26 +90,19 @@ PyObject *pdext_load_library(PyObject *self, PyObject *arg)
         pd_registry_destroy(reg);
         return pdext_raise_status(st, "pdext.load_library");
     }
-    return library_make(reg, module);
+    return pdext_library_make(reg, module);
 }
 
 /* --- The JIT ------------------------------------------------------------------------------- */
 
-/* C strings of a sequence of str / os.PathLike (NULL or None: none), kept alive by *keep. */
-typedef struct string_list {
-    const char **items;
-    int32_t n;
-    PyObject *keep; /* list of bytes objects */
-} string_list;
-
-static void string_list_clear(string_list *l)
+void pdext_strings_clear(pdext_strings *l)
 {
     PyMem_Free((void *)l->items);
     Py_XDECREF(l->keep);
     memset(l, 0, sizeof *l);
 }
 
-static int string_list_fill(PyObject *seq, const char *what, string_list *l)
+int pdext_strings_fill(PyObject *seq, const char *what, pdext_strings *l)
 {
     memset(l, 0, sizeof *l);
     if (seq == NULL || seq == Py_None)
@@ -126,7 +119,7 @@ static int string_list_fill(PyObject *seq, const char *what, string_list *l)
     l->items = PyMem_Calloc((size_t)n + 1, sizeof *l->items);
     if (l->keep == NULL || l->items == NULL) {
         Py_DECREF(fast);
-        string_list_clear(l);
+        pdext_strings_clear(l);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -135,7 +128,7 @@ static int string_list_fill(PyObject *seq, const char *what, string_list *l)
             PyList_Append(l->keep, bytes) < 0) {
             Py_XDECREF(bytes);
             Py_DECREF(fast);
-            string_list_clear(l);
+            pdext_strings_clear(l);
             return -1;
         }
         Py_DECREF(bytes);
@@ -210,14 +203,14 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|OOOOOOp", kw, &name, &sources, &inl, &cflags,
                                      &cuda, &ldflags, &incs, &build_dir, &verbose))
         return NULL;
-    string_list src = {0}, cf = {0}, cu = {0}, ld = {0}, inc = {0};
+    pdext_strings src = {0}, cf = {0}, cu = {0}, ld = {0}, inc = {0};
     inline_list in = {0};
     PyObject *dir_bytes = NULL, *result = NULL;
-    if (string_list_fill(sources, "sources", &src) < 0 || inline_list_fill(inl, &in) < 0 ||
-        string_list_fill(cflags, "extra_cflags", &cf) < 0 ||
-        string_list_fill(cuda, "extra_cuda_cflags", &cu) < 0 ||
-        string_list_fill(ldflags, "extra_ldflags", &ld) < 0 ||
-        string_list_fill(incs, "extra_include_paths", &inc) < 0)
+    if (pdext_strings_fill(sources, "sources", &src) < 0 || inline_list_fill(inl, &in) < 0 ||
+        pdext_strings_fill(cflags, "extra_cflags", &cf) < 0 ||
+        pdext_strings_fill(cuda, "extra_cuda_cflags", &cu) < 0 ||
+        pdext_strings_fill(ldflags, "extra_ldflags", &ld) < 0 ||
+        pdext_strings_fill(incs, "extra_include_paths", &inc) < 0)
         goto done;
     if (build_dir != NULL && build_dir != Py_None && !PyUnicode_FSConverter(build_dir, &dir_bytes))
         goto done;
@@ -256,13 +249,13 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
             pdext_raise_status(st, NULL);
         goto done;
     }
-    result = library_make(reg, module);
+    result = pdext_library_make(reg, module);
 done:
-    string_list_clear(&src);
-    string_list_clear(&cf);
-    string_list_clear(&cu);
-    string_list_clear(&ld);
-    string_list_clear(&inc);
+    pdext_strings_clear(&src);
+    pdext_strings_clear(&cf);
+    pdext_strings_clear(&cu);
+    pdext_strings_clear(&ld);
+    pdext_strings_clear(&inc);
     inline_list_clear(&in);
     Py_XDECREF(dir_bytes);
     return result;
