@@ -87,9 +87,9 @@ def _attr_decl(name, value):
     return "%s: %s = %s" % (name, k, literal(value))
 
 
-def _outputs(out_shape, out_dtype):
+def _outputs(out_shape, out_dtype, n_outputs=None):
     """[(dtype name or None, shape or None)] per output; several outputs when out_shape is a
-    list of shapes or out_dtype a list of dtypes."""
+    list of shapes or out_dtype a list of dtypes (or n_outputs says so)."""
     several_shapes = isinstance(out_shape, (list, tuple)) and any(
         isinstance(s, (list, tuple)) for s in out_shape
     )
@@ -101,6 +101,11 @@ def _outputs(out_shape, out_dtype):
             "pdext.aot: out_shape names %d outputs but out_dtype %d" % (len(shapes), len(dtypes))
         )
     n = max(len(shapes), len(dtypes))
+    if n_outputs is not None:
+        if n not in (1, n_outputs) or n_outputs < 1:
+            raise ValueError("pdext.aot: n_outputs is %r but out_shape / out_dtype name %d"
+                             % (n_outputs, n))
+        n = n_outputs
     shapes = shapes * n if len(shapes) == 1 else shapes
     dtypes = dtypes * n if len(dtypes) == 1 else dtypes
     out = []
@@ -114,8 +119,8 @@ def _outputs(out_shape, out_dtype):
 class AotOp:
     """A MindSpore AOT function as a callable: AotOp(x, y, attr=value). Made by pdext.aot."""
 
-    def __init__(self, func, out_shape, out_dtype, n_inputs, name, input_names, extra_cflags,
-                 build_directory, attrs):
+    def __init__(self, func, out_shape, out_dtype, n_inputs, n_outputs, name, input_names,
+                 extra_cflags, build_directory, attrs):
         if not isinstance(func, (str, os.PathLike)) or ":" not in os.fspath(func):
             raise ValueError(
                 "pdext.aot: func must be 'path/lib.so:Func' or 'path/file.cc:Func', got %r"
@@ -129,7 +134,8 @@ class AotOp:
         self._out_shape = None if self._shape_fn else out_shape
         self._out_dtype = None if self._dtype_fn else out_dtype
         if self._shape_fn is None and self._dtype_fn is None:
-            _outputs(out_shape, out_dtype)  # bad shapes and dtypes fail here, not at the call
+            _outputs(out_shape, out_dtype, n_outputs)  # bad ones fail here, not at the call
+        self._n_outputs = n_outputs
         self._name = name
         self._input_names = None if input_names is None else list(input_names)
         self._cflags = extra_cflags
@@ -141,7 +147,7 @@ class AotOp:
         self.__name__ = name or self.func.rsplit(":", 1)[1]
         self.__doc__ = "MindSpore AOT op %s (pdext.aot)" % self.func
         if self._n_inputs is not None and self._shape_fn is None and self._dtype_fn is None:
-            self.op = self._load(self._n_inputs, _outputs(out_shape, out_dtype))
+            self.op = self._load(self._n_inputs, _outputs(out_shape, out_dtype, n_outputs))
 
     def _load(self, n_inputs, outputs):
         key = (n_inputs, repr(outputs))
@@ -172,14 +178,15 @@ class AotOp:
             out_shape = self._shape_fn(*[tuple(x.shape) for x in inputs])
         if self._dtype_fn is not None:
             out_dtype = self._dtype_fn(*[x.dtype for x in inputs])
-        return self._load(len(inputs), _outputs(out_shape, out_dtype))(*inputs, **attrs)
+        outputs = _outputs(out_shape, out_dtype, self._n_outputs)
+        return self._load(len(inputs), outputs)(*inputs, **attrs)
 
     def __repr__(self):
         return "<pdext aot op %s>" % self.func
 
 
-def aot(func, out_shape=None, out_dtype=None, func_type="aot", *, n_inputs=None, name=None,
-        input_names=None, extra_cflags=None, build_directory=None, **attrs):
+def aot(func, out_shape=None, out_dtype=None, func_type="aot", *, n_inputs=None, n_outputs=None,
+        name=None, input_names=None, extra_cflags=None, build_directory=None, **attrs):
     """A callable running MindSpore AOT function `func` ("lib.so:Func" or "file.cc:Func").
 
     out_shape: the output's shape (a list of ints, one list per output for several), a function
@@ -188,10 +195,11 @@ def aot(func, out_shape=None, out_dtype=None, func_type="aot", *, n_inputs=None,
     several outputs), a function of the input dtypes, or None: FInferType, else the first
     input's. Other keywords are attrs: their values become the attrs' defaults, which a call
     may override by keyword. n_inputs (or input_names) fixes the input count and loads now;
-    without it the first call's count is taken. extra_cflags go to the compiler of a source
+    without it the first call's count is taken. n_outputs: the output count when the library's
+    infer functions give several outputs and out_shape / out_dtype do not. extra_cflags go to the compiler of a source
     spec, build_directory replaces the JIT cache. Failures raise pdext.BuildError (compiling),
     FileNotFoundError / ValueError (the library or function), pdext.OpError (a call)."""
     if func_type != "aot":
         raise ValueError("pdext.aot runs func_type='aot' kernels only, got %r" % (func_type,))
-    return AotOp(func, out_shape, out_dtype, n_inputs, name, input_names, extra_cflags,
-                 build_directory, attrs)
+    return AotOp(func, out_shape, out_dtype, n_inputs, n_outputs, name, input_names,
+                 extra_cflags, build_directory, attrs)
