@@ -56,6 +56,27 @@ static int output_fill(PyObject *item, int32_t index, pd_aot_output *out)
     return 0;
 }
 
+/* What the build thread gets and gives back: a source spec compiles (py_build.c). */
+typedef struct aot_job {
+    const char *spec;
+    const pd_aot_options *options;
+    pd_registry *reg;
+    pd_module *module;
+} aot_job;
+
+static pd_status aot_job_run(void *arg)
+{
+    aot_job *j = arg;
+    pd_status st = pd_registry_create(&j->reg);
+    if (st == PD_OK)
+        st = pd_aot_load(j->reg, j->spec, j->options, &j->module);
+    if (st != PD_OK) {
+        pd_registry_destroy(j->reg);
+        j->reg = NULL;
+    }
+    return st;
+}
+
 /* aot_load(spec, n_inputs, outputs, attrs, name=None, input_names=None, compile_flags=None,
  *          build_directory=None) -> Library */
 PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -106,18 +127,12 @@ PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs)
     o.compile_flags = cflags.items;
     o.n_compile_flags = cflags.n;
     o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
-    pd_registry *reg = NULL;
-    pd_module *module = NULL;
-    pd_status st = pd_registry_create(&reg);
-    if (st == PD_OK)
-        st = pd_aot_load(reg, PyBytes_AS_STRING(spec), &o, &module);
-    if (st != PD_OK) {
-        pd_registry_destroy(reg);
-        if (PyErr_CheckSignals() == 0) /* Ctrl-C during a compile: the KeyboardInterrupt */
-            pdext_raise_status(st, "pdext.aot");
+    aot_job job = {PyBytes_AS_STRING(spec), &o, NULL, NULL};
+    if (pdext_run_build(aot_job_run, &job, "pdext.aot") != PD_OK) {
+        pd_registry_destroy(job.reg); /* loaded, then interrupted; else NULL already */
         goto done;
     }
-    result = pdext_library_make(reg, module);
+    result = pdext_library_make(job.reg, job.module);
 done:
     pdext_strings_clear(&decls);
     pdext_strings_clear(&in_names);

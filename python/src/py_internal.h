@@ -45,6 +45,19 @@ extern PyObject *pdext_BuildError; /* compiling or linking a module failed */
 /* Raises the Python exception that matches `status`, with pd_last_error()'s message (prefixed
  * by `who` when not NULL). Returns NULL, for `return pdext_raise_status(...)`. */
 PyObject *pdext_raise_status(pd_status status, const char *who);
+/* The same with message `text` (a message copied from another thread). */
+PyObject *pdext_raise_text(pd_status status, const char *who, const char *text);
+
+/* --- Builds (py_build.c) ------------------------------------------------------------------- */
+
+typedef pd_status (*pdext_job_fn)(void *arg);
+
+/* Runs fn(arg) (a load that may compile) on a worker thread while this one waits without the
+ * GIL and handles signals. Returns fn's status; on failure an exception is set: fn's error
+ * (prefixed by `who`) or, when Ctrl-C came, the KeyboardInterrupt, the build stopped (its
+ * processes sent SIGTERM) and a non-PD_OK status even if fn succeeded (the caller then drops
+ * what fn made). fn runs without the GIL: a log callback takes it (PyGILState_Ensure). */
+pd_status pdext_run_build(pdext_job_fn fn, void *arg, const char *who);
 
 /* --- Tensor (py_tensor.c) ------------------------------------------------------------------ */
 

@@ -5,8 +5,8 @@
  *
  * Each Library has a registry of its own, so that two loads never clash over op names and the
  * registry's lifetime is the Library's: Op objects keep their Library alive, and the module
- * unloads when the last of them goes. Loading holds the GIL (a build is rare and its log goes
- * to sys.stderr as it comes); a warm JIT load runs no subprocess.
+ * unloads when the last of them goes. A JIT load runs on a worker thread that Ctrl-C can stop
+ * (py_build.c), its log going to sys.stderr as it comes; a warm one runs no subprocess.
  */
 #include "py_internal.h"
 
@@ -139,11 +139,34 @@ int pdext_strings_fill(PyObject *seq, const char *what, pdext_strings *l)
     return 0;
 }
 
-/* The build log goes to sys.stderr line by line (the GIL is held during loads). */
+/* The build log goes to sys.stderr line by line; the build runs on a worker thread
+ * (py_build.c), which takes the GIL for each line. */
 static void jit_log(void *user, const char *line)
 {
     (void)user;
+    PyGILState_STATE g = PyGILState_Ensure();
     PySys_FormatStderr("%s\n", line);
+    PyGILState_Release(g);
+}
+
+/* What the build thread gets and gives back. */
+typedef struct jit_job {
+    const pd_jit_options *options;
+    pd_registry *reg;
+    pd_module *module;
+} jit_job;
+
+static pd_status jit_job_run(void *arg)
+{
+    jit_job *j = arg;
+    pd_status st = pd_registry_create(&j->reg);
+    if (st == PD_OK)
+        st = pd_jit_load(j->reg, j->options, &j->module);
+    if (st != PD_OK) {
+        pd_registry_destroy(j->reg);
+        j->reg = NULL;
+    }
+    return st;
 }
 
 /* Inline sources: a sequence of (file name, text) pairs. */
@@ -236,20 +259,12 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
     o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
     o.verbose = verbose != 0;
     o.log = verbose ? jit_log : NULL;
-    pd_registry *reg = NULL;
-    pd_module *module = NULL;
-    pd_status st = pd_registry_create(&reg);
-    if (st == PD_OK)
-        st = pd_jit_load(reg, &o, &module);
-    if (st != PD_OK) {
-        pd_registry_destroy(reg);
-        /* Ctrl-C during a build stops Ninja (same process group) and fails the load; the
-         * KeyboardInterrupt is what the user should see, not the build's error. */
-        if (PyErr_CheckSignals() == 0)
-            pdext_raise_status(st, NULL);
+    jit_job job = {&o, NULL, NULL};
+    if (pdext_run_build(jit_job_run, &job, NULL) != PD_OK) {
+        pd_registry_destroy(job.reg); /* built, then interrupted; else NULL already */
         goto done;
     }
-    result = pdext_library_make(reg, module);
+    result = pdext_library_make(job.reg, job.module);
 done:
     pdext_strings_clear(&src);
     pdext_strings_clear(&cf);

@@ -12,7 +12,7 @@ PyObject *pdext_Error;
 PyObject *pdext_OpError;
 PyObject *pdext_BuildError;
 
-PyObject *pdext_raise_status(pd_status status, const char *who)
+PyObject *pdext_raise_text(pd_status status, const char *who, const char *text)
 {
     PyObject *type;
     switch (status) {
@@ -23,11 +23,18 @@ PyObject *pdext_raise_status(pd_status status, const char *who)
     case PD_ERR_OP_FAILED: type = pdext_OpError; break;
     default: type = pdext_Error; break;
     }
+    if (text == NULL)
+        text = "(no message)";
     if (who != NULL)
-        PyErr_Format(type, "%s: %s", who, pd_last_error());
+        PyErr_Format(type, "%s: %s", who, text);
     else
-        PyErr_SetString(type, pd_last_error());
+        PyErr_SetString(type, text);
     return NULL;
+}
+
+PyObject *pdext_raise_status(pd_status status, const char *who)
+{
+    return pdext_raise_text(status, who, pd_last_error());
 }
 
 bool pdext_numpy_attach(void)
