@@ -210,11 +210,18 @@ static int expose_declaration(pdext_OpObject *self)
         PyTuple_SET_ITEM(opt, i, PyBool_FromLong(self->in[i].is_optional));
         PyTuple_SET_ITEM(written, i, PyBool_FromLong(self->in_written[i]));
     }
+    PyObject *vout = PyTuple_New(self->n_out);
+    if (vout == NULL || PyDict_SetItemString(self->dict, "vector_outputs", vout) < 0) {
+        Py_XDECREF(vout);
+        goto done;
+    }
+    Py_DECREF(vout); /* the dict keeps it */
     for (int32_t o = 0; o < self->n_out; ++o) {
         PyObject *n = PyUnicode_FromString(self->out[o].name);
         if (n == NULL)
             goto done;
         PyTuple_SET_ITEM(out, o, n);
+        PyTuple_SET_ITEM(vout, o, PyBool_FromLong(self->out[o].is_vector));
     }
     PyObject *types = PyTuple_New(self->n_attr), *required = PyTuple_New(self->n_attr);
     if (types == NULL || required == NULL ||
