@@ -23,8 +23,31 @@ import types
 
 from . import _pdext
 from ._pdext import BuildError, Error, OpError, Tensor, from_dlpack
-from .aot import aot
-from .workbench import CheckReport, GradcheckError, GradcheckReport, check, gradcheck
+
+# Imported on first use (PEP 562), so that `import pdext` and a warm load stay cheap.
+_LAZY = {
+    "aot": "aot_op",
+    "gradcheck": "workbench",
+    "check": "workbench",
+    "GradcheckReport": "workbench",
+    "GradcheckError": "workbench",
+    "CheckReport": "workbench",
+}
+
+
+def __getattr__(name):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError("module 'pdext' has no attribute %r" % name)
+    import importlib
+
+    value = getattr(importlib.import_module("." + where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "load",

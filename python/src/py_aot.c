@@ -1,7 +1,7 @@
 /*
  * py_aot.c - _pdext.aot_load: a MindSpore AOT function ("lib.so:Func" or "file.cc:Func")
  * registered through libpdext_aot (pdext_aot.h) as the one op of a Library of its own, so that
- * it is called like every other op. pdext.aot (python/pdext/aot.py) turns MindSpore's
+ * it is called like every other op. pdext.aot (python/pdext/aot_op.py) turns MindSpore's
  * keywords (out_shape, out_dtype, attr values) into the arguments taken here.
  */
 #include "py_internal.h"
