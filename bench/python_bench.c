@@ -36,6 +36,9 @@
 #endif
 #define BENCH_PY_SCRIPT PDEXT_SOURCE_DIR "/bench/python_bench.py"
 
+/* The figures need the Python front of this build (PDEXT_PYTHON_DIR, set by python/). */
+#ifdef PDEXT_PYTHON_DIR
+
 /* One "<key> <median> <p10> <p90> <n>" line of the script's output into *s; or the reason of a
  * "<key> skip <reason>" line into skip (when given). false if the key is absent. */
 static bool parse_figure(const char *out, const char *key, bench_stats *s, char *skip, size_t cap)
@@ -245,6 +248,8 @@ static void bandwidth_figure(void)
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
 }
+
+#endif /* PDEXT_PYTHON_DIR */
 
 int main(int argc, char **argv)
 {
