@@ -105,8 +105,8 @@ def mode_torch(reps, n, build_dir):
     except Exception as e:  # no compiler, no headers, a failing build: the row is skipped
         lines = str(e).splitlines() or ["?"]
         why = next((ln.split("error: ", 1)[1] for ln in lines if "error: " in ln), lines[0])
-        if "torch/extension.h" in why:
-            why += " (Debian ships torch's C++ headers in libtorch-dev)"
+        if "torch/extension.h" in why or "pybind11" in why:
+            why += " (Debian ships the headers in libtorch-dev and pybind11-dev)"
         print("torch_ext skip the torch extension did not build: %s" % why)
         return
     ops = pdext.load("relu", [RELU])
