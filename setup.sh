@@ -17,6 +17,8 @@
 #   BENCH_BUILD_DIR   benchmark build directory (default build-bench)
 #   JOBS              parallel jobs for ninja and ctest (default: nproc)
 #   PDEXT_CACHE_DIR, XDG_CACHE_HOME   passed through untouched to the JIT (see pdext_jit.h)
+#   PDEXT_WITH_TORCH=1  also install python3-torch (~340 packages, ~260 MB): the PyTorch
+#                       tests and bench rows then run instead of skipping
 #
 # Works on a fresh Debian 12 machine: as root it installs what is missing with apt-get, as
 # another user it goes through sudo when there is one, and otherwise it prints the exact
@@ -96,11 +98,16 @@ declare -A LIB_FILE=(
     [libgtest-dev]=/usr/include/gtest/gtest.h
     [zlib1g-dev]=/usr/include/zlib.h
     # The Python front (python/): built for Debian's /usr/bin/python3, tested with pytest.
-    # PyTorch (python3-torch, ~180 packages) is not installed: its tests run where it is.
+    # PyTorch (python3-torch: ~340 more packages, ~260 MB to fetch, ~1 GB unpacked, some
+    # minutes of apt-get) is installed only with PDEXT_WITH_TORCH=1; elsewhere its tests skip,
+    # saying so.
     [python3-dev]=/usr/bin/python3-config
     [python3-numpy]=/usr/lib/python3/dist-packages/numpy/__init__.py
     [python3-pytest]=/usr/lib/python3/dist-packages/pytest/__init__.py
 )
+if [ "${PDEXT_WITH_TORCH:-0}" = 1 ]; then
+    LIB_FILE[python3-torch]=/usr/lib/python3/dist-packages/torch/__init__.py
+fi
 
 package_installed() {
     if command -v dpkg-query >/dev/null 2>&1; then

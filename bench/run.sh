@@ -27,7 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-${PDEXT_BENCH_BUILD_DIR:-$root/build-bench}}
 results=${PDEXT_BENCH_RESULTS:-$root/bench/results.json}
-programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads parallel strided gpu aot device paddle_front check pipeline"}
+programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads parallel strided gpu aot device paddle_front check pipeline python"}
 jobs=${PDEXT_BENCH_JOBS:-2}
 
 smoke=()

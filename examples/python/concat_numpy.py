@@ -1,4 +1,5 @@
-"""custom_concat from numpy: a vector input (a list of arrays) and an int64 attr.
+"""custom_concat from numpy: a vector input (a list of arrays) and an int64 attr, its grad op,
+and pdext.gradcheck of it (the attr given by keyword, as to the op).
 
     /usr/bin/python3 examples/python/concat_numpy.py
 """
@@ -21,6 +22,9 @@ assert (out == np.concatenate([a, b], axis=1)).all()
 # The grad op splits the gradient back, one array per input.
 ga, gb = ops.custom_concat_grad([a, b], np.ones_like(out), axis=1)
 print("gradient shapes:", ga.shape, gb.shape)
+report = pdext.gradcheck(ops.custom_concat, ([a, b],), axis=1)
+print("gradcheck passed:", report.passed, "in", report.dtype)
+assert report.passed
 
 # Errors inside the op are Python exceptions with the op's message.
 try:

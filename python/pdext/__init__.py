@@ -12,6 +12,10 @@ shows its inputs, attrs and outputs. Inputs are positional or keyword arguments 
 declared ("X"; "Out@GRAD" becomes Out_GRAD), attrs come after them or as keywords; results
 have the kind of the first input (numpy in, numpy out; torch in, torch out). Op failures
 raise pdext.OpError, build failures pdext.BuildError, bad arguments TypeError / ValueError.
+
+pdext.aot("add.cc:CustomAdd", out_dtype=...) calls MindSpore AOT kernels; pdext.gradcheck(op,
+inputs, **attrs) and pdext.check(ops) tell whether an op is right; pdext.torch.wrap(ops) gives
+PyTorch autograd functions.
 """
 
 import os
@@ -21,11 +25,42 @@ from . import _pdext
 from ._pdext import BuildError, Error, OpError, Tensor, from_dlpack
 from ._pdext import Executor  # asynchronous op calls (pdext_executor.h)
 
+# Imported on first use (PEP 562), so that `import pdext` and a warm load stay cheap.
+_LAZY = {
+    "aot": "aot_op",
+    "gradcheck": "workbench",
+    "check": "workbench",
+    "GradcheckReport": "workbench",
+    "GradcheckError": "workbench",
+    "CheckReport": "workbench",
+}
+
+
+def __getattr__(name):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError("module 'pdext' has no attribute %r" % name)
+    import importlib
+
+    value = getattr(importlib.import_module("." + where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 __all__ = [
     "load",
     "load_inline",
     "load_library",
     "CustomOpBuilder",
+    "aot",
+    "gradcheck",
+    "check",
+    "GradcheckReport",
+    "GradcheckError",
+    "CheckReport",
     "Tensor",
     "from_dlpack",
     "Error",

@@ -8,8 +8,11 @@ torch.autograd.Functions built from each forward op and its registered grad op, 
 Tensors cross into pdext through DLPack without copying (CPU tensors). The grad op's inputs
 are bound by their declared names: the forward inputs ("X"), the forward outputs ("Out") and
 the output gradients ("Out@GRAD"); its outputs "X@GRAD" become the gradients of the forward
-inputs (None for an input it has none for). Ops without a grad op, or with vector inputs, are
-passed through unchanged.
+inputs (None for an input it has none for). Where the grad op has a grad op of its own (a
+double grad op), the backward is itself an autograd function over it, so that
+torch.autograd.grad(..., create_graph=True) and gradgradcheck work. Vector inputs are lists
+of tensors, as for the op. Ops without a grad op, or with a vector output, are passed through
+unchanged.
 """
 
 import types
@@ -23,36 +26,83 @@ def _grad_key(name):
     return name + "@GRAD"
 
 
-def _function(op, grad):
+def _nest(flat, layout):
+    """The op's inputs from the flat tensors an autograd function takes: layout holds None for
+    a single tensor, k for a vector input of k tensors."""
+    out, i = [], 0
+    for k in layout:
+        if k is None:
+            out.append(flat[i])
+            i += 1
+        else:
+            out.append(list(flat[i : i + k]))
+            i += k
+    return out
+
+
+def _plain(x):
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    return x.detach() if x is not None else None
+
+
+def _function(op, grad, grad_fn=None):
+    """An autograd function of `op` whose backward is `grad`. grad_fn, when given, is the
+    grad op as an autograd function itself (built from the double grad op): the backward then
+    records history, and a second backward (create_graph=True, gradgradcheck) runs the double
+    grad op. Without it, the backward is once-differentiable. Vector inputs (lists of tensors)
+    travel flattened through the autograd function."""
     in_names = op.inputs
     out_names = op.outputs
     grad_attrs = set(grad.attrs)
 
+    def run_backward(ctx, gouts):
+        saved = ctx.saved_tensors
+        n_flat = sum(1 if k is None else k for k in ctx.layout)
+        env = dict(zip(in_names, _nest(saved[:n_flat], ctx.layout)))
+        env.update(zip(out_names, saved[n_flat:]))
+        for name, g in zip(out_names, gouts):
+            env[_grad_key(name)] = g.contiguous() if g is not None else None
+        args = [env.get(n) for n in grad.inputs]
+        if grad_fn is not None:
+            res = grad_fn(*args, **ctx.attrs)
+        else:
+            res = grad(*_plain(args), **ctx.attrs)
+        res = res if isinstance(res, tuple) else (res,)
+        by_name = dict(zip(grad.outputs, res))
+        flat = []
+        for name, k in zip(in_names, ctx.layout):
+            g = by_name.get(_grad_key(name))
+            if k is None:
+                flat.append(g)
+            else:
+                flat.extend(g if g is not None else [None] * k)
+        return (None, None) + tuple(flat)
+
     class _Fn(_torch.autograd.Function):
         @staticmethod
-        def forward(ctx, attrs, *xs):
+        def forward(ctx, attrs, layout, *flat):
             # DLPack refuses tensors that require grad; the op sees plain views of them.
-            outs = op(*[x.detach() if x is not None else None for x in xs], **attrs)
+            outs = op(*_plain(_nest(flat, layout)), **attrs)
             single = not isinstance(outs, tuple)
             outs_t = (outs,) if single else tuple(outs)
-            ctx.save_for_backward(*xs, *outs_t)
-            ctx.n_in = len(xs)
+            ctx.save_for_backward(*flat, *outs_t)
+            ctx.layout = layout
             ctx.attrs = {k: v for k, v in attrs.items() if k in grad_attrs}
             return outs if single else outs_t
 
-        @staticmethod
-        @_torch.autograd.function.once_differentiable
-        def backward(ctx, *gouts):
-            saved = ctx.saved_tensors
-            env = dict(zip(in_names, saved[: ctx.n_in]))
-            env.update(zip(out_names, saved[ctx.n_in :]))
-            for name, g in zip(out_names, gouts):
-                env[_grad_key(name)] = g.contiguous() if g is not None else None
-            args = [env.get(n) for n in grad.inputs]
-            res = grad(*[a.detach() if a is not None else None for a in args], **ctx.attrs)
-            res = res if isinstance(res, tuple) else (res,)
-            by_name = dict(zip(grad.outputs, res))
-            return (None,) + tuple(by_name.get(_grad_key(n)) for n in in_names)
+        if grad_fn is None:
+
+            @staticmethod
+            @_torch.autograd.function.once_differentiable
+            def backward(ctx, *gouts):
+                return run_backward(ctx, gouts)
+
+        else:
+
+            @staticmethod
+            def backward(ctx, *gouts):
+                return run_backward(ctx, gouts)
 
     def call(*args, **kwargs):
         n_in = len(in_names)
@@ -63,7 +113,15 @@ def _function(op, grad):
                 xs[i] = attrs.pop(name)
         for value, name in zip(args[n_in:], op.attrs):
             attrs[name] = value
-        return _Fn.apply(attrs, *xs)
+        layout, flat = [], []
+        for x, vec in zip(xs, op.vector_inputs):
+            if vec and isinstance(x, (list, tuple)):
+                layout.append(len(x))
+                flat.extend(x)
+            else:
+                layout.append(None)
+                flat.append(x)
+        return _Fn.apply(attrs, tuple(layout), *flat)
 
     call.__name__ = op.__name__
     call.__qualname__ = op.__name__
@@ -73,16 +131,25 @@ def _function(op, grad):
     return call
 
 
+def _vector_outputs(op):
+    """Whether op returns a list (an autograd function returns tensors only)."""
+    return any(op.vector_outputs)
+
+
 def wrap(ops):
-    """A module like `ops` whose forward ops with a grad op record autograd history."""
+    """A module like `ops` whose forward ops with a grad op record autograd history (twice
+    differentiable where the grad op has a grad op of its own)."""
     mod = types.ModuleType(ops.__name__ + ".torch", "autograd functions over " + ops.__name__)
     for name in dir(ops):
         op = getattr(ops, name)
         if not isinstance(op, _pdext.Op):
             continue
-        grad = getattr(ops, name + "_grad", None)
-        if grad is None or name.endswith("_grad") or any(op.vector_inputs):
+        grad = getattr(ops, op.grad_op, None) if op.grad_op else None
+        if grad is None or op.kind != "forward" or _vector_outputs(op):
             setattr(mod, name, op)
-        else:
-            setattr(mod, name, _function(op, grad))
+            continue
+        double = getattr(ops, grad.grad_op, None) if grad.grad_op else None
+        twice = double is not None and not _vector_outputs(grad)
+        grad_fn = _function(grad, double) if twice else None
+        setattr(mod, name, _function(op, grad, grad_fn))
     return mod

@@ -45,6 +45,19 @@ extern PyObject *pdext_BuildError; /* compiling or linking a module failed */
 /* Raises the Python exception that matches `status`, with pd_last_error()'s message (prefixed
  * by `who` when not NULL). Returns NULL, for `return pdext_raise_status(...)`. */
 PyObject *pdext_raise_status(pd_status status, const char *who);
+/* The same with message `text` (a message copied from another thread). */
+PyObject *pdext_raise_text(pd_status status, const char *who, const char *text);
+
+/* --- Builds (py_build.c) ------------------------------------------------------------------- */
+
+typedef pd_status (*pdext_job_fn)(void *arg);
+
+/* Runs fn(arg) (a load that may compile) on a worker thread while this one waits without the
+ * GIL and handles signals. Returns fn's status; on failure an exception is set: fn's error
+ * (prefixed by `who`) or, when Ctrl-C came, the KeyboardInterrupt, the build stopped (its
+ * processes sent SIGTERM) and a non-PD_OK status even if fn succeeded (the caller then drops
+ * what fn made). fn runs without the GIL: a log callback takes it (PyGILState_Ensure). */
+pd_status pdext_run_build(pdext_job_fn fn, void *arg, const char *who);
 
 /* --- Tensor (py_tensor.c) ------------------------------------------------------------------ */
 
@@ -129,7 +142,60 @@ typedef struct pdext_LibraryObject {
 extern PyTypeObject pdext_LibraryType;
 extern PyTypeObject pdext_OpType;
 
+/* A new Library owning `reg` and its loaded `module`; NULL with an exception (reg then
+ * destroyed). */
+PyObject *pdext_library_make(pd_registry *reg, pd_module *module);
+
+/* C strings of a sequence of str / os.PathLike (NULL or None: none), kept alive by `keep`. */
+typedef struct pdext_strings {
+    const char **items;
+    int32_t n;
+    PyObject *keep; /* list of bytes objects */
+} pdext_strings;
+
+/* Fills *l from `seq` (`what` names it in the TypeError for a single string); 0, or -1 with an
+ * exception (*l then cleared). */
+int pdext_strings_fill(PyObject *seq, const char *what, pdext_strings *l);
+void pdext_strings_clear(pdext_strings *l);
+
 /* A new Op object for `op`, which belongs to `lib`. */
 PyObject *pdext_op_new(pdext_LibraryObject *lib, const pd_op *op);
+
+/* Op objects (py_op.c); their fields are read through the functions below. */
+typedef struct pdext_OpObject pdext_OpObject;
+
+/* The op and the registry (its Library's) of Op object `obj`, or NULL with a TypeError when
+ * obj is not an Op (`who` names the caller). */
+const pd_op *pdext_op_of(PyObject *obj, const char *who, const pd_registry **reg);
+
+/* Tensors a call binds without touching the heap. */
+#define PDEXT_STACK_TENSORS 32
+
+/* What one bound call holds (inputs borrowed, attrs converted, output slots); every field is
+ * set by pdext_call_bind and freed by pdext_call_clear. */
+typedef struct pdext_call {
+    PyObject *in_obj[PD_MAX_INPUTS];
+    PyObject *attr_obj[PD_MAX_ATTRS];
+    pd_arg in_args[PD_MAX_INPUTS];
+    pd_arg out_args[PD_MAX_OUTPUTS];
+    pd_attr attrs[PD_MAX_ATTRS];
+    int32_t n_attrs; /* attrs given (the others take their defaults) */
+    pdext_attr_slot slots[PD_MAX_ATTRS];
+    int32_t n_slots;
+    pd_tensor stack_in[PDEXT_STACK_TENSORS];
+    pdext_borrow stack_borrow[PDEXT_STACK_TENSORS];
+    pd_tensor stack_out[PDEXT_STACK_TENSORS];
+    pd_tensor *tin, *tout;
+    pdext_borrow *borrows;
+    int32_t n_tin, n_borrowed, n_tout;
+    PyObject *first; /* the first input object: it picks the kind of the results */
+} pdext_call;
+
+/* Binds a call of Op `obj` as calling it would (vectorcall arguments: positional ones, then
+ * the values of the keywords named in kwnames): inputs, attrs and output slots into *cs.
+ * 0, or -1 with the call's TypeError / ValueError; pdext_call_clear *cs either way. */
+int pdext_call_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                    pdext_call *cs);
+void pdext_call_clear(pdext_call *cs);
 
 #endif /* PDEXT_PY_INTERNAL_H */

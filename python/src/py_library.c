@@ -5,8 +5,8 @@
  *
  * Each Library has a registry of its own, so that two loads never clash over op names and the
  * registry's lifetime is the Library's: Op objects keep their Library alive, and the module
- * unloads when the last of them goes. Loading holds the GIL (a build is rare and its log goes
- * to sys.stderr as it comes); a warm JIT load runs no subprocess.
+ * unloads when the last of them goes. A JIT load runs on a worker thread that Ctrl-C can stop
+ * (py_build.c), its log going to sys.stderr as it comes; a warm one runs no subprocess.
  */
 #include "py_internal.h"
 
@@ -61,7 +61,7 @@ PyTypeObject pdext_LibraryType = {
     .tp_getset = library_getset,
 };
 
-static PyObject *library_make(pd_registry *reg, pd_module *module)
+PyObject *pdext_library_make(pd_registry *reg, pd_module *module)
 {
     pdext_LibraryObject *lib = PyObject_New(pdext_LibraryObject, &pdext_LibraryType);
     if (lib == NULL) {
@@ -90,26 +90,19 @@ PyObject *pdext_load_library(PyObject *self, PyObject *arg)
         pd_registry_destroy(reg);
         return pdext_raise_status(st, "pdext.load_library");
     }
-    return library_make(reg, module);
+    return pdext_library_make(reg, module);
 }
 
 /* --- The JIT ------------------------------------------------------------------------------- */
 
-/* C strings of a sequence of str / os.PathLike (NULL or None: none), kept alive by *keep. */
-typedef struct string_list {
-    const char **items;
-    int32_t n;
-    PyObject *keep; /* list of bytes objects */
-} string_list;
-
-static void string_list_clear(string_list *l)
+void pdext_strings_clear(pdext_strings *l)
 {
     PyMem_Free((void *)l->items);
     Py_XDECREF(l->keep);
     memset(l, 0, sizeof *l);
 }
 
-static int string_list_fill(PyObject *seq, const char *what, string_list *l)
+int pdext_strings_fill(PyObject *seq, const char *what, pdext_strings *l)
 {
     memset(l, 0, sizeof *l);
     if (seq == NULL || seq == Py_None)
@@ -126,7 +119,7 @@ static int string_list_fill(PyObject *seq, const char *what, string_list *l)
     l->items = PyMem_Calloc((size_t)n + 1, sizeof *l->items);
     if (l->keep == NULL || l->items == NULL) {
         Py_DECREF(fast);
-        string_list_clear(l);
+        pdext_strings_clear(l);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -135,7 +128,7 @@ static int string_list_fill(PyObject *seq, const char *what, string_list *l)
             PyList_Append(l->keep, bytes) < 0) {
             Py_XDECREF(bytes);
             Py_DECREF(fast);
-            string_list_clear(l);
+            pdext_strings_clear(l);
             return -1;
         }
         Py_DECREF(bytes);
@@ -146,11 +139,34 @@ static int string_list_fill(PyObject *seq, const char *what, string_list *l)
     return 0;
 }
 
-/* The build log goes to sys.stderr line by line (the GIL is held during loads). */
+/* The build log goes to sys.stderr line by line; the build runs on a worker thread
+ * (py_build.c), which takes the GIL for each line. */
 static void jit_log(void *user, const char *line)
 {
     (void)user;
+    PyGILState_STATE g = PyGILState_Ensure();
     PySys_FormatStderr("%s\n", line);
+    PyGILState_Release(g);
+}
+
+/* What the build thread gets and gives back. */
+typedef struct jit_job {
+    const pd_jit_options *options;
+    pd_registry *reg;
+    pd_module *module;
+} jit_job;
+
+static pd_status jit_job_run(void *arg)
+{
+    jit_job *j = arg;
+    pd_status st = pd_registry_create(&j->reg);
+    if (st == PD_OK)
+        st = pd_jit_load(j->reg, j->options, &j->module);
+    if (st != PD_OK) {
+        pd_registry_destroy(j->reg);
+        j->reg = NULL;
+    }
+    return st;
 }
 
 /* Inline sources: a sequence of (file name, text) pairs. */
@@ -210,14 +226,14 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|OOOOOOp", kw, &name, &sources, &inl, &cflags,
                                      &cuda, &ldflags, &incs, &build_dir, &verbose))
         return NULL;
-    string_list src = {0}, cf = {0}, cu = {0}, ld = {0}, inc = {0};
+    pdext_strings src = {0}, cf = {0}, cu = {0}, ld = {0}, inc = {0};
     inline_list in = {0};
     PyObject *dir_bytes = NULL, *result = NULL;
-    if (string_list_fill(sources, "sources", &src) < 0 || inline_list_fill(inl, &in) < 0 ||
-        string_list_fill(cflags, "extra_cflags", &cf) < 0 ||
-        string_list_fill(cuda, "extra_cuda_cflags", &cu) < 0 ||
-        string_list_fill(ldflags, "extra_ldflags", &ld) < 0 ||
-        string_list_fill(incs, "extra_include_paths", &inc) < 0)
+    if (pdext_strings_fill(sources, "sources", &src) < 0 || inline_list_fill(inl, &in) < 0 ||
+        pdext_strings_fill(cflags, "extra_cflags", &cf) < 0 ||
+        pdext_strings_fill(cuda, "extra_cuda_cflags", &cu) < 0 ||
+        pdext_strings_fill(ldflags, "extra_ldflags", &ld) < 0 ||
+        pdext_strings_fill(incs, "extra_include_paths", &inc) < 0)
         goto done;
     if (build_dir != NULL && build_dir != Py_None && !PyUnicode_FSConverter(build_dir, &dir_bytes))
         goto done;
@@ -243,26 +259,18 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
     o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
     o.verbose = verbose != 0;
     o.log = verbose ? jit_log : NULL;
-    pd_registry *reg = NULL;
-    pd_module *module = NULL;
-    pd_status st = pd_registry_create(&reg);
-    if (st == PD_OK)
-        st = pd_jit_load(reg, &o, &module);
-    if (st != PD_OK) {
-        pd_registry_destroy(reg);
-        /* Ctrl-C during a build stops Ninja (same process group) and fails the load; the
-         * KeyboardInterrupt is what the user should see, not the build's error. */
-        if (PyErr_CheckSignals() == 0)
-            pdext_raise_status(st, NULL);
+    jit_job job = {&o, NULL, NULL};
+    if (pdext_run_build(jit_job_run, &job, NULL) != PD_OK) {
+        pd_registry_destroy(job.reg); /* built, then interrupted; else NULL already */
         goto done;
     }
-    result = library_make(reg, module);
+    result = pdext_library_make(job.reg, job.module);
 done:
-    string_list_clear(&src);
-    string_list_clear(&cf);
-    string_list_clear(&cu);
-    string_list_clear(&ld);
-    string_list_clear(&inc);
+    pdext_strings_clear(&src);
+    pdext_strings_clear(&cf);
+    pdext_strings_clear(&cu);
+    pdext_strings_clear(&ld);
+    pdext_strings_clear(&inc);
     inline_list_clear(&in);
     Py_XDECREF(dir_bytes);
     return result;

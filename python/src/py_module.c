@@ -3,7 +3,7 @@
  * status values to Python exceptions, and the module's functions and types.
  *
  * The pdext package (python/pdext/__init__.py) builds the user-facing API (load, load_inline,
- * load_library, CustomOpBuilder) on these few functions.
+ * load_library, CustomOpBuilder, aot, gradcheck, check) on these few functions.
  */
 #define PDEXT_PY_NUMPY_OWNER
 #include "py_executor.h"
@@ -13,7 +13,7 @@ PyObject *pdext_Error;
 PyObject *pdext_OpError;
 PyObject *pdext_BuildError;
 
-PyObject *pdext_raise_status(pd_status status, const char *who)
+PyObject *pdext_raise_text(pd_status status, const char *who, const char *text)
 {
     PyObject *type;
     switch (status) {
@@ -24,11 +24,18 @@ PyObject *pdext_raise_status(pd_status status, const char *who)
     case PD_ERR_OP_FAILED: type = pdext_OpError; break;
     default: type = pdext_Error; break;
     }
+    if (text == NULL)
+        text = "(no message)";
     if (who != NULL)
-        PyErr_Format(type, "%s: %s", who, pd_last_error());
+        PyErr_Format(type, "%s: %s", who, text);
     else
-        PyErr_SetString(type, pd_last_error());
+        PyErr_SetString(type, text);
     return NULL;
+}
+
+PyObject *pdext_raise_status(pd_status status, const char *who)
+{
+    return pdext_raise_text(status, who, pd_last_error());
 }
 
 bool pdext_numpy_attach(void)
@@ -55,6 +62,8 @@ int pdext_numpy_require(void) { return PyArray_API != NULL || _import_array() >=
 
 PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_load_library(PyObject *self, PyObject *arg);
+PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pdext_gradcheck(PyObject *self, PyObject *args, PyObject *kwargs);
 
 static PyObject *module_version(PyObject *self, PyObject *unused)
 {
@@ -70,6 +79,14 @@ static PyMethodDef module_methods[] =
       "JIT-builds (or finds in the cache) and loads a module."},
      {"load_library", pdext_load_library, METH_O,
       "load_library(path) -> Library\nLoads a prebuilt op library."},
+     {"aot_load", (PyCFunction)(void (*)(void))pdext_aot_load, METH_VARARGS | METH_KEYWORDS,
+      "aot_load(spec, n_inputs, outputs, attrs, name=None, input_names=None, "
+      "compile_flags=None, build_directory=None) -> Library\n"
+      "Registers a MindSpore AOT function as the one op of a new Library."},
+     {"gradcheck", (PyCFunction)(void (*)(void))pdext_gradcheck, METH_VARARGS | METH_KEYWORDS,
+      "gradcheck(op, args, kwargs, step=0.0, atol=0.0, rtol=0.0, keep_dtype=False, "
+      "skip_double_grad=False, max_elements=0, seed=0) -> dict\n"
+      "pd_gradcheck on op called with args and kwargs; the report as a dict."},
      {"from_dlpack", pdext_from_dlpack, METH_O,
       "from_dlpack(obj) -> Tensor\nA pdext.Tensor over the memory of obj (any object with "
       "__dlpack__, or a DLPack capsule), without copying. CPU memory only."},

@@ -12,16 +12,17 @@
  *
  * Op objects define __get__ (returning themselves) so that inspect and pydoc treat them as
  * routines: help(ops.custom_relu) shows the signature and the declaration.
+ *
+ * Past 500 lines because the Op struct stays private to this file: creation reads the
+ * declaration into it once, and the call path (binding, running, results) reads it on every
+ * call; pdext_call_bind and pdext_op_of are what other files get.
  */
 #include "py_executor.h"
 #include "py_internal.h"
 
 #include <stdlib.h>
 
-/* Tensors a call binds without touching the heap. */
-#define STACK_TENSORS 32
-
-typedef struct pdext_OpObject {
+struct pdext_OpObject {
     PyObject_HEAD vectorcallfunc vectorcall;
     PyObject *dict; /* __name__, __doc__, __text_signature__, ... */
     pdext_LibraryObject *lib;
@@ -36,7 +37,7 @@ typedef struct pdext_OpObject {
     int32_t inplace_input[PD_MAX_OUTPUTS]; /* input an output is written into, or -1 */
     bool in_written[PD_MAX_INPUTS];        /* the op writes this input in place */
     PyObject *result_type;                 /* namedtuple for several outputs, else NULL */
-} pdext_OpObject;
+};
 
 /* --- Creation ------------------------------------------------------------------------------ */
 
@@ -192,15 +193,18 @@ static int make_result_type(pdext_OpObject *self)
     return self->result_type != NULL ? 0 : -1;
 }
 
-/* The declaration as data, for Python code over ops (pdext.torch): `inputs`, `outputs`
- * (declared names without @VECTOR / @OPTIONAL), `attrs` (names) and `vector_inputs` (bools),
- * tuples in declared order. */
+/* The declaration as data, for Python code over ops (pdext.torch, pdext.check): `inputs`,
+ * `outputs` (declared names without @VECTOR / @OPTIONAL), `attrs` (names), `attr_types` (declared
+ * type names), `attr_required` (no default), `vector_inputs`, `optional_inputs` and
+ * `written_inputs` (inplace; bools), tuples in declared order; `kind` ("forward", "grad",
+ * "double_grad") and `grad_op` (the grad op's name, or None). */
 static int expose_declaration(pdext_OpObject *self)
 {
     PyObject *in = PyTuple_New(self->n_in), *vec = PyTuple_New(self->n_in);
+    PyObject *opt = PyTuple_New(self->n_in), *written = PyTuple_New(self->n_in);
     PyObject *out = PyTuple_New(self->n_out), *attrs = PyTuple_New(self->n_attr);
     int rc = -1;
-    if (in == NULL || vec == NULL || out == NULL || attrs == NULL)
+    if (in == NULL || vec == NULL || opt == NULL || written == NULL || out == NULL || attrs == NULL)
         goto done;
     for (int32_t i = 0; i < self->n_in; ++i) {
         PyObject *n = PyUnicode_FromString(self->in[i].name);
@@ -208,23 +212,63 @@ static int expose_declaration(pdext_OpObject *self)
             goto done;
         PyTuple_SET_ITEM(in, i, n);
         PyTuple_SET_ITEM(vec, i, PyBool_FromLong(self->in[i].is_vector));
+        PyTuple_SET_ITEM(opt, i, PyBool_FromLong(self->in[i].is_optional));
+        PyTuple_SET_ITEM(written, i, PyBool_FromLong(self->in_written[i]));
     }
+    PyObject *vout = PyTuple_New(self->n_out);
+    if (vout == NULL || PyDict_SetItemString(self->dict, "vector_outputs", vout) < 0) {
+        Py_XDECREF(vout);
+        goto done;
+    }
+    Py_DECREF(vout); /* the dict keeps it */
     for (int32_t o = 0; o < self->n_out; ++o) {
         PyObject *n = PyUnicode_FromString(self->out[o].name);
         if (n == NULL)
             goto done;
         PyTuple_SET_ITEM(out, o, n);
+        PyTuple_SET_ITEM(vout, o, PyBool_FromLong(self->out[o].is_vector));
     }
-    for (int32_t j = 0; j < self->n_attr; ++j)
+    PyObject *types = PyTuple_New(self->n_attr), *required = PyTuple_New(self->n_attr);
+    if (types == NULL || required == NULL ||
+        PyDict_SetItemString(self->dict, "attr_types", types) < 0 ||
+        PyDict_SetItemString(self->dict, "attr_required", required) < 0) {
+        Py_XDECREF(types);
+        Py_XDECREF(required);
+        goto done;
+    }
+    Py_DECREF(types); /* the dict keeps them */
+    Py_DECREF(required);
+    for (int32_t j = 0; j < self->n_attr; ++j) {
+        PyObject *t = PyUnicode_FromString(pd_attr_type_name(self->attr[j].type));
+        if (t == NULL)
+            goto done;
+        PyTuple_SET_ITEM(types, j, t);
+        PyTuple_SET_ITEM(required, j, PyBool_FromLong(!self->attr[j].has_default));
         PyTuple_SET_ITEM(attrs, j, Py_NewRef(self->attr_names[j]));
-    if (PyDict_SetItemString(self->dict, "inputs", in) == 0 &&
+    }
+    static const char *const kinds[] = {"forward", "grad", "double_grad"};
+    pd_op_kind kind = pd_op_get_kind(self->op);
+    const pd_op *grad = pd_op_grad(self->op);
+    PyObject *kind_name = PyUnicode_FromString(kind <= PD_OP_DOUBLE_GRAD ? kinds[kind] : "?");
+    PyObject *grad_name = grad ? PyUnicode_FromString(pd_op_name(grad)) : Py_NewRef(Py_None);
+    int set = kind_name && grad_name && PyDict_SetItemString(self->dict, "kind", kind_name) == 0 &&
+                      PyDict_SetItemString(self->dict, "grad_op", grad_name) == 0
+                  ? 0
+                  : -1;
+    Py_XDECREF(kind_name);
+    Py_XDECREF(grad_name);
+    if (set == 0 && PyDict_SetItemString(self->dict, "inputs", in) == 0 &&
         PyDict_SetItemString(self->dict, "vector_inputs", vec) == 0 &&
+        PyDict_SetItemString(self->dict, "optional_inputs", opt) == 0 &&
+        PyDict_SetItemString(self->dict, "written_inputs", written) == 0 &&
         PyDict_SetItemString(self->dict, "outputs", out) == 0 &&
         PyDict_SetItemString(self->dict, "attrs", attrs) == 0)
         rc = 0;
 done:
     Py_XDECREF(in);
     Py_XDECREF(vec);
+    Py_XDECREF(opt);
+    Py_XDECREF(written);
     Py_XDECREF(out);
     Py_XDECREF(attrs);
     return rc;
@@ -334,25 +378,7 @@ static PyObject *op_repr(pdext_OpObject *self)
 
 enum result_kind { RESULT_NUMPY, RESULT_TENSOR, RESULT_FOREIGN };
 
-/* What one call holds; freed in one place. */
-typedef struct call_state {
-    PyObject *in_obj[PD_MAX_INPUTS];
-    PyObject *attr_obj[PD_MAX_ATTRS];
-    pd_arg in_args[PD_MAX_INPUTS];
-    pd_arg out_args[PD_MAX_OUTPUTS];
-    pd_attr attrs[PD_MAX_ATTRS];
-    pdext_attr_slot slots[PD_MAX_ATTRS];
-    int32_t n_slots;
-    pd_tensor stack_in[STACK_TENSORS];
-    pdext_borrow stack_borrow[STACK_TENSORS];
-    pd_tensor stack_out[STACK_TENSORS];
-    pd_tensor *tin, *tout;
-    pdext_borrow *borrows;
-    int32_t n_tin, n_borrowed, n_tout;
-    PyObject *first; /* the first input object: it picks the kind of the results */
-} call_state;
-
-static void call_state_clear(call_state *cs)
+void pdext_call_clear(pdext_call *cs)
 {
     for (int32_t k = 0; k < cs->n_borrowed; ++k)
         pdext_borrow_release(&cs->borrows[k]);
@@ -381,7 +407,7 @@ static int fail_type(const pdext_OpObject *self, const char *fmt, PyObject *name
 
 /* Puts positional and keyword arguments into cs->in_obj / cs->attr_obj (borrowed). */
 static int sort_arguments(const pdext_OpObject *self, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames, call_state *cs)
+                          PyObject *kwnames, pdext_call *cs)
 {
     if (nargs > self->n_in + self->n_attr) {
         PyErr_Format(PyExc_TypeError,
@@ -432,7 +458,7 @@ static int sort_arguments(const pdext_OpObject *self, PyObject *const *args, Py_
 }
 
 /* Borrows every input tensor; vector inputs take a list or tuple. */
-static int bind_inputs(const pdext_OpObject *self, call_state *cs)
+static int bind_inputs(const pdext_OpObject *self, pdext_call *cs)
 {
     int32_t total = 0;
     for (int32_t i = 0; i < self->n_in; ++i) {
@@ -453,7 +479,7 @@ static int bind_inputs(const pdext_OpObject *self, call_state *cs)
     }
     cs->tin = cs->stack_in;
     cs->borrows = cs->stack_borrow;
-    if (total > STACK_TENSORS) {
+    if (total > PDEXT_STACK_TENSORS) {
         cs->tin = calloc((size_t)total, sizeof *cs->tin);
         cs->borrows = calloc((size_t)total, sizeof *cs->borrows);
         if (cs->tin == NULL || cs->borrows == NULL) {
@@ -491,7 +517,7 @@ static int bind_inputs(const pdext_OpObject *self, call_state *cs)
     return 0;
 }
 
-static int bind_attrs(const pdext_OpObject *self, call_state *cs, int32_t *n_attrs)
+static int bind_attrs(const pdext_OpObject *self, pdext_call *cs, int32_t *n_attrs)
 {
     int32_t n = 0;
     for (int32_t j = 0; j < self->n_attr; ++j) {
@@ -518,19 +544,19 @@ static int bind_attrs(const pdext_OpObject *self, call_state *cs, int32_t *n_att
  * not fit after the kernel ran, so the room is generous rather than exact. */
 #define VECTOR_OUTPUT_ROOM 64
 
-static int32_t vector_room(const call_state *cs)
+static int32_t vector_room(const pdext_call *cs)
 {
     return cs->n_tin > VECTOR_OUTPUT_ROOM ? cs->n_tin : VECTOR_OUTPUT_ROOM;
 }
 
 /* Output slots: one tensor each, vector outputs vector_room(). */
-static int bind_outputs(const pdext_OpObject *self, call_state *cs)
+static int bind_outputs(const pdext_OpObject *self, pdext_call *cs)
 {
     int32_t need = 0;
     for (int32_t o = 0; o < self->n_out; ++o)
         need += self->out[o].is_vector ? vector_room(cs) : 1;
     cs->tout = cs->stack_out;
-    if (need > STACK_TENSORS) {
+    if (need > PDEXT_STACK_TENSORS) {
         cs->tout = calloc((size_t)need, sizeof *cs->tout);
         if (cs->tout == NULL) {
             PyErr_NoMemory();
@@ -610,7 +636,7 @@ static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor
     return result;
 }
 
-static PyObject *collect_results(const pdext_OpObject *self, call_state *cs)
+static PyObject *collect_results(const pdext_OpObject *self, pdext_call *cs)
 {
     enum result_kind kind = RESULT_NUMPY;
     /* A numpy first input attached numpy's API while it was bound. */
@@ -659,28 +685,63 @@ static PyObject *collect_results(const pdext_OpObject *self, call_state *cs)
     return named;
 }
 
+/* pdext_call_bind for an Op known to be one; static so that the call path inlines it. */
+static void call_init(pdext_call *cs)
+{
+    /* Only the bookkeeping is cleared; the big arrays are written before they are read. */
+    memset(cs->in_obj, 0, sizeof cs->in_obj);
+    memset(cs->attr_obj, 0, sizeof cs->attr_obj);
+    cs->n_attrs = cs->n_slots = cs->n_tin = cs->n_borrowed = cs->n_tout = 0;
+    cs->tin = cs->stack_in;
+    cs->tout = cs->stack_out;
+    cs->borrows = cs->stack_borrow;
+    cs->first = NULL;
+}
+
+static int call_bind(pdext_OpObject *self, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames, pdext_call *cs)
+{
+    call_init(cs);
+    if (sort_arguments(self, args, nargs, kwnames, cs) < 0 || bind_inputs(self, cs) < 0 ||
+        bind_attrs(self, cs, &cs->n_attrs) < 0 || bind_outputs(self, cs) < 0)
+        return -1;
+    return 0;
+}
+
+int pdext_call_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                    pdext_call *cs)
+{
+    if (pdext_op_of(obj, "pdext", NULL) == NULL) {
+        call_init(cs);
+        return -1;
+    }
+    return call_bind((pdext_OpObject *)obj, args, nargs, kwnames, cs);
+}
+
+const pd_op *pdext_op_of(PyObject *obj, const char *who, const pd_registry **reg)
+{
+    if (!PyObject_TypeCheck(obj, &pdext_OpType)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a pdext op (ops.<name>), got %.100s", who,
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    pdext_OpObject *self = (pdext_OpObject *)obj;
+    if (reg != NULL)
+        *reg = self->lib->reg;
+    return self->op;
+}
+
 static PyObject *op_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames)
 {
     pdext_OpObject *self = (pdext_OpObject *)callable;
-    call_state cs;
-    /* Only the bookkeeping is cleared; the big arrays are written before they are read. */
-    memset(cs.in_obj, 0, sizeof cs.in_obj);
-    memset(cs.attr_obj, 0, sizeof cs.attr_obj);
-    cs.n_slots = cs.n_tin = cs.n_borrowed = cs.n_tout = 0;
-    cs.tin = cs.stack_in;
-    cs.tout = cs.stack_out;
-    cs.borrows = cs.stack_borrow;
-    cs.first = NULL;
+    pdext_call cs;
     PyObject *result = NULL;
-    int32_t n_attrs = 0;
-    if (sort_arguments(self, args, PyVectorcall_NARGS(nargsf), kwnames, &cs) < 0 ||
-        bind_inputs(self, &cs) < 0 || bind_attrs(self, &cs, &n_attrs) < 0 ||
-        bind_outputs(self, &cs) < 0)
+    if (call_bind(self, args, PyVectorcall_NARGS(nargsf), kwnames, &cs) < 0)
         goto done;
     /* The kernel runs without the GIL: other Python threads go on meanwhile. */
     PyThreadState *ts = PyEval_SaveThread();
-    pd_status st = pdext_op_run(self->op, cs.in_args, self->n_in, cs.attrs, n_attrs, cs.out_args,
+    pd_status st = pdext_op_run(self->op, cs.in_args, self->n_in, cs.attrs, cs.n_attrs, cs.out_args,
                                 self->n_out); /* pd_op_run, or the current executor's */
     PyEval_RestoreThread(ts);
     if (st != PD_OK) {
@@ -690,7 +751,7 @@ static PyObject *op_vectorcall(PyObject *callable, PyObject *const *args, size_t
     }
     result = collect_results(self, &cs);
 done:
-    call_state_clear(&cs);
+    pdext_call_clear(&cs);
     return result;
 }
 

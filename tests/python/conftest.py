@@ -35,3 +35,12 @@ def concat(pdext):
 @pytest.fixture(scope="session")
 def pyops(pdext):
     return pdext.load("py_ops", [str(PY_OPS)])
+
+
+TAPE_OPS = ROOT / "tests" / "tape_ops.c"
+
+
+@pytest.fixture(scope="session")
+def tape(pdext):
+    """Small differentiable ops, some with deliberately wrong grad ops (tests/tape_ops.c)."""
+    return pdext.load("tape_ops", [str(TAPE_OPS)])

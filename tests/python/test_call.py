@@ -164,3 +164,46 @@ def test_vector_output_longer_than_the_inputs(pyops):
     pieces = pyops.py_split(np.arange(40.0), parts=40)
     assert isinstance(pieces, list) and len(pieces) == 40
     assert [float(p[0]) for p in pieces] == list(range(40))
+
+
+def test_the_gil_is_released_while_the_kernel_runs(pyops):
+    # The kernel says it started, then waits for this thread's helper to answer: a helper
+    # that needs the GIL can answer only if the call released it.
+    import threading
+    import time
+
+    x = np.zeros(2, np.int64)
+
+    def answer():
+        for _ in range(10000):
+            if x[1] == 1:
+                x[0] = 1
+                return
+            time.sleep(0.001)
+
+    helper = threading.Thread(target=answer)
+    helper.start()
+    pyops.py_wait(x)
+    helper.join()
+    assert x[1] == 2, "the kernel never saw the other thread: the GIL was held"
+
+
+def test_extra_cflags_and_include_paths_reach_the_compiler(pdext, tmp_path):
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "py_factor.h").write_text("#define PY_FACTOR 7.0\n")
+    src = (
+        '#include "extension.h"\n#include "py_factor.h"\n'
+        "static void k(pd_kernel_ctx *c) {\n"
+        "    const pd_tensor *x = pd_input(c, 0);\n"
+        "    pd_tensor *o = pd_empty_like(c, x);\n"
+        "    const double *a = pd_data(x); double *b = pd_data(o);\n"
+        "    for (int64_t i = 0; i < pd_numel(x); ++i) b[i] = a[i] * PY_FACTOR + PY_OFFSET;\n"
+        "    pd_set_output(c, 0, o);\n"
+        "}\n"
+        'PD_BUILD_OP(py_flags, .inputs = {"X"}, .outputs = {"Out"}, .kernel = k);\n'
+    )
+    ops = pdext.load_inline("py_flags", src, extra_cflags=["-DPY_OFFSET=0.5"],
+                            extra_include_paths=[str(inc)], extra_ldflags=["-lm"],
+                            build_directory=tmp_path / "b")
+    np.testing.assert_array_equal(ops.py_flags(np.array([1.0, 2.0])), [7.5, 14.5])

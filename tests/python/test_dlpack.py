@@ -74,3 +74,10 @@ def test_buffer_protocol(pdext):
     t = pdext.from_dlpack(np.arange(4, dtype=np.int32))
     m = memoryview(t)
     assert m.format == "i" and m.shape == (4,) and m.tolist() == [0, 1, 2, 3]
+
+
+def test_capsule_as_an_op_input_consumed_twice(pdext, relu):
+    cap = np.array([-1.0, 2.0]).__dlpack__()
+    np.testing.assert_array_equal(np.from_dlpack(relu.custom_relu(cap)), [0.0, 2.0])
+    with pytest.raises(ValueError, match="custom_relu\\(\\): input 'X'.*consumed already"):
+        relu.custom_relu(cap)

@@ -58,12 +58,26 @@ def test_tensor_that_requires_grad_to_an_inplace_op_is_refused(pyops):
     assert t.tolist() == [1.0, 1.0, 1.0]
 
 
-def test_wrap_passes_ops_without_grad_through(pdext, concat, pyops):
+def test_wrap_passes_ops_without_grad_or_with_vector_outputs_through(pdext, pyops):
     import pdext.torch
 
     wrapped = pdext.torch.wrap(pyops)
-    assert wrapped.py_pair is pyops.py_pair
-    assert pdext.torch.wrap(concat).custom_concat is concat.custom_concat
+    assert wrapped.py_pair is pyops.py_pair  # no grad op
+    assert wrapped.py_split is pyops.py_split  # a vector output
+
+
+def test_vector_inputs_backward_and_gradcheck(pdext, concat):
+    import pdext.torch
+
+    tcat = pdext.torch.wrap(concat).custom_concat
+    a = torch.rand(2, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.rand(2, 2, dtype=torch.float64, requires_grad=True)
+    out = tcat([a, b], axis=1)
+    assert torch.equal(out, torch.cat([a, b], 1))
+    (out * torch.arange(10.0, dtype=torch.float64).reshape(2, 5)).sum().backward()
+    assert a.grad.tolist() == [[0, 1, 2], [5, 6, 7]] and b.grad.tolist() == [[3, 4], [8, 9]]
+    c = torch.rand(1, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, y: tcat([x, y], axis=0), (a, c))
 
 
 def test_training_through_the_op_lowers_the_loss(tops):
@@ -89,3 +103,29 @@ def test_double_backward_is_refused_clearly(tops):
     (g,) = torch.autograd.grad(tops.custom_relu(x).sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="once_differentiable|does not require grad"):
         g.sum().backward()
+
+
+def test_double_grad_through_the_double_grad_op(pdext, tape):
+    import pdext.torch
+
+    tops = pdext.torch.wrap(tape)
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(tops.tp_square(x).sum(), x, create_graph=True)
+    assert g.tolist() == [1.0, -2.0, 4.0]  # 2 x, from tp_square_grad
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    assert gg.tolist() == [2.0, 2.0, 2.0]  # from tp_square_grad_grad
+    assert torch.autograd.gradgradcheck(tops.tp_square, (x,))
+
+
+def test_wrong_double_grad_op_fails_gradgradcheck(pdext, tape):
+    import pdext.torch
+
+    tops = pdext.torch.wrap(tape)
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(tops.tp_bad_dd, (x,))
+    assert not torch.autograd.gradgradcheck(tops.tp_bad_dd, (x,), raise_exception=False)
+
+
+def test_pdext_gradcheck_on_the_wrapped_function(pdext, tops):
+    x = torch.tensor([-1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    assert pdext.gradcheck(tops.custom_relu, (x,))

@@ -249,8 +249,7 @@ static void allocate_outputs(pd_kernel_ctx *ctx, void *unused)
         for (int32_t k = 0; k < ctx->out[o].count; ++k) {
             pd__out_item *it = &ctx->out[o].items[k];
             if (it->t->dtype == PD_UNDEFINED)
-                pd__ctx_make_tensor("pd_run_async", it->t, it->dtype, place, it->ndim,
-                                    it->shape);
+                pd__ctx_make_tensor("pd_run_async", it->t, it->dtype, place, it->ndim, it->shape);
         }
 }
 

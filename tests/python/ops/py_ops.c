@@ -1,11 +1,14 @@
 /*
  * py_ops.c - ops that the Python front's tests call: an inplace op, every attr type echoed
  * back, two named outputs, an optional input, and an output that is its input (an alias the
- * front must copy because inputs are borrowed).
+ * front must copy because inputs are borrowed), and a kernel that waits for another Python
+ * thread (the GIL is released while kernels run).
  */
+#define _POSIX_C_SOURCE 200809L
 #include "extension.h"
 
 #include <string.h>
+#include <time.h>
 
 /* py_inplace: X doubled in place (float64); Out is X. */
 static void inplace_kernel(pd_kernel_ctx *ctx)
@@ -157,3 +160,22 @@ PD_BUILD_OP(py_split,
     .kernel = split_kernel,
     .infer_shape = split_infer_shape,
     .infer_dtype = split_infer_dtype);
+
+/* py_wait: X (int64 [2], written in place) says "started" (X[1] = 1), then waits up to 10 s for
+ * another thread to set X[0]; X[1] becomes 2 when it saw it, 3 when it gave up. */
+static void wait_kernel(pd_kernel_ctx *ctx)
+{
+    volatile int64_t *x = pd_data(pd_output(ctx, 0));
+    PD_CHECK(pd_numel(pd_output(ctx, 0)) == 2, "py_wait takes 2 elements");
+    x[1] = 1;
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 10000 && x[0] == 0; ++i)
+        nanosleep(&ms, NULL);
+    x[1] = x[0] != 0 ? 2 : 3;
+}
+
+PD_BUILD_OP(py_wait,
+    .inputs = {"X"},
+    .outputs = {"Out"},
+    .inplace = {{"X", "Out"}},
+    .kernel = wait_kernel);

@@ -1,0 +1,143 @@
+/*
+ * py_aot.c - _pdext.aot_load: a MindSpore AOT function ("lib.so:Func" or "file.cc:Func")
+ * registered through libpdext_aot (pdext_aot.h) as the one op of a Library of its own, so that
+ * it is called like every other op. pdext.aot (python/pdext/aot_op.py) turns MindSpore's
+ * keywords (out_shape, out_dtype, attr values) into the arguments taken here.
+ */
+#include "py_internal.h"
+
+#include "pdext_aot.h"
+
+/* One entry of `outputs`: (dtype name or None, shape sequence or None). */
+static int output_fill(PyObject *item, int32_t index, pd_aot_output *out)
+{
+    const char *dtype = NULL;
+    PyObject *shape = NULL;
+    memset(out, 0, sizeof *out);
+    out->ndim = -1;
+    if (!PyArg_ParseTuple(item, "zO", &dtype, &shape))
+        return -1;
+    if (dtype != NULL && (out->dtype = pd_dtype_from_name(dtype)) == PD_UNDEFINED) {
+        PyErr_Format(PyExc_ValueError,
+                     "pdext.aot: out_dtype of output %d is '%s', which is not a pdext dtype "
+                     "(float32, float64, int32, int64, bool, ...)",
+                     (int)index, dtype);
+        return -1;
+    }
+    if (shape == Py_None)
+        return 0;
+    PyObject *fast = PySequence_Fast(shape, "pdext.aot: out_shape must be a list of ints");
+    if (fast == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > PD_MAX_DIMS) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError,
+                     "pdext.aot: out_shape of output %d has %zd dimensions; at most %d", (int)index,
+                     n, PD_MAX_DIMS);
+        return -1;
+    }
+    for (Py_ssize_t d = 0; d < n; ++d) {
+        PyObject *v = PySequence_Fast_GET_ITEM(fast, d);
+        long long x = PyBool_Check(v) || !PyLong_Check(v) ? -2 : PyLong_AsLongLong(v);
+        if (x == -1 && PyErr_Occurred())
+            PyErr_Clear();
+        if (x < 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "pdext.aot: out_shape of output %d must be a list of ints >= 0, got %R",
+                         (int)index, shape);
+            Py_DECREF(fast);
+            return -1;
+        }
+        out->shape[d] = x;
+    }
+    out->ndim = (int32_t)n;
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* What the build thread gets and gives back: a source spec compiles (py_build.c). */
+typedef struct aot_job {
+    const char *spec;
+    const pd_aot_options *options;
+    pd_registry *reg;
+    pd_module *module;
+} aot_job;
+
+static pd_status aot_job_run(void *arg)
+{
+    aot_job *j = arg;
+    pd_status st = pd_registry_create(&j->reg);
+    if (st == PD_OK)
+        st = pd_aot_load(j->reg, j->spec, j->options, &j->module);
+    if (st != PD_OK) {
+        pd_registry_destroy(j->reg);
+        j->reg = NULL;
+    }
+    return st;
+}
+
+/* aot_load(spec, n_inputs, outputs, attrs, name=None, input_names=None, compile_flags=None,
+ *          build_directory=None) -> Library */
+PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kw[] = {"spec",        "n_inputs",      "outputs",         "attrs", "name",
+                         "input_names", "compile_flags", "build_directory", NULL};
+    PyObject *spec = NULL, *outputs = NULL, *attrs = NULL, *names = NULL, *flags = NULL;
+    PyObject *build_dir = NULL;
+    int n_inputs = 0;
+    const char *name = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&iO!O|zOOO", kw, PyUnicode_FSConverter, &spec,
+                                     &n_inputs, &PyList_Type, &outputs, &attrs, &name, &names,
+                                     &flags, &build_dir))
+        return NULL;
+    pdext_strings decls = {0}, in_names = {0}, cflags = {0};
+    PyObject *dir_bytes = NULL, *result = NULL;
+    pd_aot_output outs[PD_MAX_OUTPUTS];
+    Py_ssize_t n_out = PyList_GET_SIZE(outputs);
+    if (n_out > PD_MAX_OUTPUTS) {
+        PyErr_Format(PyExc_ValueError, "pdext.aot: %zd outputs; at most %d", n_out, PD_MAX_OUTPUTS);
+        goto done;
+    }
+    for (Py_ssize_t o = 0; o < n_out; ++o)
+        if (output_fill(PyList_GET_ITEM(outputs, o), (int32_t)o, &outs[o]) < 0)
+            goto done;
+    if (pdext_strings_fill(attrs, "attrs", &decls) < 0 ||
+        pdext_strings_fill(names, "input_names", &in_names) < 0 ||
+        pdext_strings_fill(flags, "extra_cflags", &cflags) < 0)
+        goto done;
+    if (in_names.items != NULL && in_names.n != n_inputs) {
+        PyErr_Format(PyExc_ValueError, "pdext.aot: %d input_names for %d inputs", in_names.n,
+                     n_inputs);
+        goto done;
+    }
+    if (build_dir != NULL && build_dir != Py_None && !PyUnicode_FSConverter(build_dir, &dir_bytes))
+        goto done;
+    pd_aot_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.name = name;
+    o.n_inputs = n_inputs;
+    o.input_names = in_names.items;
+    o.n_outputs = (int32_t)n_out;
+    o.outputs = n_out ? outs : NULL;
+    o.attrs = decls.items;
+    o.n_attrs = decls.n;
+    o.compile_flags = cflags.items;
+    o.n_compile_flags = cflags.n;
+    o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
+    aot_job job = {PyBytes_AS_STRING(spec), &o, NULL, NULL};
+    if (pdext_run_build(aot_job_run, &job, "pdext.aot") != PD_OK) {
+        pd_registry_destroy(job.reg); /* loaded, then interrupted; else NULL already */
+        goto done;
+    }
+    result = pdext_library_make(job.reg, job.module);
+done:
+    pdext_strings_clear(&decls);
+    pdext_strings_clear(&in_names);
+    pdext_strings_clear(&cflags);
+    Py_XDECREF(dir_bytes);
+    Py_DECREF(spec);
+    return result;
+}
