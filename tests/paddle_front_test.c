@@ -425,8 +425,8 @@ PD_TEST(PaddleFront, ExceptionsWrongElementTypesAndUnsupportedDtypesBecomeOpErro
                     "float32");
     PD_EXPECT_ERROR(run_check(reg, 5), PD_ERR_OP_FAILED,
                     "pf_check: function check_dispatch is not implemented for data type `int32`");
-    PD_EXPECT_ERROR(run_check(reg, 6), PD_ERR_INVALID_ARGUMENT,
-                    "pf_check: paddle::matmul: operands of data types float32 and float64");
+    PD_EXPECT_ERROR(run_check(reg, 6), PD_ERR_OP_FAILED,
+                    "pf_check: pd_matmul: a is float32 and b is float64; expected one data type");
     pd_registry_destroy(reg);
 }
 

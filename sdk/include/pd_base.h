@@ -29,9 +29,9 @@
 /* ABI 2.0: strided tensors (pd_tensor.strides, offset, layout) and the 8-byte place (type +
  * device id; custom device types are registered numbers). Modules built against ABI 1.x must
  * be rebuilt; their sources compile unchanged (CHANGELOG.md lists the few exceptions).
- * ABI 2.1 appends pd_api.stream (pd_stream(ctx)). */
+ * ABI 2.1 appends pd_api.stream (pd_stream(ctx)); ABI 2.2 the tensor functions (pd_math.h). */
 #define PD_ABI_MAJOR 2
-#define PD_ABI_MINOR 1
+#define PD_ABI_MINOR 2
 
 #ifdef __cplusplus
 #define PD_EXTERN_C_BEGIN extern "C" {
