@@ -414,6 +414,30 @@ PD_TEST(PaddleFront, CheckAndThrowConcatenateTheirArgumentsAndNameTheSite)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(PaddleFront, PaddleEnforceMacrosReportTheBuilderTextTheExpectationAndTheSite)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    char want[256];
+    snprintf(want, sizeof want,
+             "pf_check: x has too few elements: %%d (Expected x.numel() > 100, but it's not "
+             "satisfied.) %s",
+             site_of("paddle_forms.cc", "PADDLE_ENFORCE_GT(x.numel(), 100,"));
+    PD_EXPECT_ERROR(run_check(reg, 8), PD_ERR_OP_FAILED, want);
+    PD_EXPECT_ERROR(run_check(reg, 9), PD_ERR_OP_FAILED,
+                    "pf_check: builder in b's place (Expected x.numel() > 100 == "
+                    "common::errors::Fatal(\"builder in b's place\"), but it's not satisfied.)");
+    PD_EXPECT_ERROR(run_check(reg, 10), PD_ERR_OP_FAILED,
+                    "pf_check: no_data is nullptr. (Expected no_data != nullptr, but it's not "
+                    "satisfied.)");
+    PD_EXPECT_ERROR(run_check(reg, 11), PD_ERR_OP_FAILED,
+                    "pf_check: mode \"11\" is not implemented [paddle_forms.cc:");
+    PD_EXPECT_ERROR(run_check(reg, 12), PD_ERR_OP_FAILED,
+                    "pf_check: Expected (no_data) != nullptr, but it's not satisfied.");
+    PD_EXPECT_OK(run_check(reg, 7)); /* the passing PADDLE_ENFORCE_EQ on every call */
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(PaddleFront, ExceptionsWrongElementTypesAndUnsupportedDtypesBecomeOpErrors)
 {
     pd_registry *reg = forms();

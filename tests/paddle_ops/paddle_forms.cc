@@ -304,6 +304,22 @@ std::vector<paddle::Tensor> CheckForward(const paddle::Tensor &x, int64_t mode)
         PD_DISPATCH_FLOATING_TYPES(paddle::DataType::INT32, "check_dispatch", ([&] {}));
     if (mode == 6)
         (void)paddle::matmul(x, x.cast(paddle::DataType::FLOAT64));
+    /* Newer Paddle sources' PADDLE_ENFORCE_* with phi:: / common::errors builders. */
+    const float *no_data = nullptr;
+    PADDLE_ENFORCE_EQ(x.is_cpu(), true, phi::errors::Fatal("x must be a CPU Tensor."));
+    if (mode == 8)
+        PADDLE_ENFORCE_GT(x.numel(), 100,
+                          phi::errors::InvalidArgument("x has too few "
+                                                       "elements: %d",
+                                                       4));
+    if (mode == 9)
+        PADDLE_ENFORCE_EQ(x.numel() > 100, common::errors::Fatal("builder in b's place"));
+    if (mode == 10) /* as one Paddle source writes it: no parentheses around the text */
+        PADDLE_ENFORCE_NE(no_data, nullptr, phi::errors::InvalidArgument "no_data is nullptr.");
+    if (mode == 11)
+        PADDLE_THROW(common::errors::Unimplemented("mode \"11\" is not implemented"));
+    if (mode == 12)
+        PADDLE_ENFORCE_NOT_NULL(no_data);
     return {x + 0.0};
 }
 // clang-format off
