@@ -308,6 +308,27 @@ PD_TEST(PaddleFront, AVectorOutputTakesEveryReturnedTensor)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(PaddleFront, AVectorOfTensorPointersFillsAVectorOutput)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    int64_t n = 2;
+    double vx[2] = {1.5, -2};
+    pd_tensor x = f32(1, &n, vx), items[3], count = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_named("X", &x, 1), o[2] = {{NULL, items, 3}, pd_arg_of(&count)};
+    pd_attr a = pd_attr_of_int("n", 3);
+    PD_ASSERT_OK(pd_run(reg, "pf_scaled_copies", &in, 1, &a, 1, o, 2));
+    PD_ASSERT_EQ(o[0].count, 3);
+    for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < 2; ++i)
+            PD_EXPECT_NEAR(rt_at(&items[k], i), vx[i] * (k + 1), 0);
+    PD_EXPECT_EQ(rt_at(&count, 0), 3);
+    rt_release_all(items, 3);
+    pd_tensor_release(&count);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(PaddleFront, InferShapeMinusOneLeavesTheShapeToTheKernel)
 {
     pd_registry *reg = forms();

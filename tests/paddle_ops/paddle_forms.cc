@@ -286,6 +286,31 @@ PD_BUILD_OP(pf_split_both)
     .SetKernelFn(PD_KERNEL(SplitBoth));
 // clang-format on
 
+/* A vector output through std::vector<paddle::Tensor*>: item k = X * (k + 1), as many items as
+ * infer_shape gave (attr n), and one plain output through Tensor*. */
+void ScaledCopies(const paddle::Tensor &x, int n, std::vector<paddle::Tensor *> outs,
+                  paddle::Tensor *count)
+{
+    PD_CHECK(static_cast<int>(outs.size()) == n, "outs has ", outs.size(), " items");
+    for (size_t k = 0; k < outs.size(); ++k)
+        *outs[k] = x * static_cast<double>(k + 1);
+    *count = paddle::full({1}, static_cast<double>(outs.size()), paddle::DataType::INT64);
+}
+std::vector<std::vector<int64_t>> ScaledCopiesInferShape(const std::vector<int64_t> &x, int n)
+{
+    std::vector<std::vector<int64_t>> shapes(static_cast<size_t>(n), x);
+    shapes.push_back({1});
+    return shapes;
+}
+// clang-format off
+PD_BUILD_OP(pf_scaled_copies)
+    .Inputs({"X"})
+    .Outputs({paddle::Vec("Out"), "Count"})
+    .Attrs({"n: int"})
+    .SetKernelFn(PD_KERNEL(ScaledCopies))
+    .SetInferShapeFn(PD_INFER_SHAPE(ScaledCopiesInferShape));
+// clang-format on
+
 /* --- errors ------------------------------------------------------------------------------- */
 std::vector<paddle::Tensor> CheckForward(const paddle::Tensor &x, int64_t mode)
 {
