@@ -88,7 +88,8 @@ typedef bool (*row_fn)(int32_t op, char *o, int64_t so, const char *a, int64_t s
 /* x / y truncated; y == -1 negates in uint64_t (INT64_MIN / -1 wraps). */
 #define SIGNED_DIV (y == -1 ? 0 - (uint64_t)x : (uint64_t)(x / y))
 #define UNSIGNED_DIV (x / y)
-INT_ROW(i8, int8_t, int64_t, SIGNED_DIV)
+/* int8 elements are numbers: sign-extending them is the point. */
+INT_ROW(i8, int8_t, int64_t, SIGNED_DIV) // NOLINT(bugprone-signed-char-misuse)
 INT_ROW(u8, uint8_t, uint64_t, UNSIGNED_DIV)
 INT_ROW(i16, int16_t, int64_t, SIGNED_DIV)
 INT_ROW(u16, uint16_t, uint64_t, UNSIGNED_DIV)
