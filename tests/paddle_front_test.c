@@ -13,6 +13,8 @@
 #include "pdext_npy.h"
 #include "runner_helpers.h"
 
+#include <math.h>
+
 /* "[<file>:<line>]" of the line of tests/paddle_ops/<file> containing `text`. */
 static const char *site_of(const char *file, const char *text)
 {
@@ -325,6 +327,40 @@ PD_TEST(PaddleFront, AVectorOfTensorPointersFillsAVectorOutput)
     PD_EXPECT_EQ(rt_at(&count, 0), 3);
     rt_release_all(items, 3);
     pd_tensor_release(&count);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(PaddleFront, DoubleGradWithANewGradOutputMatchesTanhsDerivatives)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    int64_t n = 3;
+    double vx[3] = {-0.5, 0.25, 1.5}, vg[3] = {1, -2, 0.5}, vdd[3] = {0.3, 0.7, -1};
+    pd_tensor x = f32(1, &n, vx), g = f32(1, &n, vg), dd = f32(1, &n, vdd);
+    pd_tensor out = PD_TENSOR_UNDEFINED, dx = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "pf_tanh", &x, NULL, 0, &out));
+    pd_arg in[2] = {pd_arg_of(&out), pd_arg_of(&g)}, o = pd_arg_of(&dx);
+    PD_ASSERT_OK(pd_run(reg, "pf_tanh_grad", in, 2, NULL, 0, &o, 1));
+    pd_tensor outs[2] = {PD_TENSOR_UNDEFINED, PD_TENSOR_UNDEFINED};
+    pd_arg in2[3] = {pd_arg_of(&out), pd_arg_of(&dd), pd_arg_of(&g)};
+    pd_arg o2[2] = {pd_arg_of(&outs[0]), pd_arg_of(&outs[1])};
+    PD_ASSERT_OK(pd_run(reg, "pf_tanh_grad_grad", in2, 3, NULL, 0, o2, 2));
+    for (int i = 0; i < 3; ++i) {
+        double t = tanh(vx[i]);
+        PD_EXPECT_NEAR(rt_at(&out, i), t, 1e-6);
+        PD_EXPECT_NEAR(rt_at(&dx, i), vg[i] * (1 - t * t), 1e-6);
+        PD_EXPECT_NEAR(rt_at(&outs[0], i), -2 * vg[i] * t * vdd[i], 1e-6);
+        PD_EXPECT_NEAR(rt_at(&outs[1], i), vdd[i] * (1 - t * t), 1e-6);
+    }
+    const pd_op *op = pd_op_find(reg, "pf_tanh_grad_grad");
+    PD_ASSERT(op != NULL);
+    PD_EXPECT_STREQ(pd_op_definition(op)->outputs[0], "Out@GRAD@NEW");
+    rt_release_all(outs, 2);
+    pd_tensor_release(&dx);
+    pd_tensor_release(&out);
+    pd_tensor_release(&dd);
+    pd_tensor_release(&g);
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
 }

@@ -2,9 +2,10 @@
  * paddle_forms.cc - Paddle-style ops exercising every kernel signature form of the C++ front
  * (paddle_front_test.c runs them and checks the numbers): all ten attr types, optional and
  * optional-vector inputs, inplace inputs (plain and vector, void kernels), a Tensor* output
- * parameter with the legacy constructor, multiple outputs with infer_dtype, an infer_shape
- * answering -1, complex elements, and tensor functions (broadcast arithmetic, matmul, sum,
- * transpose, comparisons, bitwise operators).
+ * parameter with the legacy constructor, a std::vector<Tensor*> vector output, multiple
+ * outputs with infer_dtype, an infer_shape answering -1, a double grad with a paddle::New
+ * output, complex elements, tensor functions (broadcast arithmetic, matmul, sum, transpose,
+ * comparisons, bitwise operators), and PD_CHECK / PADDLE_ENFORCE_* failures.
  */
 #include <cmath>
 #include <stdexcept>
@@ -309,6 +310,51 @@ PD_BUILD_OP(pf_scaled_copies)
     .Attrs({"n: int"})
     .SetKernelFn(PD_KERNEL(ScaledCopies))
     .SetInferShapeFn(PD_INFER_SHAPE(ScaledCopiesInferShape));
+// clang-format on
+
+/* --- tanh with a double grad whose first output is paddle::New(paddle::Grad("Out")) ---------- */
+std::vector<paddle::Tensor> TanhForward(const paddle::Tensor &x)
+{
+    auto out = paddle::empty_like(x);
+    PD_DISPATCH_FLOATING_TYPES(x.type(), "tanh_forward", ([&] {
+                                   for (int64_t i = 0; i < x.numel(); ++i)
+                                       out.data<data_t>()[i] = std::tanh(x.data<data_t>()[i]);
+                               }));
+    return {out};
+}
+/* dx = dout * (1 - out^2) */
+std::vector<paddle::Tensor> TanhBackward(const paddle::Tensor &out, const paddle::Tensor &dout)
+{
+    return {dout * (1.0 - out * out)};
+}
+/* dout_new = -2 * dout * out * ddx, ddout = ddx * (1 - out^2) */
+std::vector<paddle::Tensor> TanhDoubleBackward(const paddle::Tensor &out, const paddle::Tensor &ddx,
+                                               const paddle::Tensor &dout)
+{
+    return {-2.0 * dout * out * ddx, ddx * (1.0 - out * out)};
+}
+std::vector<std::vector<int64_t>> TanhDoubleBackwardInferShape(const std::vector<int64_t> &,
+                                                               const std::vector<int64_t> &,
+                                                               const std::vector<int64_t> &dout)
+{
+    return {dout, dout};
+}
+// clang-format off
+PD_BUILD_OP(pf_tanh)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(TanhForward));
+
+PD_BUILD_GRAD_OP(pf_tanh)
+    .Inputs({"Out", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X")})
+    .SetKernelFn(PD_KERNEL(TanhBackward));
+
+PD_BUILD_DOUBLE_GRAD_OP(pf_tanh)
+    .Inputs({"Out", paddle::Grad(paddle::Grad("X")), paddle::Grad("Out")})
+    .Outputs({paddle::New(paddle::Grad("Out")), paddle::Grad(paddle::Grad("Out"))})
+    .SetKernelFn(PD_KERNEL(TanhDoubleBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(TanhDoubleBackwardInferShape));
 // clang-format on
 
 /* --- errors ------------------------------------------------------------------------------- */
