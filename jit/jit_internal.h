@@ -176,6 +176,7 @@ typedef struct pd__plan {
     char cuda_gpus[128];     /* -arch=native: the visible GPUs ("sm_90;sm_80"), in the key */
     uint64_t key;            /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
+    bool link_stubs; /* link obj/pd_missing.o, the stubs of jit_stubs.c (set after a link) */
 } pd__plan;
 
 /* Hands a formatted line to the plan's log callback, if any. */
@@ -240,6 +241,13 @@ extern const char *const pd__tpl_bundle_register;
 extern const char *const pd__tpl_bundle_link;
 extern const char *const pd__tpl_bundle_header;
 extern const char *const pd__tpl_bundle_pc;
+
+/* --- jit_stubs.c -------------------------------------------------------------------------- */
+
+/* After a shared C++ module linked: writes missing/pd_missing.cc with a stub for each C++
+ * function the library calls that nothing defines, and sets *needed (then the build links
+ * again with p->link_stubs). */
+pd_status pd__stubs_write(const pd__plan *p, bool *needed);
 
 /* --- jit_manifest.c ----------------------------------------------------------------------- */
 

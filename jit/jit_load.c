@@ -297,6 +297,13 @@ static pd_status build_in_dir(const pd__plan *p, int busy_fd)
         pd__builddir_clean(p);
         s = run_ninja(p, busy_fd, &ninja_error);
     }
+    bool stubs = false; /* functions declared but not built: link stubs (jit_stubs.c) */
+    if (s == PD_OK && !p->link_stubs)
+        s = pd__stubs_write(p, &stubs);
+    if (s == PD_OK && stubs) {
+        ((pd__plan *)p)->link_stubs = true; /* the plan's own build state, as its files are */
+        s = run_ninja(p, busy_fd, &ninja_error);
+    }
     if (s == PD_OK)
         pd__builddir_unmark(p);
     return s;

@@ -135,6 +135,10 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
         pd__sb_add(&objs, " ");
         add_object(&objs, p, i);
     }
+    if (p->link_stubs) { /* jit_stubs.c */
+        pd__sb_add(sb, "build obj/pd_missing.o: cxx missing/pd_missing.cc\n");
+        pd__sb_add(&objs, " obj/pd_missing.o");
+    }
     const char *n = p->name; /* letters, digits, '_', '-', '.': nothing to escape */
     if (p->kind == PD_JIT_STATIC) {
         pd__sb_addf(sb,

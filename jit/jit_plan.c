@@ -508,7 +508,7 @@ bool pd__plan_links_directly(const pd__plan *p)
 {
     /* A launcher (ccache) caches compiles, not links: it keeps the object. nvcc keeps it
      * too (its link goes through the C++ compiler). A bundle needs its objects. */
-    if (p->kind != PD_JIT_SHARED || p->sources.n != 1 || p->uses[PD__LANG_CUDA])
+    if (p->kind != PD_JIT_SHARED || p->sources.n != 1 || p->uses[PD__LANG_CUDA] || p->link_stubs)
         return false;
     pd__lang lang = p->uses[PD__LANG_C] ? PD__LANG_C : PD__LANG_CXX;
     if (p->launcher[lang] != NULL)

@@ -13,6 +13,8 @@
 #include "pdext_npy.h"
 #include "runner_helpers.h"
 
+#include <math.h>
+
 /* "[<file>:<line>]" of the line of tests/paddle_ops/<file> containing `text`. */
 static const char *site_of(const char *file, const char *text)
 {
@@ -308,6 +310,61 @@ PD_TEST(PaddleFront, AVectorOutputTakesEveryReturnedTensor)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(PaddleFront, AVectorOfTensorPointersFillsAVectorOutput)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    int64_t n = 2;
+    double vx[2] = {1.5, -2};
+    pd_tensor x = f32(1, &n, vx), items[3], count = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_named("X", &x, 1), o[2] = {{NULL, items, 3}, pd_arg_of(&count)};
+    pd_attr a = pd_attr_of_int("n", 3);
+    PD_ASSERT_OK(pd_run(reg, "pf_scaled_copies", &in, 1, &a, 1, o, 2));
+    PD_ASSERT_EQ(o[0].count, 3);
+    for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < 2; ++i)
+            PD_EXPECT_NEAR(rt_at(&items[k], i), vx[i] * (k + 1), 0);
+    PD_EXPECT_EQ(rt_at(&count, 0), 3);
+    rt_release_all(items, 3);
+    pd_tensor_release(&count);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(PaddleFront, DoubleGradWithANewGradOutputMatchesTanhsDerivatives)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    int64_t n = 3;
+    double vx[3] = {-0.5, 0.25, 1.5}, vg[3] = {1, -2, 0.5}, vdd[3] = {0.3, 0.7, -1};
+    pd_tensor x = f32(1, &n, vx), g = f32(1, &n, vg), dd = f32(1, &n, vdd);
+    pd_tensor out = PD_TENSOR_UNDEFINED, dx = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "pf_tanh", &x, NULL, 0, &out));
+    pd_arg in[2] = {pd_arg_of(&out), pd_arg_of(&g)}, o = pd_arg_of(&dx);
+    PD_ASSERT_OK(pd_run(reg, "pf_tanh_grad", in, 2, NULL, 0, &o, 1));
+    pd_tensor outs[2] = {PD_TENSOR_UNDEFINED, PD_TENSOR_UNDEFINED};
+    pd_arg in2[3] = {pd_arg_of(&out), pd_arg_of(&dd), pd_arg_of(&g)};
+    pd_arg o2[2] = {pd_arg_of(&outs[0]), pd_arg_of(&outs[1])};
+    PD_ASSERT_OK(pd_run(reg, "pf_tanh_grad_grad", in2, 3, NULL, 0, o2, 2));
+    for (int i = 0; i < 3; ++i) {
+        double t = tanh(vx[i]);
+        PD_EXPECT_NEAR(rt_at(&out, i), t, 1e-6);
+        PD_EXPECT_NEAR(rt_at(&dx, i), vg[i] * (1 - t * t), 1e-6);
+        PD_EXPECT_NEAR(rt_at(&outs[0], i), -2 * vg[i] * t * vdd[i], 1e-6);
+        PD_EXPECT_NEAR(rt_at(&outs[1], i), vdd[i] * (1 - t * t), 1e-6);
+    }
+    const pd_op *op = pd_op_find(reg, "pf_tanh_grad_grad");
+    PD_ASSERT(op != NULL);
+    PD_EXPECT_STREQ(pd_op_definition(op)->outputs[0], "Out@GRAD@NEW");
+    rt_release_all(outs, 2);
+    pd_tensor_release(&dx);
+    pd_tensor_release(&out);
+    pd_tensor_release(&dd);
+    pd_tensor_release(&g);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(PaddleFront, InferShapeMinusOneLeavesTheShapeToTheKernel)
 {
     pd_registry *reg = forms();
@@ -414,6 +471,30 @@ PD_TEST(PaddleFront, CheckAndThrowConcatenateTheirArgumentsAndNameTheSite)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(PaddleFront, PaddleEnforceMacrosReportTheBuilderTextTheExpectationAndTheSite)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    char want[256];
+    snprintf(want, sizeof want,
+             "pf_check: x has too few elements: %%d (Expected x.numel() > 100, but it's not "
+             "satisfied.) %s",
+             site_of("paddle_forms.cc", "PADDLE_ENFORCE_GT(x.numel(), 100,"));
+    PD_EXPECT_ERROR(run_check(reg, 8), PD_ERR_OP_FAILED, want);
+    PD_EXPECT_ERROR(run_check(reg, 9), PD_ERR_OP_FAILED,
+                    "pf_check: builder in b's place (Expected x.numel() > 100 == "
+                    "common::errors::Fatal(\"builder in b's place\"), but it's not satisfied.)");
+    PD_EXPECT_ERROR(run_check(reg, 10), PD_ERR_OP_FAILED,
+                    "pf_check: no_data is nullptr. (Expected no_data != nullptr, but it's not "
+                    "satisfied.)");
+    PD_EXPECT_ERROR(run_check(reg, 11), PD_ERR_OP_FAILED,
+                    "pf_check: mode \"11\" is not implemented [paddle_forms.cc:");
+    PD_EXPECT_ERROR(run_check(reg, 12), PD_ERR_OP_FAILED,
+                    "pf_check: Expected (no_data) != nullptr, but it's not satisfied.");
+    PD_EXPECT_OK(run_check(reg, 7)); /* the passing PADDLE_ENFORCE_EQ on every call */
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(PaddleFront, ExceptionsWrongElementTypesAndUnsupportedDtypesBecomeOpErrors)
 {
     pd_registry *reg = forms();
@@ -425,8 +506,8 @@ PD_TEST(PaddleFront, ExceptionsWrongElementTypesAndUnsupportedDtypesBecomeOpErro
                     "float32");
     PD_EXPECT_ERROR(run_check(reg, 5), PD_ERR_OP_FAILED,
                     "pf_check: function check_dispatch is not implemented for data type `int32`");
-    PD_EXPECT_ERROR(run_check(reg, 6), PD_ERR_INVALID_ARGUMENT,
-                    "pf_check: paddle::matmul: operands of data types float32 and float64");
+    PD_EXPECT_ERROR(run_check(reg, 6), PD_ERR_OP_FAILED,
+                    "pf_check: pd_matmul: a is float32 and b is float64; expected one data type");
     pd_registry_destroy(reg);
 }
 

@@ -672,4 +672,6 @@ static inline void pd_parallel_for(pd_kernel_ctx *ctx, int64_t n, int64_t grain,
 }
 #endif /* PD__CXX_EXCEPTIONS */
 
+#include "pd_math.h" /* the tensor functions of the table (pd_add, pd_matmul, ...) */
+
 #endif /* PD_API_H */

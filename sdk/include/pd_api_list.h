@@ -30,7 +30,7 @@
 
 /* clang-format off */
 #define PD_API_LIST(CTX, CTX_VOID, SAME)                                                        \
-    /* Ends the current op call with a formatted message; [file:line] is appended. Outside an \
+    /* Ends the current op call with a formatted message; [file:line] is appended. Outside an  \
      * op call (a bug in the caller) it prints the message and aborts: there is no frame to    \
      * return to. Leading white space of the formatted message is dropped; an empty message    \
      * becomes "An error occurred.". Inside a pd_parallel_for chunk it ends the loop (see      \
@@ -47,7 +47,7 @@
         pd__ctx_input_count, pd__cxx_input_count)                                              \
     CTX(const pd_tensor *, input, (pd_kernel_ctx *ctx, int32_t index, int32_t item),           \
         (ctx, index, item), NULL, pd__ctx_input, pd__cxx_input)                                \
-    /* Declared position of an input or output by name (with or without its @VECTOR /         \
+    /* Declared position of an input or output by name (with or without its @VECTOR /          \
      * @OPTIONAL suffix); throws if there is none. */                                          \
     CTX(int32_t, input_index, (pd_kernel_ctx *ctx, const char *name), (ctx, name), -1,         \
         pd__ctx_input_index, pd__cxx_input_index)                                              \
@@ -58,7 +58,7 @@
         pd__ctx_attr, pd__cxx_attr)                                                            \
     CTX(int32_t, attr_index, (pd_kernel_ctx *ctx, const char *name), (ctx, name), -1,          \
         pd__ctx_attr_index, pd__cxx_attr_index)                                                \
-    /* Outputs. output_count: items of a declared output (1 unless a vector output's count    \
+    /* Outputs. output_count: items of a declared output (1 unless a vector output's count     \
      * was set). output: the item-th output tensor: the one set with set_output, the bound     \
      * input for an inplace output, or else a new tensor of the inferred shape and dtype on    \
      * the place of the first input. set_output makes `t` that output (the call keeps its own  \
@@ -70,7 +70,7 @@
     CTX_VOID(set_output,                                                                       \
              (pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t),            \
              (ctx, index, item, t), pd__ctx_set_output, pd__cxx_set_output)                    \
-    /* Infer functions: the number of items of a vector output, and each item's shape and     \
+    /* Infer functions: the number of items of a vector output, and each item's shape and      \
      * dtype. */                                                                               \
     CTX_VOID(set_output_count, (pd_kernel_ctx *ctx, int32_t index, int32_t count),             \
              (ctx, index, count), pd__ctx_set_output_count, pd__cxx_set_output_count)          \
@@ -126,10 +126,10 @@
      * once every running chunk has returned, the call ends with that error. */                \
     CTX_VOID(parallel_for,                                                                     \
              (pd_kernel_ctx *ctx, int64_t n, int64_t grain, pd_parallel_fn fn, void *arg),     \
-             (ctx, n, grain, fn, arg), pd__ctx_parallel_for, pd__cxx_parallel_for)          \
+             (ctx, n, grain, fn, arg), pd__ctx_parallel_for, pd__cxx_parallel_for)             \
     /* pd_place_custom (pd_place.h): never fails; an unknown name gives an undefined place. */ \
-    SAME(pd_place, place_custom, (const char *type_name, int32_t device_id), , pd_place_custom) \
-    /* The registered name of custom device type number `type`; "undefined" for a number that \
+    SAME(pd_place, place_custom, (const char *type_name, int32_t device_id), , pd_place_custom)\
+    /* The registered name of custom device type number `type`; "undefined" for a number that  \
      * is no registered custom type. */                                                        \
     SAME(const char *, device_type_name, (int32_t type), , pd__device_type_label)              \
     /* Views sharing src's storage (pdext.h has the rules: pd_tensor_slice_step,               \
@@ -154,7 +154,24 @@
      * the op has no workspace function, outside the kernel, or when it cannot be allocated.   \
      * ABI 2.2. */                                                                             \
     CTX(void *, workspace, (pd_kernel_ctx *ctx), (ctx), NULL, pd__ctx_workspace,             \
-        pd__cxx_workspace)
+        pd__cxx_workspace) \
+    /* Tensor functions (pd_math.h has the rules): op is a pd_binary_op. */                    \
+    CTX(pd_tensor *, binary,                                                                   \
+        (pd_kernel_ctx *ctx, int32_t op, const pd_tensor *a, const pd_tensor *b),              \
+        (ctx, op, a, b), NULL, pd__ctx_binary, pd__cxx_binary)                                 \
+    CTX(pd_tensor *, binary_scalar,                                                            \
+        (pd_kernel_ctx *ctx, int32_t op, const pd_tensor *a, double value, bool scalar_first), \
+        (ctx, op, a, value, scalar_first), NULL, pd__ctx_binary_scalar, pd__cxx_binary_scalar) \
+    CTX(pd_tensor *, matmul,                                                                   \
+        (pd_kernel_ctx *ctx, const pd_tensor *a, const pd_tensor *b, bool transpose_a,         \
+         bool transpose_b),                                                                    \
+        (ctx, a, b, transpose_a, transpose_b), NULL, pd__ctx_matmul, pd__cxx_matmul)           \
+    CTX(pd_tensor *, sum,                                                                      \
+        (pd_kernel_ctx *ctx, const pd_tensor *x, int32_t naxes, const int64_t *axes,           \
+         bool keepdim, pd_data_type dtype),                                                    \
+        (ctx, x, naxes, axes, keepdim, dtype), NULL, pd__ctx_sum, pd__cxx_sum)                 \
+    CTX_VOID(fill, (pd_kernel_ctx *ctx, pd_tensor *t, double value), (ctx, t, value),          \
+             pd__ctx_fill, pd__cxx_fill)
 /* clang-format on */
 
 #endif /* PD_API_LIST_H */

@@ -2,9 +2,10 @@
  * paddle_forms.cc - Paddle-style ops exercising every kernel signature form of the C++ front
  * (paddle_front_test.c runs them and checks the numbers): all ten attr types, optional and
  * optional-vector inputs, inplace inputs (plain and vector, void kernels), a Tensor* output
- * parameter with the legacy constructor, multiple outputs with infer_dtype, an infer_shape
- * answering -1, complex elements, and tensor functions (broadcast arithmetic, matmul, sum,
- * transpose, comparisons, bitwise operators).
+ * parameter with the legacy constructor, a std::vector<Tensor*> vector output, multiple
+ * outputs with infer_dtype, an infer_shape answering -1, a double grad with a paddle::New
+ * output, complex elements, tensor functions (broadcast arithmetic, matmul, sum, transpose,
+ * comparisons, bitwise operators), and PD_CHECK / PADDLE_ENFORCE_* failures.
  */
 #include <cmath>
 #include <stdexcept>
@@ -286,6 +287,76 @@ PD_BUILD_OP(pf_split_both)
     .SetKernelFn(PD_KERNEL(SplitBoth));
 // clang-format on
 
+/* A vector output through std::vector<paddle::Tensor*>: item k = X * (k + 1), as many items as
+ * infer_shape gave (attr n), and one plain output through Tensor*. */
+void ScaledCopies(const paddle::Tensor &x, int n, std::vector<paddle::Tensor *> outs,
+                  paddle::Tensor *count)
+{
+    PD_CHECK(static_cast<int>(outs.size()) == n, "outs has ", outs.size(), " items");
+    for (size_t k = 0; k < outs.size(); ++k)
+        *outs[k] = x * static_cast<double>(k + 1);
+    *count = paddle::full({1}, static_cast<double>(outs.size()), paddle::DataType::INT64);
+}
+std::vector<std::vector<int64_t>> ScaledCopiesInferShape(const std::vector<int64_t> &x, int n)
+{
+    std::vector<std::vector<int64_t>> shapes(static_cast<size_t>(n), x);
+    shapes.push_back({1});
+    return shapes;
+}
+// clang-format off
+PD_BUILD_OP(pf_scaled_copies)
+    .Inputs({"X"})
+    .Outputs({paddle::Vec("Out"), "Count"})
+    .Attrs({"n: int"})
+    .SetKernelFn(PD_KERNEL(ScaledCopies))
+    .SetInferShapeFn(PD_INFER_SHAPE(ScaledCopiesInferShape));
+// clang-format on
+
+/* --- tanh with a double grad whose first output is paddle::New(paddle::Grad("Out")) ---------- */
+std::vector<paddle::Tensor> TanhForward(const paddle::Tensor &x)
+{
+    auto out = paddle::empty_like(x);
+    PD_DISPATCH_FLOATING_TYPES(x.type(), "tanh_forward", ([&] {
+                                   for (int64_t i = 0; i < x.numel(); ++i)
+                                       out.data<data_t>()[i] = std::tanh(x.data<data_t>()[i]);
+                               }));
+    return {out};
+}
+/* dx = dout * (1 - out^2) */
+std::vector<paddle::Tensor> TanhBackward(const paddle::Tensor &out, const paddle::Tensor &dout)
+{
+    return {dout * (1.0 - out * out)};
+}
+/* dout_new = -2 * dout * out * ddx, ddout = ddx * (1 - out^2) */
+std::vector<paddle::Tensor> TanhDoubleBackward(const paddle::Tensor &out, const paddle::Tensor &ddx,
+                                               const paddle::Tensor &dout)
+{
+    return {-2.0 * dout * out * ddx, ddx * (1.0 - out * out)};
+}
+std::vector<std::vector<int64_t>> TanhDoubleBackwardInferShape(const std::vector<int64_t> &,
+                                                               const std::vector<int64_t> &,
+                                                               const std::vector<int64_t> &dout)
+{
+    return {dout, dout};
+}
+// clang-format off
+PD_BUILD_OP(pf_tanh)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(TanhForward));
+
+PD_BUILD_GRAD_OP(pf_tanh)
+    .Inputs({"Out", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X")})
+    .SetKernelFn(PD_KERNEL(TanhBackward));
+
+PD_BUILD_DOUBLE_GRAD_OP(pf_tanh)
+    .Inputs({"Out", paddle::Grad(paddle::Grad("X")), paddle::Grad("Out")})
+    .Outputs({paddle::New(paddle::Grad("Out")), paddle::Grad(paddle::Grad("Out"))})
+    .SetKernelFn(PD_KERNEL(TanhDoubleBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(TanhDoubleBackwardInferShape));
+// clang-format on
+
 /* --- errors ------------------------------------------------------------------------------- */
 std::vector<paddle::Tensor> CheckForward(const paddle::Tensor &x, int64_t mode)
 {
@@ -304,6 +375,22 @@ std::vector<paddle::Tensor> CheckForward(const paddle::Tensor &x, int64_t mode)
         PD_DISPATCH_FLOATING_TYPES(paddle::DataType::INT32, "check_dispatch", ([&] {}));
     if (mode == 6)
         (void)paddle::matmul(x, x.cast(paddle::DataType::FLOAT64));
+    /* Newer Paddle sources' PADDLE_ENFORCE_* with phi:: / common::errors builders. */
+    const float *no_data = nullptr;
+    PADDLE_ENFORCE_EQ(x.is_cpu(), true, phi::errors::Fatal("x must be a CPU Tensor."));
+    if (mode == 8)
+        PADDLE_ENFORCE_GT(x.numel(), 100,
+                          phi::errors::InvalidArgument("x has too few "
+                                                       "elements: %d",
+                                                       4));
+    if (mode == 9)
+        PADDLE_ENFORCE_EQ(x.numel() > 100, common::errors::Fatal("builder in b's place"));
+    if (mode == 10) /* as one Paddle source writes it: no parentheses around the text */
+        PADDLE_ENFORCE_NE(no_data, nullptr, phi::errors::InvalidArgument "no_data is nullptr.");
+    if (mode == 11)
+        PADDLE_THROW(common::errors::Unimplemented("mode \"11\" is not implemented"));
+    if (mode == 12)
+        PADDLE_ENFORCE_NOT_NULL(no_data);
     return {x + 0.0};
 }
 // clang-format off

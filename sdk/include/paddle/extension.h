@@ -12,6 +12,7 @@
  *   paddle/tensor.h      paddle::Tensor, DataType, Place, float16 / complex element types
  *   paddle/tensor_ops.h  empty, full, zeros, ones, arithmetic, matmul, sum, transpose, ...
  *   paddle/check.h       PD_CHECK, PD_THROW, PD_DISPATCH_* (Paddle's stream-style messages)
+ *   paddle/enforce.h     PADDLE_ENFORCE_*, PADDLE_THROW, phi::errors / common::errors builders
  *   paddle/kernel.h      PD_KERNEL, PD_INFER_SHAPE, PD_INFER_DTYPE (kernel_params.h: how
  *                        they read parameters)
  *   paddle/op_builder.h  PD_BUILD_OP, PD_BUILD_GRAD_OP, PD_BUILD_DOUBLE_GRAD_OP, Grad, Vec, ...
@@ -69,6 +70,7 @@
 // clang-format off
 #include "tensor.h"
 #include "check.h"
+#include "enforce.h"
 #include "tensor_ops.h"
 #include "kernel.h"
 #include "op_builder.h"

@@ -15,6 +15,8 @@
  *   const paddle::optional<paddle::Tensor>&          the next (optional) input, if bound
  *   const paddle::optional<std::vector<Tensor>>&     likewise, of a vector input
  *   paddle::Tensor*                                  the next declared output (set after)
+ *   std::vector<paddle::Tensor*>                     the next (vector) output's items, as
+ *                                                    many as inference gave it (set after)
  *   bool, int, float, double, int64_t, std::string,  the next declared attr, by value or
  *   std::vector<int / float / int64_t / std::string> const reference
  *
@@ -136,6 +138,11 @@ template <class Ret, class... Args, Ret (*fn)(Args...)> struct kernel_fn<Ret (*)
         if constexpr (ps::kinds[I] == pkind::out_ptr) {
             if (hold.v.defined())
                 pd_set_output(ctx, ps::template index<I>(), hold.v.pd());
+        } else if constexpr (ps::kinds[I] == pkind::vec_out_ptr) {
+            for (size_t k = 0; k < hold.v.size(); ++k)
+                if (hold.v[k].defined())
+                    pd_set_output_at(ctx, ps::template index<I>(), static_cast<int32_t>(k),
+                                     hold.v[k].pd());
         } else {
             (void)ctx;
             (void)hold;

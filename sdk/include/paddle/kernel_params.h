@@ -14,6 +14,7 @@
 #error "include paddle/extension.h, not paddle/kernel_params.h"
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <tuple>
@@ -53,6 +54,7 @@ enum class pkind : uint8_t {
     inplace,     /* Tensor& */
     vec_inplace, /* std::vector<Tensor>& */
     out_ptr,     /* Tensor* */
+    vec_out_ptr, /* std::vector<Tensor*> */
     shape,       /* std::vector<int64_t> (infer_shape) */
     vec_shape,   /* std::vector<std::vector<int64_t>> */
     opt_shape,
@@ -78,7 +80,7 @@ inline bool is_optional_kind(pkind k)
 }
 constexpr bool is_input_kind(pkind k)
 {
-    return k != pkind::out_ptr && k != pkind::attr && k != pkind::bad;
+    return k != pkind::out_ptr && k != pkind::vec_out_ptr && k != pkind::attr && k != pkind::bad;
 }
 
 /* The pd_attr_type of an attr parameter's value type; PD_ATTR_UNDEFINED for none. */
@@ -112,6 +114,8 @@ template <class P> constexpr pkind kernel_kind()
     using B = bare<P>;
     if constexpr (std::is_same<P, Tensor *>::value)
         return pkind::out_ptr;
+    else if constexpr (std::is_same<B, std::vector<Tensor *>>::value)
+        return pkind::vec_out_ptr;
     else if constexpr (std::is_same<B, Tensor>::value)
         return by_value_or_const_ref<P> ? pkind::tensor : pkind::inplace;
     else if constexpr (std::is_same<B, std::vector<Tensor>>::value)
@@ -243,6 +247,20 @@ template <class P> struct holder<pkind::out_ptr, P> {
     holder(pd_kernel_ctx *, int32_t) {}
     Tensor *get() { return &v; }
 };
+/* std::vector<Tensor*>: one pointer per item of the (vector) output, as many as inference
+ * gave it (pd_output_count); the tensors the kernel defines become the output's items. */
+template <class P> struct holder<pkind::vec_out_ptr, P> {
+    std::vector<Tensor> v;
+    std::vector<Tensor *> ptrs;
+    holder(pd_kernel_ctx *ctx, int32_t i)
+        : v(static_cast<size_t>(std::max<int32_t>(pd_output_count(ctx, i), 0)))
+    {
+        ptrs.reserve(v.size());
+        for (Tensor &t : v)
+            ptrs.push_back(&t);
+    }
+    std::vector<Tensor *> &get() { return ptrs; }
+};
 template <class P> struct holder<pkind::vec, P> {
     std::vector<Tensor> v;
     holder(pd_kernel_ctx *ctx, int32_t i)
@@ -352,7 +370,9 @@ template <size_t N> constexpr int32_t index_before(const pkind (&kinds)[N], size
 {
     int32_t n = 0;
     for (size_t k = 0; k < i; ++k) {
-        int cat = kinds[k] == pkind::attr ? 1 : kinds[k] == pkind::out_ptr ? 2 : 0;
+        int cat = kinds[k] == pkind::attr                                        ? 1
+                  : kinds[k] == pkind::out_ptr || kinds[k] == pkind::vec_out_ptr ? 2
+                                                                                 : 0;
         if (cat == which)
             ++n;
     }
@@ -360,7 +380,9 @@ template <size_t N> constexpr int32_t index_before(const pkind (&kinds)[N], size
 }
 template <size_t N> constexpr int which_of(const pkind (&kinds)[N], size_t i)
 {
-    return kinds[i] == pkind::attr ? 1 : kinds[i] == pkind::out_ptr ? 2 : 0;
+    return kinds[i] == pkind::attr                                        ? 1
+           : kinds[i] == pkind::out_ptr || kinds[i] == pkind::vec_out_ptr ? 2
+                                                                          : 0;
 }
 
 /* The parameters of fn, read, and the call; `Kinds` maps a parameter type to its kind. */

@@ -110,7 +110,7 @@ inline std::string check_signature(const op_info &info, const std::string *input
         pkind k = sig.kinds[p];
         std::string where = std::string(sig.what) + "(" + fn_text + "): parameter " +
                             std::to_string(p + 1);
-        if (k == pkind::out_ptr)
+        if (k == pkind::out_ptr || k == pkind::vec_out_ptr)
             continue;
         if (k == pkind::attr && !kernel) { /* by kind: see op_info.by_kind */
             int vec = sig.attrs[p] >= PD_ATTR_INTS ? 1 : 0;

@@ -1,0 +1,104 @@
+/*
+ * paddle_jit_test.c - a Paddle-style source whose GPU half lives in a .cu that the build does
+ * not compile (tests/paddle_ops/paddle_missing_cu.cc, as Paddle's relu test source is): the
+ * JIT links stubs for the functions nothing defines (jit/jit_stubs.c), so the module loads
+ * and its CPU path runs; calling a missing function is an op error naming it, never a crash;
+ * a rebuild from the cache stays a cache hit; a module that misses nothing gets no stubs.
+ */
+#include "jit_support.h"
+#include "runner_helpers.h"
+
+/* A module of tests/paddle_ops/<file> built by the JIT into the test's private cache. */
+static pd_status jit_paddle(pd_registry *reg, const char *name, const char *file, pd_module **m)
+{
+    char src[512];
+    snprintf(src, sizeof src, "%s/tests/paddle_ops/%s", PD_TEST_SOURCE_DIR, file);
+    const char *sources[1] = {src};
+    pd_jit_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.name = name;
+    opts.sources = sources;
+    opts.n_sources = 1;
+    return pd_jit_load(reg, &opts, m);
+}
+
+/* Runs `op` on one input X; the output goes to *out. */
+static pd_status run1(pd_registry *reg, const char *op, pd_tensor *x, pd_tensor *out)
+{
+    pd_arg in = pd_arg_named("X", x, 1), o = pd_arg_of(out);
+    return pd_run(reg, op, &in, 1, NULL, 0, &o, 1);
+}
+
+PD_TEST(PaddleJit, ASourceWhoseCuHalfIsNotBuiltLoadsAndRunsOnTheCpu)
+{
+    jit_setup();
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
+    PD_EXPECT_EQ(ninja_runs(), 2); /* the link, and the link with the stubs */
+    int64_t n = 3;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2, 3}), out = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
+    for (int i = 0; i < 3; ++i)
+        PD_EXPECT_EQ(rt_at(&out, i), 2 * rt_at(&x, i));
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+    /* The stubs are in the build directory, for whoever wonders what was linked. */
+    char *stubs = read_text(tmp_path("cache/pp_missing_cu/missing/pd_missing.cc"));
+    PD_EXPECT(stubs != NULL);
+    PD_EXPECT_CONTAINS(stubs, "_Z18scale_cuda_forwardRKN6paddle6TensorE");
+    /* Loaded again: a cache hit, no build. */
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
+    PD_EXPECT_EQ(ninja_runs(), 2);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+PD_TEST(PaddleJit, CallingTheMissingGpuHalfIsAnOpErrorNamingTheFunction)
+{
+    jit_setup();
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
+    int64_t n = 2;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, 2}), out = PD_TENSOR_UNDEFINED;
+    PD_EXPECT_ERROR(run1(reg, "pp_scale_gpu_path", &x, &out), PD_ERR_OP_FAILED,
+                    "pp_scale_gpu_path: C++ exception: scale_cuda_forward(paddle::Tensor const&) "
+                    "is declared but not built into module 'pp_missing_cu'");
+    PD_EXPECT_CONTAINS(pd_last_error(), ".cu source");
+    PD_EXPECT(!pd_defined(&out));
+    PD_EXPECT_ERROR(run1(reg, "pp_scale_gpu_inplace", &x, &out), PD_ERR_OP_FAILED,
+                    "scale_cuda_inplace(paddle::Tensor&, float) is declared but not built");
+    /* The module still works after the failed calls. */
+    PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
+    PD_EXPECT_EQ(rt_at(&out, 1), 4);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+PD_TEST(PaddleJit, AModuleThatMissesNothingGetsNoStubs)
+{
+    jit_setup();
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    const char *sources[1] = {fixture("twice.cc")};
+    pd_jit_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.name = "twice_cc";
+    opts.sources = sources;
+    opts.n_sources = 1;
+    PD_ASSERT_OK(pd_jit_load(reg, &opts, &m));
+    PD_EXPECT_EQ(ninja_runs(), 1);
+    PD_EXPECT(access(tmp_path("cache/twice_cc/missing"), F_OK) != 0);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
