@@ -23,8 +23,10 @@
 
 #if defined(__GNUC__)
 #define RELU_CUDA_LAUNCHER __attribute__((weak, visibility("hidden")))
+#define RELU_OUT_OF_LINE __attribute__((noinline, cold))
 #else
 #define RELU_CUDA_LAUNCHER
+#define RELU_OUT_OF_LINE
 #endif
 
 /* relu_cuda.cu: NULL, or CUDA's message for a failed launch. */
@@ -44,7 +46,7 @@ typedef struct relu_args {
     void *out;        /* forward: Out; backward: X@GRAD */
 } relu_args;
 
-static void relu_forward_range(void *arg, int64_t begin, int64_t end)
+static inline void relu_forward_range(void *arg, int64_t begin, int64_t end)
 {
     const relu_args *a = (const relu_args *)arg;
     PD_DISPATCH_FLOATING_TYPES(a->dtype, "relu_forward", {
@@ -69,15 +71,6 @@ static void relu_backward_range(void *arg, int64_t begin, int64_t end)
     });
 }
 
-/* fn over [0, n): on the pool from PARALLEL_MIN elements on, else right here. */
-static void relu_run(pd_kernel_ctx *ctx, int64_t n, pd_parallel_fn fn, relu_args *a)
-{
-    if (n >= PARALLEL_MIN)
-        pd_parallel_for(ctx, n, PARALLEL_GRAIN, fn, a);
-    else
-        fn(a, 0, n);
-}
-
 /* The GPU launchers are there (the module was built with relu_cuda.cu), or an error. */
 static void check_cuda_built(void)
 {
@@ -86,21 +79,32 @@ static void check_cuda_built(void)
              "relu.c and relu_cuda.cu together (nvcc) to run on a GPU.");
 }
 
+/* The forward op on a tensor that is not on the CPU: a GPU one goes to relu_cuda.cu. Out of
+ * line, so that the CPU path of a one-element call stays a few instructions. */
+static RELU_OUT_OF_LINE void relu_forward_device(pd_kernel_ctx *ctx, const pd_tensor *x)
+{
+    PD_CHECK(pd_is_gpu(x), "x must be a CPU or GPU Tensor.");
+    check_cuda_built();
+    pd_tensor *out = pd_output(ctx, 0); /* allocated with X's shape and dtype, on X's place */
+    const char *err = relu_cuda_forward(pd_dtype(x), pd_data(x), pd_data(out), pd_numel(x),
+                                        pd_stream(ctx));
+    PD_CHECK(err == NULL, "relu_cuda_forward: %s.", err);
+}
+
 static void relu_forward(pd_kernel_ctx *ctx)
 {
     const pd_tensor *x = pd_input(ctx, 0);
-    PD_CHECK(pd_is_cpu(x) || pd_is_gpu(x), "x must be a CPU or GPU Tensor.");
-    if (pd_is_gpu(x))
-        check_cuda_built();
-    pd_tensor *out = pd_output(ctx, 0); /* allocated with X's shape and dtype, on X's place */
-    if (pd_is_gpu(x)) {
-        const char *err = relu_cuda_forward(pd_dtype(x), pd_data(x), pd_data(out), pd_numel(x),
-                                            pd_stream(ctx));
-        PD_CHECK(err == NULL, "relu_cuda_forward: %s.", err);
+    if (!pd_is_cpu(x)) {
+        relu_forward_device(ctx, x);
         return;
     }
+    pd_tensor *out = pd_output(ctx, 0); /* allocated with X's shape and dtype */
     relu_args a = {pd_dtype(x), pd_data(x), NULL, pd_data(out)};
-    relu_run(ctx, pd_numel(x), relu_forward_range, &a);
+    int64_t n = pd_numel(x);
+    if (n >= PARALLEL_MIN) /* on the pool; below that, waking threads costs more than the loop */
+        pd_parallel_for(ctx, n, PARALLEL_GRAIN, relu_forward_range, &a);
+    else
+        relu_forward_range(&a, 0, n);
 }
 
 static void relu_backward(pd_kernel_ctx *ctx)
@@ -127,7 +131,11 @@ static void relu_backward(pd_kernel_ctx *ctx)
         return;
     }
     relu_args a = {pd_dtype(out), pd_data(out), pd_data(grad_out), pd_data(grad_x)};
-    relu_run(ctx, pd_numel(out), relu_backward_range, &a);
+    int64_t n = pd_numel(out);
+    if (n >= PARALLEL_MIN)
+        pd_parallel_for(ctx, n, PARALLEL_GRAIN, relu_backward_range, &a);
+    else
+        relu_backward_range(&a, 0, n);
 }
 
 PD_BUILD_OP(custom_relu,
