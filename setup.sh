@@ -17,8 +17,9 @@
 #   BENCH_BUILD_DIR   benchmark build directory (default build-bench)
 #   JOBS              parallel jobs for ninja and ctest (default: nproc)
 #   PDEXT_CACHE_DIR, XDG_CACHE_HOME   passed through untouched to the JIT (see pdext_jit.h)
-#   PDEXT_WITH_TORCH=1  also install python3-torch (~340 packages, ~260 MB): the PyTorch
-#                       tests and bench rows then run instead of skipping
+#   PDEXT_WITH_TORCH  1: install python3-torch (~340 packages, ~260 MB) so that the PyTorch
+#                     tests and bench rows run; 0: leave it out (they skip, saying so).
+#                     Default: 1 for `test` (CI runs the torch tests), 0 otherwise
 #
 # Works on a fresh Debian 12 machine: as root it installs what is missing with apt-get, as
 # another user it goes through sudo when there is one, and otherwise it prints the exact
@@ -99,13 +100,13 @@ declare -A LIB_FILE=(
     [zlib1g-dev]=/usr/include/zlib.h
     # The Python front (python/): built for Debian's /usr/bin/python3, tested with pytest.
     # PyTorch (python3-torch: ~340 more packages, ~260 MB to fetch, ~1 GB unpacked, some
-    # minutes of apt-get) is installed only with PDEXT_WITH_TORCH=1; elsewhere its tests skip,
-    # saying so.
+    # minutes of apt-get) is installed for `test` and with PDEXT_WITH_TORCH=1; where it is
+    # absent its tests skip, saying so.
     [python3-dev]=/usr/bin/python3-config
     [python3-numpy]=/usr/lib/python3/dist-packages/numpy/__init__.py
     [python3-pytest]=/usr/lib/python3/dist-packages/pytest/__init__.py
 )
-if [ "${PDEXT_WITH_TORCH:-0}" = 1 ]; then
+if [ "${PDEXT_WITH_TORCH:-$([ "$MODE" = test ] && echo 1 || echo 0)}" = 1 ]; then
     LIB_FILE[python3-torch]=/usr/lib/python3/dist-packages/torch/__init__.py
 fi
 
