@@ -20,71 +20,24 @@
  */
 #include "jit_internal.h"
 
+#include "io/elf_dynsym.h"
+
 #include <dlfcn.h>
-#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The parts of a shared library the search reads, with bounds-checked access. */
-typedef struct elf_view {
-    const unsigned char *data;
-    size_t len;
-    const Elf64_Sym *syms;
-    size_t n_syms;
-    const char *strs;
-    size_t strs_len;
-    size_t dynsym_index;
-} elf_view;
-
-static const void *at(const elf_view *e, uint64_t off, uint64_t size)
-{
-    return off <= e->len && size <= e->len - off ? e->data + off : NULL;
-}
-
-static const char *str_at(const elf_view *e, uint32_t off)
-{
-    if (off >= e->strs_len || memchr(e->strs + off, '\0', e->strs_len - off) == NULL)
-        return NULL;
-    return e->strs + off;
-}
-
-/* Finds .dynsym and its string table; false for anything that is no ELF64 LE library. */
-static bool elf_open(elf_view *e, const Elf64_Ehdr **eh_out)
-{
-    const Elf64_Ehdr *eh = at(e, 0, sizeof *eh);
-    if (eh == NULL || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
-        eh->e_shentsize != sizeof(Elf64_Shdr))
-        return false;
-    const Elf64_Shdr *sh = at(e, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
-    if (sh == NULL)
-        return false;
-    for (size_t i = 0; i < eh->e_shnum; ++i) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *str = &sh[sh[i].sh_link];
-        e->syms = at(e, sh[i].sh_offset, sh[i].sh_size);
-        e->strs = at(e, str->sh_offset, str->sh_size);
-        e->n_syms = sh[i].sh_size / sizeof(Elf64_Sym);
-        e->strs_len = str->sh_size;
-        e->dynsym_index = i;
-        *eh_out = eh;
-        return e->syms != NULL && e->strs != NULL;
-    }
-    return false;
-}
-
 /* Whether symbol `i` is called through a PLT slot (a JUMP_SLOT relocation). */
-static bool called_through_plt(const elf_view *e, const Elf64_Ehdr *eh, size_t i)
+static bool called_through_plt(const pd__elf *e, size_t i)
 {
+    const Elf64_Ehdr *eh = e->eh;
     uint32_t jump_slot = eh->e_machine == EM_X86_64    ? R_X86_64_JUMP_SLOT
                          : eh->e_machine == EM_AARCH64 ? R_AARCH64_JUMP_SLOT
                                                        : 0;
-    const Elf64_Shdr *sh = at(e, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+    const Elf64_Shdr *sh = e->sh;
     for (size_t s = 0; jump_slot != 0 && s < eh->e_shnum; ++s) {
         if (sh[s].sh_type != SHT_RELA || sh[s].sh_link != e->dynsym_index)
             continue;
-        const Elf64_Rela *r = at(e, sh[s].sh_offset, sh[s].sh_size);
+        const Elf64_Rela *r = pd__elf_at(e, sh[s].sh_offset, sh[s].sh_size);
         for (size_t k = 0; r != NULL && k < sh[s].sh_size / sizeof(Elf64_Rela); ++k)
             if (ELF64_R_SYM(r[k].r_info) == i && ELF64_R_TYPE(r[k].r_info) == jump_slot)
                 return true;
@@ -94,20 +47,20 @@ static bool called_through_plt(const elf_view *e, const Elf64_Ehdr *eh, size_t i
 
 /* Opens every DT_NEEDED library of the file (their handles into *handles); false when one
  * cannot be opened here. */
-static bool open_needed(const elf_view *e, const Elf64_Ehdr *eh, void ***handles, int32_t *n)
+static bool open_needed(const pd__elf *e, void ***handles, int32_t *n)
 {
-    const Elf64_Shdr *sh = at(e, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+    const Elf64_Shdr *sh = e->sh;
+    const Elf64_Ehdr *eh = e->eh;
     *handles = NULL;
     *n = 0;
     for (size_t s = 0; s < eh->e_shnum; ++s) {
         if (sh[s].sh_type != SHT_DYNAMIC)
             continue;
-        const Elf64_Dyn *d = at(e, sh[s].sh_offset, sh[s].sh_size);
+        const Elf64_Dyn *d = pd__elf_at(e, sh[s].sh_offset, sh[s].sh_size);
         for (size_t k = 0; d != NULL && k < sh[s].sh_size / sizeof(Elf64_Dyn); ++k) {
             if (d[k].d_tag != DT_NEEDED)
                 continue;
-            const char *lib = d[k].d_un.d_val <= UINT32_MAX ? str_at(e, (uint32_t)d[k].d_un.d_val)
-                                                            : NULL;
+            const char *lib = pd__elf_str(e, d[k].d_un.d_val);
             void *h = lib ? dlopen(lib, RTLD_LAZY | RTLD_LOCAL) : NULL;
             void **grown = h ? realloc(*handles, sizeof(void *) * (size_t)(*n + 1)) : NULL;
             if (grown == NULL) {
@@ -172,17 +125,16 @@ static void find_missing(const pd__plan *p, const char *lib, pd__strv *names)
 {
     size_t len = 0;
     char *bytes = pd__read_file(lib, &len);
-    elf_view e = {.data = (const unsigned char *)bytes, .len = len};
-    const Elf64_Ehdr *eh = NULL;
+    pd__elf e;
     void **handles = NULL;
     int32_t n = 0;
-    if (bytes != NULL && elf_open(&e, &eh) && open_needed(&e, eh, &handles, &n)) {
+    if (bytes != NULL && pd__elf_open(&e, bytes, len) && open_needed(&e, &handles, &n)) {
         for (size_t i = 1; i < e.n_syms; ++i) {
             const Elf64_Sym *s = &e.syms[i];
-            const char *name = str_at(&e, s->st_name);
+            const char *name = pd__elf_str(&e, s->st_name);
             if (s->st_shndx != SHN_UNDEF || ELF64_ST_BIND(s->st_info) != STB_GLOBAL ||
                 name == NULL || !cxx_function_name(name) || strchr(name, '"') != NULL ||
-                !called_through_plt(&e, eh, i) || provided(name, handles, n))
+                !called_through_plt(&e, i) || provided(name, handles, n))
                 continue;
             pd__strv_add(names, name);
         }

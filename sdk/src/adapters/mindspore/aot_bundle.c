@@ -18,15 +18,6 @@
 /* Serializes making and releasing the states of every bundle op (first uses only). */
 static pthread_mutex_t bundle_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *c = malloc(n);
-    if (c)
-        memcpy(c, s, n);
-    return c;
-}
-
 /* A pd_aoti_op from the descriptor: the same steps as pd_aot_load after it opened a library. */
 static pd_status bundle_op_make(const pd_aot_bundle_op *b, pd_aoti_op **out)
 {
@@ -69,9 +60,9 @@ static pd_status bundle_op_make(const pd_aot_bundle_op *b, pd_aoti_op **out)
     op->spec = malloc(spec_len);
     if (op->spec)
         snprintf(op->spec, spec_len, "%s:%s", b->source ? b->source : "", b->function);
-    op->library = dup_str(b->source ? b->source : "(bundle)");
-    op->function = dup_str(b->function);
-    op->name = dup_str(who);
+    op->library = strdup(b->source ? b->source : "(bundle)");
+    op->function = strdup(b->function);
+    op->name = strdup(who);
     pd_status s = op->spec && op->library && op->function && op->name
                       ? pd_aoti_fill_names(op, &o)
                       : pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_aot_bundle: out of memory");

@@ -17,8 +17,8 @@
  * defaults to; a library that never builds a string works with either).
  */
 #include "adapters/mindspore/aot_load.h"
+#include "io/elf_dynsym.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,51 +28,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A mapped file. */
+/* A mapped file and its dynamic symbols (none if the file has no table). */
 typedef struct elf_file {
-    const unsigned char *base;
+    void *map;
     size_t size;
-    const Elf64_Sym *syms;
-    size_t n_syms;
-    const char *strtab;
-    size_t strtab_size;
+    pd__elf dyn;
 } elf_file;
-
-static bool in_file(const elf_file *f, uint64_t off, uint64_t len)
-{
-    return off <= f->size && len <= f->size - off;
-}
-
-/* Finds .dynsym and its string table; false if the file has none (a static object). */
-static bool elf_find_dynsym(elf_file *f)
-{
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f->base;
-    if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
-        !in_file(f, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
-        return false;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f->base + eh->e_shoff);
-    for (unsigned i = 0; i < eh->e_shnum; ++i) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *str = &sh[sh[i].sh_link];
-        if (!in_file(f, sh[i].sh_offset, sh[i].sh_size) ||
-            !in_file(f, str->sh_offset, str->sh_size) || str->sh_size == 0)
-            return false;
-        f->syms = (const Elf64_Sym *)(f->base + sh[i].sh_offset);
-        f->n_syms = sh[i].sh_size / sizeof(Elf64_Sym);
-        f->strtab = (const char *)(f->base + str->sh_offset);
-        f->strtab_size = str->sh_size;
-        return true;
-    }
-    return false;
-}
 
 static const char *sym_name(const elf_file *f, const Elf64_Sym *s)
 {
-    if (s->st_name >= f->strtab_size)
-        return "";
-    const char *n = f->strtab + s->st_name;
-    return memchr(n, '\0', f->strtab_size - s->st_name) ? n : "";
+    const char *n = pd__elf_str(&f->dyn, s->st_name);
+    return n ? n : "";
 }
 
 static pd_status elf_open(const char *who, const char *path, elf_file *f)
@@ -93,7 +59,7 @@ static pd_status elf_open(const char *who, const char *path, elf_file *f)
     close(fd);
     if (map == MAP_FAILED)
         return pd__fail(PD_ERR_IO, "%s: cannot read '%s': %s", who, path, strerror(errno));
-    f->base = map;
+    f->map = map;
     f->size = (size_t)st.st_size;
     const Elf64_Ehdr *eh = map;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) {
@@ -108,11 +74,11 @@ static pd_status elf_open(const char *who, const char *path, elf_file *f)
         return pd__fail(PD_ERR_INVALID_MODULE,
                         "%s: '%s' is an ELF file but not a 64-bit shared library", who, path);
     }
-    (void)elf_find_dynsym(f);
+    (void)pd__elf_open(&f->dyn, map, f->size); /* a library without dynamic symbols has none */
     return PD_OK;
 }
 
-static void elf_close(elf_file *f) { munmap((void *)f->base, f->size); }
+static void elf_close(elf_file *f) { munmap(f->map, f->size); }
 
 pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda, bool *sim)
 {
@@ -123,11 +89,11 @@ pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *
     bool new_abi = false, old_abi = false;
     *cuda = false;
     *sim = false;
-    for (size_t i = 1; i < f.n_syms; ++i) {
-        const char *n = sym_name(&f, &f.syms[i]);
-        if (f.syms[i].st_shndx == SHN_UNDEF && strncmp(n, "cuda", 4) == 0)
+    for (size_t i = 1; i < f.dyn.n_syms; ++i) {
+        const char *n = sym_name(&f, &f.dyn.syms[i]);
+        if (f.dyn.syms[i].st_shndx == SHN_UNDEF && strncmp(n, "cuda", 4) == 0)
             *cuda = true; /* the CUDA runtime API: cudaLaunchKernel, cudaMemcpyAsync, ... */
-        if (f.syms[i].st_shndx == SHN_UNDEF && strcmp(n, "pd_sim_launch") == 0)
+        if (f.dyn.syms[i].st_shndx == SHN_UNDEF && strcmp(n, "pd_sim_launch") == 0)
             *sim = true; /* a kernel of the simulated device (pd_sim_device.h) */
         new_abi = new_abi || strstr(n, "__cxx11") != NULL;
         old_abi = old_abi || strncmp(n, "_ZNSs", 5) == 0 || strncmp(n, "_ZNKSs", 6) == 0 ||
@@ -148,8 +114,8 @@ void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t c
     const char *best[KEEP] = {0};
     int score[KEEP] = {0};
     int limit = (int)strlen(name) / 3 + 2;
-    for (size_t i = 1; i < f.n_syms; ++i) {
-        const Elf64_Sym *s = &f.syms[i];
+    for (size_t i = 1; i < f.dyn.n_syms; ++i) {
+        const Elf64_Sym *s = &f.dyn.syms[i];
         if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF ||
             ELF64_ST_VISIBILITY(s->st_other) != STV_DEFAULT)
             continue;

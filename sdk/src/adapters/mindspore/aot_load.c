@@ -17,20 +17,11 @@
 #define WHO "pd_aot_load"
 #define OOM() pd__fail(PD_ERR_OUT_OF_MEMORY, WHO ": out of memory")
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *c = malloc(n);
-    if (c)
-        memcpy(c, s, n);
-    return c;
-}
-
 static char *dup_fmt(const char *fmt, int i)
 {
     char buf[32];
     snprintf(buf, sizeof buf, fmt, i);
-    return dup_str(buf);
+    return strdup(buf);
 }
 
 void pd_aoti_op_free(void *p)
@@ -178,7 +169,7 @@ pd_status pd_aoti_fill_names(pd_aoti_op *op, const pd_aot_options *o)
 {
     for (int32_t i = 0; i < op->n_inputs; ++i) {
         const char *given = o->input_names ? o->input_names[i] : NULL;
-        op->input_names[i] = given ? dup_str(given) : dup_fmt("in%d", (int)i);
+        op->input_names[i] = given ? strdup(given) : dup_fmt("in%d", (int)i);
         if (op->input_names[i] == NULL)
             return OOM();
         op->def.inputs[i] = op->input_names[i];
@@ -191,7 +182,7 @@ pd_status pd_aoti_fill_names(pd_aoti_op *op, const pd_aot_options *o)
             op->outputs[i].ndim = -1;
         }
         const char *given = op->outputs[i].name;
-        op->output_names[i] = given ? dup_str(given) : dup_fmt("out%d", (int)i);
+        op->output_names[i] = given ? strdup(given) : dup_fmt("out%d", (int)i);
         if (op->output_names[i] == NULL)
             return OOM();
         op->outputs[i].name = op->output_names[i];
@@ -201,7 +192,7 @@ pd_status pd_aoti_fill_names(pd_aoti_op *op, const pd_aot_options *o)
         if (o->attrs[i] == NULL)
             return pd__fail(PD_ERR_INVALID_ARGUMENT, WHO ": %s: attrs[%d] is NULL", op->spec,
                             (int)i);
-        op->attr_decls[i] = dup_str(o->attrs[i]);
+        op->attr_decls[i] = strdup(o->attrs[i]);
         op->attr_names[i] = attr_name_of(o->attrs[i]);
         if (op->attr_decls[i] == NULL || op->attr_names[i] == NULL)
             return OOM();
@@ -299,10 +290,10 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     op->n_inputs = o.n_inputs;
     op->n_outputs = o.n_outputs ? o.n_outputs : 1;
     op->n_attrs = o.n_attrs;
-    op->spec = dup_str(spec);
-    op->library = op->spec ? dup_str(spec) : NULL;
-    op->function = dup_str(colon + 1);
-    op->name = dup_str(o.name ? o.name : colon + 1);
+    op->spec = strdup(spec);
+    op->library = op->spec ? strdup(spec) : NULL;
+    op->function = strdup(colon + 1);
+    op->name = strdup(o.name ? o.name : colon + 1);
     if (op->spec == NULL || op->library == NULL || op->function == NULL || op->name == NULL) {
         pd_aoti_op_free(op);
         return OOM();

@@ -69,34 +69,32 @@ template <typename S> struct cvt<int64_t, S> {
     }
 };
 
+/* The element offset in the source view of the i-th element in row-major order. */
+__device__ inline int64_t view_offset(const view &v, int64_t i)
+{
+    int64_t at = 0;
+    for (int32_t k = v.ndim - 1; k >= 0; --k) {
+        int64_t q = i / v.shape[k];
+        at += (i - q * v.shape[k]) * v.strides[k];
+        i = q;
+    }
+    return at;
+}
+
 template <typename D, typename S>
 __global__ void convert_kernel(D *__restrict__ dst, const S *__restrict__ src, view v, int64_t n)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t rest = i, at = 0;
-        for (int32_t k = v.ndim - 1; k >= 0; --k) {
-            int64_t q = rest / v.shape[k];
-            at += (rest - q * v.shape[k]) * v.strides[k];
-            rest = q;
-        }
-        dst[i] = cvt<D, S>::run(src[at]);
-    }
+         i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = cvt<D, S>::run(src[view_offset(v, i)]);
 }
 
 template <typename T>
 __global__ void copy_kernel(T *__restrict__ dst, const T *__restrict__ src, view v, int64_t n)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t rest = i, at = 0;
-        for (int32_t k = v.ndim - 1; k >= 0; --k) {
-            int64_t q = rest / v.shape[k];
-            at += (rest - q * v.shape[k]) * v.strides[k];
-            rest = q;
-        }
-        dst[i] = src[at];
-    }
+         i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = src[view_offset(v, i)];
 }
 
 constexpr int threads = 256;
