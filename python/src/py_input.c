@@ -8,7 +8,9 @@
  * storage reference (the runner accepts such host-made tensors and never keeps them past the
  * call; an output that would alias one is copied by the caller, py_op.c). Strided arrays stay
  * strided (element strides; negative and zero ones included); the runner makes them
- * contiguous for kernels that want dense inputs.
+ * contiguous for kernels that want dense inputs. DLPack memory on a CUDA device or pinned
+ * host memory becomes a tensor on the matching place (py_device.c asks CUDA producers with
+ * the call's stream).
  */
 #include "py_internal.h"
 
