@@ -180,3 +180,14 @@ def test_torch_stream_reads_torchs_current_stream_of_a_cuda_tensor(pdext, monkey
     assert pdext._pdext._torch_stream(FakeTensor()) == 0x1234
     assert asked == ["cuda:1"]
     assert pdext._pdext._torch_stream(CpuTensor()) is None
+
+
+def test_output_aliasing_a_borrowed_gpu_input_is_copied_on_the_gpu(pdext, gops):
+    # custom_pair hands back X itself; X borrowed from a producer has no storage, so the
+    # result is a copy made on X's place.
+    a = np.array([1.0, -2.0, 3.0], np.float32)
+    producer = Producer(on_gpu(pdext, a))
+    out = gops.custom_pair(producer, Producer(on_gpu(pdext, np.zeros(3, np.float32))))
+    assert out.device == "gpu:0"
+    assert data_pointer(out) != data_pointer(producer.tensor)
+    np.testing.assert_array_equal(out.to("cpu").numpy(), a)
