@@ -8,10 +8,13 @@
  * storage reference (the runner accepts such host-made tensors and never keeps them past the
  * call; an output that would alias one is copied by the caller, py_op.c). Strided arrays stay
  * strided (element strides; negative and zero ones included); the runner makes them
- * contiguous for kernels that want dense inputs.
+ * contiguous for kernels that want dense inputs. DLPack memory on a CUDA device or pinned
+ * host memory becomes a tensor on the matching place (py_device.c asks CUDA producers with
+ * the call's stream).
  */
 #include "py_internal.h"
 
+#include "py_device.h"
 #include "py_dlpack.h"
 
 #include <stdlib.h>
@@ -151,7 +154,7 @@ static pdext_dl_managed *dlpack_take(PyObject *obj, const pdext_input_name *who)
                          input_text(who), Py_TYPE(obj)->tp_name);
             return NULL;
         }
-        capsule = PyObject_CallNoArgs(method);
+        capsule = pdext_dlpack_request(obj, method); /* with the stream, for CUDA */
         Py_DECREF(method);
         if (capsule == NULL)
             return NULL;
@@ -183,11 +186,12 @@ static void dlpack_drop(pdext_dl_managed *m)
 /* Fills *t from a DLPack tensor (borrowed: no storage); -1 with an exception. */
 static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_tensor *t)
 {
-    if (dl->device.device_type != PDEXT_DL_CPU && dl->device.device_type != PDEXT_DL_CUDA_HOST) {
+    pd_place place = pdext_dl_place(dl->device);
+    if (place.type == PD_PLACE_UNDEFINED) {
         PyErr_Format(PyExc_ValueError,
-                     "%s is on DLPack device type %d; pdext's Python front takes CPU memory "
-                     "(move it with .cpu())",
-                     input_text(who), (int)dl->device.device_type);
+                     "%s is on DLPack device (%d, %d); pdext's Python front takes CPU (1), CUDA "
+                     "(2) and CUDA host (3) memory (move it with .cpu())",
+                     input_text(who), (int)dl->device.device_type, (int)dl->device.device_id);
         return -1;
     }
     pd_data_type dtype = pdext_dl_to_dtype(dl->dtype);
@@ -207,7 +211,7 @@ static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_
     t->data = (char *)dl->data + dl->byte_offset;
     t->dtype = dtype;
     t->ndim = dl->ndim;
-    t->place = pd_place_cpu();
+    t->place = place;
     for (int32_t d = 0; d < t->ndim; ++d)
         t->shape[d] = dl->shape[d];
     fill_dense_strides(t);
@@ -286,8 +290,8 @@ static pd_status wrap_memory(const pd_tensor *v, pd_deleter_fn deleter, void *us
     int64_t extent = n > 0 ? hi - lo + 1 : 0;
     void *base = (char *)v->data + lo * (int64_t)pd_dtype_size(v->dtype);
     pd_tensor storage = PD_TENSOR_UNDEFINED;
-    pd_status st = pd_tensor_from_buffer(&storage, base, v->dtype, pd_place_cpu(), 1, &extent,
-                                         deleter, user);
+    pd_status st = pd_tensor_from_buffer(&storage, base, v->dtype, v->place, 1, &extent, deleter,
+                                         user);
     if (st != PD_OK)
         return st;
     int64_t strides[PD_MAX_DIMS];
@@ -339,10 +343,11 @@ PyObject *pdext_from_dlpack(PyObject *self, PyObject *obj)
 int pdext_tensor_own(pd_tensor *t)
 {
     pd_tensor view, copy = PD_TENSOR_UNDEFINED;
+    pd_place place = t->place;
     pd_status st = wrap_memory(t, NULL, NULL, &view);
     memset(t, 0, sizeof *t);
     if (st == PD_OK) {
-        st = pd_tensor_copy_to(&copy, &view, pd_place_cpu());
+        st = pd_tensor_copy_to(&copy, &view, place);
         pd_tensor_release(&view);
     }
     if (st != PD_OK) {
@@ -381,7 +386,9 @@ static void export_capsule_destructor(PyObject *capsule)
 
 PyObject *pdext_dlpack_export(pdext_TensorObject *self)
 {
-    if (!pd_is_cpu(&self->t)) {
+    pdext_dl_device device = {0, 0};
+    if (!pd_place_to_dlpack(self->t.place, &device.device_type, &device.device_id) ||
+        pdext_dl_place(device).type == PD_PLACE_UNDEFINED) {
         PyErr_Format(PyExc_BufferError, "DLPack export of %s tensors is not supported",
                      pd_place_type_name(&self->t.place));
         return NULL;
@@ -394,8 +401,7 @@ PyObject *pdext_dlpack_export(pdext_TensorObject *self)
         ctx->strides[d] = pd_stride(&ctx->t, d);
     pdext_dl_tensor *dl = &ctx->managed.dl_tensor;
     dl->data = ctx->t.data;
-    dl->device.device_type = PDEXT_DL_CPU;
-    dl->device.device_id = 0;
+    dl->device = device;
     dl->ndim = ctx->t.ndim;
     dl->dtype = pdext_dl_from_dtype(ctx->t.dtype);
     dl->shape = ctx->t.shape;

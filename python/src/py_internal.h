@@ -108,7 +108,8 @@ void pdext_borrow_release(pdext_borrow *b);
  * that owns its memory. 0, or -1 with an exception (*t is then undefined). */
 int pdext_tensor_own(pd_tensor *t);
 
-/* pdext.from_dlpack(obj): a Tensor over obj's memory (zero-copy; CPU only). */
+/* pdext.from_dlpack(obj): a Tensor over obj's memory (zero-copy; CPU, CUDA and CUDA-host memory).
+ */
 PyObject *pdext_from_dlpack(PyObject *self, PyObject *obj);
 
 /* DLPack export of a Tensor: the capsule `__dlpack__` returns. */

@@ -6,6 +6,7 @@
  * load_library, CustomOpBuilder, aot, gradcheck, check) on these few functions.
  */
 #define PDEXT_PY_NUMPY_OWNER
+#include "py_device.h"
 #include "py_executor.h"
 #include "py_internal.h"
 
@@ -87,6 +88,9 @@ static PyMethodDef module_methods[] =
       "gradcheck(op, args, kwargs, step=0.0, atol=0.0, rtol=0.0, keep_dtype=False, "
       "skip_double_grad=False, max_elements=0, seed=0) -> dict\n"
       "pd_gradcheck on op called with args and kwargs; the report as a dict."},
+     {"_torch_stream", pdext_torch_stream, METH_O,
+      "_torch_stream(obj) -> int or None\ntorch's current stream handle on obj's device when obj "
+      "is a torch CUDA tensor (py_device.c)."},
      {"from_dlpack", pdext_from_dlpack, METH_O,
       "from_dlpack(obj) -> Tensor\nA pdext.Tensor over the memory of obj (any object with "
       "__dlpack__, or a DLPack capsule), without copying. CPU memory only."},

@@ -4,8 +4,11 @@
  * tensor's memory, which lives as long as the array), through the buffer protocol, or
  * through DLPack (__dlpack__ / __dlpack_device__) to any framework.
  */
+#include "py_device.h"
 #include "py_executor.h"
 #include "py_internal.h"
+
+#include "pd_device.h"
 
 #include "py_dlpack.h"
 
@@ -56,6 +59,19 @@ PyObject *pdext_tensor_wrap(pd_tensor *t)
 
 PyObject *pdext_tensor_to_numpy(pd_tensor *t)
 {
+    if (!pd_is_cpu(t)) {
+        /* Device memory has no host view: copying here would hide a synchronization and
+         * give an array that does not share the tensor's memory. */
+        PyObject *where = pdext_place_str(t->place);
+        if (where != NULL)
+            PyErr_Format(PyExc_TypeError,
+                         "a pdext.Tensor on %U has no numpy view; copy it to the host first: "
+                         "t.to('cpu').numpy()",
+                         where);
+        Py_XDECREF(where);
+        pd_tensor_release(t);
+        return NULL;
+    }
     int typenum = pdext_numpy_require() < 0 ? -1 : pdext_numpy_typenum(t->dtype);
     if (typenum < 0) {
         pd_tensor_release(t);
@@ -170,6 +186,12 @@ static PyObject *tensor_dtype(pdext_TensorObject *self, void *unused)
     return PyUnicode_FromString(pd_dtype_name(self->t.dtype));
 }
 
+static PyObject *tensor_device(pdext_TensorObject *self, void *unused)
+{
+    (void)unused;
+    return pdext_place_str(self->t.place);
+}
+
 static PyObject *tensor_numpy(pdext_TensorObject *self, PyObject *unused)
 {
     (void)unused;
@@ -188,18 +210,37 @@ static PyObject *tensor_dlpack(pdext_TensorObject *self, PyObject *args, PyObjec
         return NULL;
     if (pdext_tensor_ready(self) < 0) /* an executor may still be computing it */
         return NULL;
+    if (stream != Py_None && pd_is_gpu(&self->t)) {
+        /* The consumer reads on its stream `stream`: work pdext queued for this tensor on
+         * another stream must be done first. pdext cannot make a foreign stream wait on an
+         * event, so it waits for its own stream, unless the consumer names that one. */
+        pd_stream_t *mine = pd_stream_current(self->t.place);
+        if (mine == NULL)
+            return pdext_raise_status(PD_ERR_UNAVAILABLE, "pdext.Tensor.__dlpack__()");
+        void *theirs = PyLong_Check(stream) ? PyLong_AsVoidPtr(stream) : NULL;
+        if (PyErr_Occurred())
+            return NULL;
+        if (theirs != pd_stream_handle(mine)) {
+            PyThreadState *ts = PyEval_SaveThread();
+            pd_status st = pd_stream_synchronize(mine);
+            PyEval_RestoreThread(ts);
+            if (st != PD_OK)
+                return pdext_raise_status(st, "pdext.Tensor.__dlpack__()");
+        }
+    }
     return pdext_dlpack_export(self);
 }
 
 static PyObject *tensor_dlpack_device(pdext_TensorObject *self, PyObject *unused)
 {
     (void)unused;
-    if (!pd_is_cpu(&self->t)) {
+    int32_t type, id;
+    if (!pd_place_to_dlpack(self->t.place, &type, &id) || type == PD_DLPACK_EXT_DEV) {
         PyErr_Format(PyExc_BufferError, "DLPack export of %s tensors is not supported",
                      pd_place_type_name(&self->t.place));
         return NULL;
     }
-    return Py_BuildValue("(ii)", PDEXT_DL_CPU, 0);
+    return Py_BuildValue("(ii)", (int)type, (int)id);
 }
 
 static PyObject *tensor_repr(pdext_TensorObject *self)
@@ -216,19 +257,26 @@ static PyObject *tensor_repr(pdext_TensorObject *self)
 
 static PyMethodDef tensor_methods[] =
     {{"numpy", (PyCFunction)tensor_numpy, METH_NOARGS,
-      "A numpy array over this tensor's memory (no copy)."},
+      "A numpy array over this tensor's memory (no copy); a device tensor raises TypeError: "
+      "copy it first (t.to('cpu').numpy())."},
      {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
       "DLPack export (a 'dltensor' capsule); the consumer shares this tensor's memory."},
      {"__array__", (PyCFunction)(void (*)(void))pdext_tensor_array, METH_VARARGS | METH_KEYWORDS,
       "A numpy array over this tensor's memory, once it is computed (py_executor.c)."},
      {"__dlpack_device__", (PyCFunction)tensor_dlpack_device, METH_NOARGS,
-      "(device type, device id) in DLPack's numbering."},
+      "(device type, device id) in DLPack's numbering: (1, 0) CPU, (2, N) gpu:N, (3, 0) "
+      "gpu_pinned."},
+     {"to", pdext_tensor_to, METH_O,
+      "to(device) -> Tensor\nA copy on device 'cpu', 'gpu:N' (or 'cuda:N') or 'gpu_pinned'; "
+      "the Tensor itself when it is there already. A copy to the host waits for the device."},
      {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef tensor_getset[] = {{"shape", (getter)tensor_shape, NULL,
                                        "The shape, a tuple of ints.", NULL},
                                       {"dtype", (getter)tensor_dtype, NULL,
                                        "The dtype's name (\"float32\", ...).", NULL},
+                                      {"device", (getter)tensor_device, NULL,
+                                       "Where it lives: \"cpu\", \"gpu:N\", \"gpu_pinned\".", NULL},
                                       {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject pdext_TensorType = {
