@@ -308,6 +308,37 @@ PD_TEST(DeviceStream, WorkRunsInOrderOnlyOnceTheStreamIsSynchronized)
     PD_EXPECT_OK(pd_stream_destroy(s));
 }
 
+/* A host's own stream (here one pdext made, standing for a cudaStream_t of the host's):
+ * wrapped, it is the stream calls run on once current; destroying the wrapper waits for its
+ * work and leaves the host's stream usable. */
+PD_TEST(DeviceStream, WrappedHostStreamRunsWorkAndStaysTheHosts)
+{
+    pd_stream_t *own = NULL, *w = NULL;
+    PD_ASSERT_OK(pd_stream_create(sim(0), &own));
+    PD_ASSERT_OK(pd_stream_wrap(sim(0), pd_stream_handle(own), &w));
+    PD_EXPECT(pd_stream_handle(w) == pd_stream_handle(own));
+    PD_EXPECT(pd_place_equal(pd_stream_place(w), sim(0)));
+    PD_ASSERT_OK(pd_stream_set_current(sim(0), w));
+    PD_EXPECT(pd_stream_current(sim(0)) == w);
+    int value = 0;
+    PD_ASSERT_OK(pd_sim_launch(pd_stream_handle(pd_stream_current(sim(0))), set_one, &value));
+    PD_ASSERT_OK(pd_sim_launch(pd_stream_handle(w), add_one, &value));
+    PD_EXPECT_ERROR(pd_stream_destroy(w), PD_ERR_INVALID_ARGUMENT, "current stream");
+    PD_ASSERT_OK(pd_stream_set_current(sim(0), NULL));
+    PD_EXPECT_EQ(value, 0);
+    PD_EXPECT_OK(pd_stream_destroy(w)); /* waits for the work, keeps the handle */
+    PD_EXPECT_EQ(value, 2);
+    PD_ASSERT_OK(pd_sim_launch(pd_stream_handle(own), add_one, &value));
+    PD_ASSERT_OK(pd_stream_synchronize(own));
+    PD_EXPECT_EQ(value, 3);
+    PD_EXPECT_OK(pd_stream_destroy(own));
+    /* What cannot be wrapped. */
+    PD_EXPECT_ERROR(pd_stream_wrap(sim(0), NULL, &w), PD_ERR_INVALID_ARGUMENT,
+                    "pd_stream_wrap: handle");
+    PD_EXPECT_ERROR(pd_stream_wrap(pd_place_cpu(), (pd_device_stream)&value, &w),
+                    PD_ERR_INVALID_ARGUMENT, "host memory, which has no streams");
+}
+
 PD_TEST(DeviceStream, EventSynchronizeWaitsForTheWorkBeforeTheRecordOnly)
 {
     pd_stream_t *s = NULL;

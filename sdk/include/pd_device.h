@@ -215,8 +215,13 @@ typedef struct pd_stream_t pd_stream_t;
 
 /* A new stream on `place` (a device place, not CPU). */
 pd_status pd_stream_create(pd_place place, pd_stream_t **out);
-/* Waits for the stream's work, then destroys it; NULL is ignored. It must not be the current
- * stream of any thread. */
+/* A stream object over a stream the host made itself with the device's own API (a
+ * cudaStream_t from PyTorch or the host's CUDA code): op calls and copies run on it once it is
+ * current (pd_stream_set_current). pd_stream_destroy waits for its work and frees the object;
+ * the handle stays the host's, which destroys it after that. */
+pd_status pd_stream_wrap(pd_place place, pd_device_stream handle, pd_stream_t **out);
+/* Waits for the stream's work, then destroys it (a wrapped stream: only the object); NULL is
+ * ignored. It must not be the current stream of any thread. */
 pd_status pd_stream_destroy(pd_stream_t *stream);
 /* Blocks until all work enqueued on the stream is done. */
 pd_status pd_stream_synchronize(pd_stream_t *stream);

@@ -20,6 +20,7 @@ struct pd_stream_t {
     pd__device *device;
     pd_device_stream handle;
     bool is_default; /* the device's own: never destroyed */
+    bool borrowed;   /* pd_stream_wrap: the handle belongs to the host, which destroys it */
 };
 
 struct pd_event_t {
@@ -52,6 +53,7 @@ static pd_status stream_new(const char *who, pd__device *d, pd_place place, bool
     s->place = pd_place_make(d->type, place.device_id);
     s->device = d;
     s->is_default = is_default;
+    s->borrowed = false;
     pd_status st = d->table->stream_create(d->table->user, place.device_id, &s->handle);
     if (st != PD_OK) {
         free(s);
@@ -151,6 +153,34 @@ pd_status pd_stream_create(pd_place place, pd_stream_t **out)
     return st == PD_OK ? stream_new(who, d, place, false, out) : st;
 }
 
+pd_status pd_stream_wrap(pd_place place, pd_device_stream handle, pd_stream_t **out)
+{
+    static const char who[] = "pd_stream_wrap";
+    pd__device *d = NULL;
+    pd_status st = need(who, "out", out);
+    if (st == PD_OK)
+        st = need(who,
+                  "handle (the device's stream; the device's default stream is "
+                  "pd_stream_current's when no stream is set)",
+                  handle);
+    if (st == PD_OK)
+        st = device_place(who, place, &d);
+    if (st != PD_OK)
+        return st;
+    pd_stream_t *s = malloc(sizeof *s);
+    if (s == NULL || pd__device_stream_born(d, handle) != PD_OK) {
+        free(s);
+        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    }
+    s->place = pd_place_make(d->type, place.device_id);
+    s->device = d;
+    s->handle = handle;
+    s->is_default = false;
+    s->borrowed = true;
+    *out = s;
+    return PD_OK;
+}
+
 pd_status pd_stream_destroy(pd_stream_t *s)
 {
     static const char who[] = "pd_stream_destroy";
@@ -166,7 +196,7 @@ pd_status pd_stream_destroy(pd_stream_t *s)
     int32_t id = s->place.device_id;
     pd_status st = t->stream_synchronize(t->user, id, s->handle);
     pd__device_stream_gone(s->device, s->handle);
-    pd_status st2 = t->stream_destroy(t->user, id, s->handle);
+    pd_status st2 = s->borrowed ? PD_OK : t->stream_destroy(t->user, id, s->handle);
     pd__device *d = s->device;
     pd_place place = s->place;
     free(s);
