@@ -56,6 +56,52 @@ static int dlpack_device_of(PyObject *obj, pdext_dl_device *dev, bool *found)
     return 0;
 }
 
+/* pdext's wrappers of torch's streams (pd_stream_wrap), per thread as torch's current streams
+ * are: a handful at most (one or two per device in use); they live as long as the thread's
+ * Python calls may use them, so they are never destroyed. */
+#define TORCH_STREAMS_MAX 8
+static _Thread_local struct {
+    pd_place place;
+    pd_device_stream handle;
+    pd_stream_t *stream;
+} torch_streams[TORCH_STREAMS_MAX];
+static _Thread_local int torch_stream_count;
+
+/* For a torch CUDA tensor: makes torch's current stream of its device this thread's current
+ * stream for `place`, so the call runs on it (and the DLPack exchange names it: torch has
+ * nothing to wait for). torch's legacy default stream (handle 0) cannot be wrapped: pdext's
+ * own default stream is used, ordered by the DLPack exchange. 0, or -1 with an exception. */
+static int follow_torch_stream(PyObject *obj, pd_place place)
+{
+    PyObject *h = pdext_torch_stream(NULL, obj);
+    if (h == NULL)
+        return -1;
+    void *handle = h == Py_None ? NULL : PyLong_AsVoidPtr(h);
+    Py_DECREF(h);
+    if (PyErr_Occurred())
+        return -1;
+    pd_stream_t *stream = NULL;
+    for (int i = 0; handle != NULL && i < torch_stream_count; ++i)
+        if (torch_streams[i].handle == handle && pd_place_equal(torch_streams[i].place, place))
+            stream = torch_streams[i].stream;
+    if (handle != NULL && stream == NULL) {
+        if (torch_stream_count == TORCH_STREAMS_MAX) /* a thread cycling through streams */
+            return 0;                                /* runs on pdext's; DLPack orders it */
+        if (pd_stream_wrap(place, handle, &stream) != PD_OK) {
+            pdext_raise_status(pd_last_status(), NULL);
+            return -1;
+        }
+        torch_streams[torch_stream_count].place = place;
+        torch_streams[torch_stream_count].handle = handle;
+        torch_streams[torch_stream_count++].stream = stream;
+    }
+    if (h != Py_None && pd_stream_set_current(place, stream) != PD_OK) {
+        pdext_raise_status(pd_last_status(), NULL);
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *pdext_dlpack_request(PyObject *obj, PyObject *method)
 {
     pdext_dl_device dev;
@@ -70,6 +116,8 @@ PyObject *pdext_dlpack_request(PyObject *obj, PyObject *method)
                      Py_TYPE(obj)->tp_name, (int)dev.device_id);
         return NULL;
     }
+    if (follow_torch_stream(obj, place) < 0)
+        return NULL;
     pd_stream_t *stream = pd_stream_current(place); /* loads the CUDA plug-in on first use */
     if (stream == NULL)
         return pdext_raise_status(PD_ERR_UNAVAILABLE, NULL);

@@ -191,3 +191,47 @@ def test_output_aliasing_a_borrowed_gpu_input_is_copied_on_the_gpu(pdext, gops):
     assert out.device == "gpu:0"
     assert data_pointer(out) != data_pointer(producer.tensor)
     np.testing.assert_array_equal(out.to("cpu").numpy(), a)
+
+
+def test_a_torch_cuda_tensor_runs_on_torchs_current_stream(pdext, gops, monkeypatch):
+    # The stream pdext runs on is torch's current stream of the tensor's device, wrapped
+    # (pd_stream_wrap): the DLPack exchange then names torch's own stream. Without a GPU the
+    # handle is one the simulated device made (pdext's default stream, learned from a
+    # producer), which fake torch reports as its current stream.
+    first = Producer(on_gpu(pdext, np.ones(2, np.float32)))
+    gops.custom_relu(first)
+    (handle,) = first.streams
+    asked = []
+
+    class Stream:
+        cuda_stream = handle
+
+    fake_torch = types.ModuleType("torch")
+    fake_torch.cuda = types.SimpleNamespace(
+        current_stream=lambda dev: asked.append(dev) or Stream())
+    fake_torch.from_dlpack = pdext.from_dlpack
+    a = np.array([-1.0, 2.0, -3.0, 4.0], np.float32)
+    g = on_gpu(pdext, a)
+
+    class Tensor:
+        __module__ = "torch"
+        is_cuda = True
+        device = "cuda:0"
+
+        def __init__(self):
+            self.streams = []
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+        def __dlpack__(self, stream=None):
+            self.streams.append(stream)
+            return g.__dlpack__(stream=stream)
+
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    x = Tensor()
+    for _ in range(2):  # the second call finds the wrapped stream again
+        out = gops.custom_relu(x)
+        np.testing.assert_array_equal(out.to("cpu").numpy(), np.maximum(a, 0))
+    assert asked == ["cuda:0", "cuda:0"]
+    assert x.streams == [handle, handle]
