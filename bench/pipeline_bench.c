@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char relu_source[] =
     "/* bench_relu: Out = max(X, 0) on float32 (written by bench/pipeline_bench.c). */\n"
@@ -138,7 +139,11 @@ int main(int argc, char **argv)
               bench_jit_load(reg, "bench_pipeline_relu", sources, 1, NULL, &mod) == PD_OK &&
               (relu_op = pd_op_find(reg, "bench_relu")) != NULL &&
               pd_executor_create(reg, &o, &ex) == PD_OK;
+    /* PDEXT_BENCH_FIGURE=<part of a row's name>: that row only (for profiling one). */
+    const char *only = getenv("PDEXT_BENCH_FIGURE");
     for (int i = 0; i < n_figures; ++i) {
+        if (only != NULL && strstr(figures[i].name, only) == NULL)
+            continue;
         if (ok)
             measure(ex, &figures[i]);
         else

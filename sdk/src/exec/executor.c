@@ -202,6 +202,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     }
     atomic_init(&ex->magic, EXEC_LIVE);
+    atomic_init(&ex->retired, NULL);
     ex->id = atomic_fetch_add(&next_id, 1);
     ex->reg = reg;
     ex->n_streams = n;
@@ -245,6 +246,7 @@ pd_status pd_executor_synchronize(pd_executor *ex)
             pthread_cond_wait(&st->idle, &st->mu);
         pthread_mutex_unlock(&st->mu);
     }
+    pd__exec_reclaim(ex); /* the tensors the launched calls still held */
     pthread_mutex_lock(&ex->err_mu);
     s = ex->first_status;
     char *message = ex->first_message;
@@ -272,11 +274,7 @@ pd_status pd_executor_destroy(pd_executor *ex)
     pthread_mutex_destroy(&ex->err_mu);
     free(ex->first_message);
     ex->first_message = NULL;
-    for (pd__exec_call *c = ex->free_calls, *next; c != NULL; c = next) {
-        next = c->next;
-        free(c);
-    }
-    ex->free_calls = NULL;
+    pd__exec_free_records(ex);
     pthread_mutex_destroy(&ex->free_mu);
     pthread_mutex_lock(&grave_mu);
     ex->grave_next = grave;
