@@ -52,6 +52,11 @@ typedef struct pd__exec_stream {
     bool sleeping;        /* the worker waits on not_empty */
     bool closing;         /* destroy: the worker drains the queue and ends */
     pthread_t thread;
+    /* Calls enqueued (under mu) and launched by the worker: equal when the stream is idle,
+     * which lets a small call run on its submitter (pd_run_async) without the lock. */
+    atomic_uint_fast64_t pushed;
+    char pad[64];
+    atomic_uint_fast64_t finished;
 } pd__exec_stream;
 
 struct pd_executor {
@@ -60,9 +65,10 @@ struct pd_executor {
     const pd_registry *reg;
     int32_t n_streams;
     int32_t depth;
+    size_t inline_bytes; /* see pd_executor_options; 0: never */
     pd__exec_stream *streams;
     atomic_uint_fast64_t submitted, failed;
-    char pad0[64];             /* `done` is the workers': not on the submitters' cache line */
+    char pad0[64]; /* `done` is the workers': not on the submitters' cache line */
     atomic_uint_fast64_t done;
     pthread_mutex_t err_mu; /* guards the first error since the last synchronize */
     pd_status first_status;

@@ -83,8 +83,7 @@ void pd__completion_finish(pd__completion *c, pd_status status, const char *mess
      * itself in `sleepers` before it tests the state, and both sides use sequentially
      * consistent operations, so either the waiter sees the new state or this sees the
      * waiter, which is then woken under the mutex (it tests the state under it too). */
-    atomic_store_explicit(&c->state, status == PD_OK ? PD__DONE : PD__FAILED,
-                          memory_order_seq_cst);
+    atomic_store_explicit(&c->state, status == PD_OK ? PD__DONE : PD__FAILED, memory_order_seq_cst);
     if (atomic_load_explicit(&c->sleepers, memory_order_seq_cst) == 0)
         return;
     pthread_mutex_lock(&c->mu);

@@ -417,6 +417,40 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
     return s;
 }
 
+/* The tensors of an arg list are all on the host and computed; adds their bytes to *bytes. */
+static bool host_and_computed(const pd_arg *args, int32_t n, size_t *bytes)
+{
+    for (int32_t i = 0; i < n; ++i)
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
+            const pd_tensor *t = &args[i].tensors[k];
+            if (!pd_defined(t))
+                continue;
+            pd__completion *c = pd__storage_pending(t->storage);
+            if (!pd_place_is_host(t->place) ||
+                (c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
+                return false;
+            *bytes += pd_nbytes(t);
+        }
+    return true;
+}
+
+/* The call is small (its inputs at most half of pd_executor_options.inline_bytes: outputs
+ * are taken to be as large), on the host, with its inputs computed, and its stream idle: it
+ * runs on the submitting thread as pd_op_run. Ordering holds: everything submitted to the
+ * stream before it has run, and nothing it reads or writes is pending. */
+static bool runs_inline(pd_executor *ex, int32_t stream, const pd_arg *inputs, int32_t n_inputs,
+                        const pd_arg *outputs, int32_t n_outputs)
+{
+    size_t bytes = 0;
+    if (ex->inline_bytes == 0 || (inputs == NULL && n_inputs > 0) ||
+        (outputs == NULL && n_outputs > 0) || !host_and_computed(inputs, n_inputs, &bytes) ||
+        bytes > ex->inline_bytes / 2 || !host_and_computed(outputs, n_outputs, &bytes))
+        return false;
+    pd__exec_stream *st = &ex->streams[stream];
+    return atomic_load_explicit(&st->finished, memory_order_acquire) ==
+           atomic_load_explicit(&st->pushed, memory_order_acquire);
+}
+
 pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
                           int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
                           int32_t n_outputs)
@@ -426,6 +460,15 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
     if (s != PD_OK)
         return s;
+    if (runs_inline(ex, stream, inputs, n_inputs, outputs, n_outputs)) {
+        /* its error is the call's, as bad input's is: not counted as a submitted call's */
+        s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+        if (s == PD_OK) {
+            atomic_fetch_add_explicit(&ex->submitted, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ex->done, 1, memory_order_relaxed);
+        }
+        return s;
+    }
     pd__exec_call *call = call_new(ex);
     if (call == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
