@@ -110,7 +110,7 @@ static pd_executor *inline_executor(const pd_registry *reg)
     return ex;
 }
 
-PD_TEST(ExecutorInline, ASmallCallOnAnIdleStreamIsCompleteWhenItReturns)
+PD_TEST(Executor, InlineASmallCallOnAnIdleStreamIsCompleteWhenItReturns)
 {
     pd_registry *reg = ops();
     pd_executor *ex = inline_executor(reg);
@@ -129,7 +129,7 @@ PD_TEST(ExecutorInline, ASmallCallOnAnIdleStreamIsCompleteWhenItReturns)
     pd_registry_destroy(reg);
 }
 
-PD_TEST(ExecutorInline, ACallOverTheSizeOrBehindQueuedWorkGoesToTheWorkerInOrder)
+PD_TEST(Executor, InlineACallOverTheSizeOrBehindQueuedWorkGoesToTheWorkerInOrder)
 {
     pd_registry *reg = ops();
     pd_executor *ex = inline_executor(reg);
@@ -152,7 +152,7 @@ PD_TEST(ExecutorInline, ACallOverTheSizeOrBehindQueuedWorkGoesToTheWorkerInOrder
     pd_registry_destroy(reg);
 }
 
-PD_TEST(ExecutorInline, AKernelErrorOfAnInlineCallIsTheCallsOwn)
+PD_TEST(Executor, InlineAKernelErrorOfAnInlineCallIsTheCallsOwn)
 {
     pd_registry *reg = ops();
     pd_executor *ex = inline_executor(reg);
