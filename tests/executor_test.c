@@ -94,16 +94,16 @@ PD_TEST(Executor, RefusesAnInlineSizeOutOfRangeNamingIt)
     pd_executor *ex = NULL;
     pd_executor_options o = {sizeof o, 1, 0, -2};
     PD_EXPECT_ERROR(pd_executor_create(NULL, &o, &ex), PD_ERR_INVALID_ARGUMENT,
-                    "inline_bytes is -2; expected -1 (never), 0 (the default, 4096) or 1..");
+                    "inline_bytes is -2; expected -1 (never), 0 (the default, 65536) or 1..");
     o.inline_bytes = (1 << 20) + 1;
     PD_EXPECT_ERROR(pd_executor_create(NULL, &o, &ex), PD_ERR_INVALID_ARGUMENT,
                     "inline_bytes is 1048577");
 }
 
-/* An executor with the default inline size (4096 bytes). */
+/* An executor running host calls of inputs up to 2048 bytes inline. */
 static pd_executor *inline_executor(const pd_registry *reg)
 {
-    pd_executor_options o = {sizeof o, 1, 0, 0};
+    pd_executor_options o = {sizeof o, 1, 0, 4096};
     pd_executor *ex = NULL;
     if (pd_executor_create(reg, &o, &ex) != PD_OK)
         pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());

@@ -239,7 +239,7 @@ PyTypeObject pdext_ExecutorType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Executor(streams=1, depth=0, inline_bytes=0): op calls inside `with executor:` "
               "run asynchronously and return pending pdext.Tensors. A host call of at most "
-              "inline_bytes (0: 4096, -1: none) runs at once when its stream is idle.",
+              "inline_bytes (0: 65536, -1: none) runs at once when its stream is idle.",
     .tp_methods = executor_methods,
     .tp_getset = executor_getset,
     .tp_init = (initproc)executor_init,

@@ -77,7 +77,7 @@ typedef struct pd_executor_options {
      * submitting thread, as pd_op_run inside pd_run_async, when its stream has no call queued
      * or running and none of its tensors is pending: for so small a kernel the hand-off to
      * the worker costs more than the kernel. Its outputs are complete on return, and its
-     * error (the kernel's too) is pd_run_async's, as bad input's is. Default 4096; -1: never
+     * error (the kernel's too) is pd_run_async's, as bad input's is. Default 65536; -1: never
      * (every call runs on its stream's worker); at most 1 << 20. */
     int32_t inline_bytes;
 } pd_executor_options;

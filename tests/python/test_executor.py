@@ -112,7 +112,7 @@ def test_calls_outside_a_block_run_synchronously(pdext, relu):
 
 def test_a_small_call_on_an_idle_stream_is_complete_when_it_returns(pdext, relu):
     x = pdext.from_dlpack(np.array([-1.0, 2.0], np.float32))
-    with pdext.Executor() as ex:  # default inline_bytes: 4096
+    with pdext.Executor() as ex:  # default inline_bytes: 65536
         y = relu.custom_relu(x)
         assert not ex.pending(y)
         np.testing.assert_array_equal(y.numpy(), [0, 2])

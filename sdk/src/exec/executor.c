@@ -20,7 +20,7 @@
 #define STREAMS_MAX 64
 #define DEPTH_DEFAULT 1024
 #define DEPTH_MAX (1 << 20)
-#define INLINE_DEFAULT 4096
+#define INLINE_DEFAULT 65536
 #define INLINE_MAX (1 << 20)
 #define QUEUED_BYTES_MAX ((size_t)2 << 20) /* see pd__exec_enqueue */
 #define LINGER_POLLS 4096                  /* about 20-50 us of polling before a worker sleeps */
