@@ -7,6 +7,8 @@
  *                             ops per ms, target ratio >= 1.7 (what two cores can give).
  *   pipeline_chain_small      one dependent chain of relu on 256 float32: the hand-off's price
  *                             where the kernel is tiny; time per op, target ratio <= 1.2.
+ *   pipeline_chain_small_queued  that chain with every call handed to the worker
+ *                             (inline_bytes -1): the hand-off's own price, reported.
  *   pipeline_chain_large      one dependent chain of relu on 64 MiB: target ratio <= 1.05.
  *
  * The op is JIT-built from the source below with the JIT's default flags. Times are wall
@@ -17,6 +19,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char relu_source[] =
     "/* bench_relu: Out = max(X, 0) on float32 (written by bench/pipeline_bench.c). */\n"
@@ -77,6 +80,7 @@ typedef struct figure {
     bench_goal goal;
     double limit;
     bool per_ms; /* ops per ms (higher is better) instead of us per op */
+    bool queued; /* through an executor that runs no call inline (inline_bytes -1) */
 } figure;
 
 static void measure(pd_executor *ex, const figure *f)
@@ -119,28 +123,37 @@ int main(int argc, char **argv)
         {"pipeline_two_streams", "ops/ms", "ratio >= 1.7",
          "two independent chains of relu on 64 Ki float32, one per executor stream; baseline: "
          "one thread running both with pd_op_run",
-         2, 2000, 65536, BENCH_RATIO_AT_LEAST, 1.7, true},
+         2, 2000, 65536, BENCH_RATIO_AT_LEAST, 1.7, true, false},
         {"pipeline_chain_small", "us/op", "ratio <= 1.2",
          "one dependent chain of relu on 256 float32 through the executor; baseline: pd_op_run", 1,
-         20000, 256, BENCH_RATIO_AT_MOST, 1.2, false},
+         20000, 256, BENCH_RATIO_AT_MOST, 1.2, false, false},
+        {"pipeline_chain_small_queued", "us/op", "-",
+         "the same chain with every call handed to the worker (inline_bytes -1): the hand-off's "
+         "price, reported (no target)",
+         1, 20000, 256, BENCH_NOT_APPLICABLE, 0, false, true},
         {"pipeline_chain_large", "us/op", "ratio <= 1.05",
          "one dependent chain of relu on 64 MiB through the executor; baseline: pd_op_run", 1, 8,
-         16 << 20, BENCH_RATIO_AT_MOST, 1.05, false},
+         16 << 20, BENCH_RATIO_AT_MOST, 1.05, false, false},
     };
     const int n_figures = (int)(sizeof figures / sizeof figures[0]);
     pd_registry *reg = NULL;
-    pd_executor *ex = NULL;
+    pd_executor *ex = NULL, *ex_queued = NULL;
     pd_module *mod = NULL;
-    pd_executor_options o = {sizeof o, 2, 0};
+    pd_executor_options o = {sizeof o, 2, 0, 0}, oq = {sizeof o, 1, 0, -1};
     char *path = bench_write_source("bench_pipeline_relu.c", relu_source);
     const char *sources[1] = {path};
     bool ok = path && pd_registry_create(&reg) == PD_OK &&
               bench_jit_load(reg, "bench_pipeline_relu", sources, 1, NULL, &mod) == PD_OK &&
               (relu_op = pd_op_find(reg, "bench_relu")) != NULL &&
-              pd_executor_create(reg, &o, &ex) == PD_OK;
+              pd_executor_create(reg, &o, &ex) == PD_OK &&
+              pd_executor_create(reg, &oq, &ex_queued) == PD_OK;
+    /* PDEXT_BENCH_FIGURE=<part of a row's name>: that row only (for profiling one). */
+    const char *only = getenv("PDEXT_BENCH_FIGURE");
     for (int i = 0; i < n_figures; ++i) {
+        if (only != NULL && strstr(figures[i].name, only) == NULL)
+            continue;
         if (ok)
-            measure(ex, &figures[i]);
+            measure(figures[i].queued ? ex_queued : ex, &figures[i]);
         else
             bench_emit_missing(figures[i].name, figures[i].unit, figures[i].target, true,
                                "set-up failed (see stderr)");
@@ -148,6 +161,7 @@ int main(int argc, char **argv)
     if (!ok)
         fprintf(stderr, "pipeline_bench: %s\n", pd_last_error());
     pd_executor_destroy(ex);
+    pd_executor_destroy(ex_queued);
     pd_registry_destroy(reg);
     free(path);
     return bench_finish();

@@ -378,6 +378,48 @@ PD_TEST(DeviceStream, EventWaitOrdersAStreamAfterAnother)
     PD_EXPECT_OK(pd_stream_destroy(b));
 }
 
+PD_TEST(DeviceStream, AStreamWaitingForAnEventOfItsOwnRunsInOrderWithoutBlocking)
+{
+    pd_stream_t *s = NULL;
+    pd_event_t *e = NULL;
+    PD_ASSERT_OK(pd_stream_create(sim(0), &s));
+    PD_ASSERT_OK(pd_event_create(sim(0), &e));
+    int count = 0;
+    PD_ASSERT_OK(pd_sim_launch(pd_stream_handle(s), add_one, &count));
+    PD_ASSERT_OK(pd_event_record(e, s));
+    PD_ASSERT_OK(pd_event_wait(s, e)); /* met by the stream's own order */
+    PD_ASSERT_OK(pd_sim_launch(pd_stream_handle(s), add_one, &count));
+    PD_ASSERT_OK(pd_stream_synchronize(s)); /* ran the wait job on s's own drain */
+    PD_EXPECT_EQ(count, 2);
+    PD_EXPECT_OK(pd_event_destroy(e));
+    PD_EXPECT_OK(pd_stream_destroy(s));
+}
+
+PD_TEST(DeviceStream, TwoStreamsWaitingForEachOthersEarlierWorkBothFinish)
+{
+    pd_stream_t *a = NULL, *b = NULL;
+    pd_event_t *ea = NULL, *eb = NULL;
+    PD_ASSERT_OK(pd_stream_create(sim(0), &a));
+    PD_ASSERT_OK(pd_stream_create(sim(0), &b));
+    PD_ASSERT_OK(pd_event_create(sim(0), &ea));
+    PD_ASSERT_OK(pd_event_create(sim(0), &eb));
+    int x = 0, y = 0;
+    PD_ASSERT_OK(pd_sim_launch(pd_stream_handle(a), add_one, &x));
+    PD_ASSERT_OK(pd_event_record(ea, a)); /* a: x+1 | */
+    PD_ASSERT_OK(pd_event_wait(b, ea));   /* b: wait(a's x+1) | */
+    PD_ASSERT_OK(pd_event_record(eb, b));
+    PD_ASSERT_OK(pd_event_wait(a, eb)); /* a: wait(b's wait), met while a drains */
+    PD_ASSERT_OK(pd_sim_launch(pd_stream_handle(b), add_one, &y));
+    PD_ASSERT_OK(pd_stream_synchronize(a));
+    PD_ASSERT_OK(pd_stream_synchronize(b));
+    PD_EXPECT_EQ(x, 1);
+    PD_EXPECT_EQ(y, 1);
+    PD_EXPECT_OK(pd_event_destroy(ea));
+    PD_EXPECT_OK(pd_event_destroy(eb));
+    PD_EXPECT_OK(pd_stream_destroy(a));
+    PD_EXPECT_OK(pd_stream_destroy(b));
+}
+
 PD_TEST(DeviceStream, StreamOfAnotherDeviceIsRefused)
 {
     pd_stream_t *s1 = NULL;

@@ -26,7 +26,7 @@ static pd_registry *ops(void)
 
 static pd_executor *executor(const pd_registry *reg, int32_t streams)
 {
-    pd_executor_options o = {sizeof o, streams, 0};
+    pd_executor_options o = {sizeof o, streams, 0, -1}; /* every call on the worker */
     pd_executor *ex = NULL;
     if (pd_executor_create(reg, &o, &ex) != PD_OK)
         pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());
@@ -76,7 +76,7 @@ PD_TEST(Executor, CreatesWithDefaultsAndRefusesBadOptionsNamingThem)
     pd_executor *ex = NULL;
     PD_ASSERT_OK(pd_executor_create(NULL, NULL, &ex));
     PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_executor_options o = {sizeof o, 65, 0};
+    pd_executor_options o = {sizeof o, 65, 0, 0};
     PD_EXPECT_ERROR(pd_executor_create(NULL, &o, &ex), PD_ERR_INVALID_ARGUMENT,
                     "n_streams is 65; expected 1..64");
     o.n_streams = 1;
@@ -87,6 +87,87 @@ PD_TEST(Executor, CreatesWithDefaultsAndRefusesBadOptionsNamingThem)
     PD_EXPECT_ERROR(pd_executor_create(NULL, &o, &ex), PD_ERR_INVALID_ARGUMENT,
                     "set it to sizeof(pd_executor_options)");
     PD_EXPECT_ERROR(pd_executor_create(NULL, NULL, NULL), PD_ERR_INVALID_ARGUMENT, "out is NULL");
+}
+
+PD_TEST(Executor, RefusesAnInlineSizeOutOfRangeNamingIt)
+{
+    pd_executor *ex = NULL;
+    pd_executor_options o = {sizeof o, 1, 0, -2};
+    PD_EXPECT_ERROR(pd_executor_create(NULL, &o, &ex), PD_ERR_INVALID_ARGUMENT,
+                    "inline_bytes is -2; expected -1 (never), 0 (the default, 65536) or 1..");
+    o.inline_bytes = (1 << 20) + 1;
+    PD_EXPECT_ERROR(pd_executor_create(NULL, &o, &ex), PD_ERR_INVALID_ARGUMENT,
+                    "inline_bytes is 1048577");
+}
+
+/* An executor running host calls of inputs up to 2048 bytes inline. */
+static pd_executor *inline_executor(const pd_registry *reg)
+{
+    pd_executor_options o = {sizeof o, 1, 0, 4096};
+    pd_executor *ex = NULL;
+    if (pd_executor_create(reg, &o, &ex) != PD_OK)
+        pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());
+    return ex;
+}
+
+PD_TEST(Executor, InlineASmallCallOnAnIdleStreamIsCompleteWhenItReturns)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = inline_executor(reg);
+    pd_tensor x = ramp(16, -8), y = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(affine(ex, 0, &x, 2, 1, &y));
+    PD_EXPECT(!pd_tensor_is_pending(&y)); /* ran on this thread: no wait needed */
+    PD_EXPECT_EQ(at(&y, 0), -15.0f);
+    PD_EXPECT_EQ(at(&y, 15), 15.0f);
+    pd_executor_stats st;
+    PD_ASSERT_OK(pd_executor_get_stats(ex, &st));
+    PD_EXPECT_EQ(st.submitted, 1u);
+    PD_EXPECT_EQ(st.done, 1u);
+    pd_tensor_release(&x);
+    pd_tensor_release(&y);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Executor, InlineACallOverTheSizeOrBehindQueuedWorkGoesToTheWorkerInOrder)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = inline_executor(reg);
+    pd_tensor big = ramp(2048, 0), g = gate(), big_out = PD_TENSOR_UNDEFINED; /* 8 KiB */
+    PD_ASSERT_OK(gated(ex, 0, &big, &g, &big_out)); /* over the size: the worker waits */
+    PD_EXPECT(pd_tensor_is_pending(&big_out));
+    pd_tensor x = ramp(4, 0), y = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(affine(ex, 0, &x, 2, 0, &y)); /* small, but the stream is busy: queued */
+    PD_EXPECT(pd_tensor_is_pending(&y));
+    gate_open(&g);
+    PD_ASSERT_OK(pd_tensor_wait(ex, &y));
+    PD_EXPECT_EQ(at(&y, 3), 6.0f);
+    PD_EXPECT(!pd_tensor_is_pending(&big_out)); /* ran before y: submission order */
+    PD_EXPECT_EQ(at(&big_out, 2047), 2048.0f);
+    PD_ASSERT_OK(pd_executor_synchronize(ex));
+    pd_tensor *all[] = {&big, &g, &big_out, &x, &y};
+    for (int i = 0; i < 5; ++i)
+        pd_tensor_release(all[i]);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Executor, InlineAKernelErrorOfAnInlineCallIsTheCallsOwn)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = inline_executor(reg);
+    pd_tensor x = ramp(2, -1), y = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(&x), o = pd_arg_of(&y);
+    PD_EXPECT_ERROR(pd_run_async(ex, 0, "ex_fail_if_negative", &in, 1, NULL, 0, &o, 1),
+                    PD_ERR_OP_FAILED, "ex_fail_if_negative: boom: x[0] is -1");
+    PD_EXPECT(!pd_defined(&y));                /* nothing written, as for any failed call */
+    PD_EXPECT_OK(pd_executor_synchronize(ex)); /* reported once, at the call */
+    pd_executor_stats st;
+    PD_ASSERT_OK(pd_executor_get_stats(ex, &st));
+    PD_EXPECT_EQ(st.submitted, 0u);
+    pd_tensor_release(&x);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
 }
 
 /* --- Ordering ------------------------------------------------------------------------------ */
@@ -530,7 +611,7 @@ PD_TEST(Executor, ManyThreadsSubmitToOneExecutor)
 PD_TEST(Executor, ASmallDepthMakesSubmittersWaitButLosesNothing)
 {
     pd_registry *reg = ops();
-    pd_executor_options o = {sizeof o, 1, 2};
+    pd_executor_options o = {sizeof o, 1, 2, -1};
     pd_executor *ex = NULL;
     PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
     submitter s = {ex, 0, 5, PD_TENSOR_UNDEFINED, PD_OK};

@@ -43,7 +43,11 @@ int main(int argc, char **argv)
     }
     pd_registry *reg = NULL;
     pd_executor *ex = NULL;
-    pd_executor_options options = {sizeof options, 2 /* streams */, 0 /* default depth */};
+    /* inline_bytes = -1: every call on a worker, so that the kernel error below surfaces at
+     * the wait (by default a call of small inputs on an idle stream runs at once, here) */
+    pd_executor_options options = {.struct_size = sizeof options,
+                                   .n_streams = 2,
+                                   .inline_bytes = -1};
     if (pd_registry_create(&reg) != PD_OK || pd_module_load(reg, argv[1], NULL) != PD_OK ||
         pd_executor_create(reg, &options, &ex) != PD_OK) {
         fprintf(stderr, "set-up failed: %s\n", pd_last_error());

@@ -71,15 +71,15 @@ PyObject *pdext_tensor_array(pdext_TensorObject *self, PyObject *args, PyObject 
 
 static int executor_init(pdext_ExecutorObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"streams", "depth", NULL};
-    int streams = 1, depth = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ii", kw, &streams, &depth))
+    static char *kw[] = {"streams", "depth", "inline_bytes", NULL};
+    int streams = 1, depth = 0, inline_bytes = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|iii", kw, &streams, &depth, &inline_bytes))
         return -1;
     if (self->ex != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "pdext.Executor: already initialized");
         return -1;
     }
-    pd_executor_options o = {sizeof o, streams, depth};
+    pd_executor_options o = {sizeof o, streams, depth, inline_bytes};
     pd_status st = pd_executor_create(NULL, &o, &self->ex);
     if (st != PD_OK) {
         pdext_raise_status(st, NULL);
@@ -237,8 +237,9 @@ PyTypeObject pdext_ExecutorType = {
     .tp_basicsize = sizeof(pdext_ExecutorObject),
     .tp_dealloc = (destructor)executor_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Executor(streams=1, depth=0): op calls inside `with executor:` run "
-              "asynchronously and return pending pdext.Tensors.",
+    .tp_doc = "Executor(streams=1, depth=0, inline_bytes=0): op calls inside `with executor:` "
+              "run asynchronously and return pending pdext.Tensors. A host call of at most "
+              "inline_bytes (0: 65536, -1: none) runs at once when its stream is idle.",
     .tp_methods = executor_methods,
     .tp_getset = executor_getset,
     .tp_init = (initproc)executor_init,

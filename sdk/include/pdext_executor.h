@@ -73,6 +73,13 @@ typedef struct pd_executor_options {
      * call, the queue also holds at most 2 MiB of outputs: a caller far ahead of large
      * kernels would otherwise keep every queued output alive (fresh memory, cold caches). */
     int32_t depth;
+    /* A call on the host whose inputs hold at most half this many bytes runs on the
+     * submitting thread, as pd_op_run inside pd_run_async, when its stream has no call queued
+     * or running and none of its tensors is pending: for so small a kernel the hand-off to
+     * the worker costs more than the kernel. Its outputs are complete on return, and its
+     * error (the kernel's too) is pd_run_async's, as bad input's is. Default 65536; -1: never
+     * (every call runs on its stream's worker); at most 1 << 20. */
+    int32_t inline_bytes;
 } pd_executor_options;
 
 /* A new executor running ops of `reg` (for pd_run_async by name) into *out. Fails with

@@ -49,7 +49,7 @@ def test_a_chain_returns_pending_tensors_and_numpy_waits(pdext, relu, gate_ops):
     x = pdext.from_dlpack(np.linspace(-2, 2, 64).astype(np.float32))
     flag = np.zeros((), np.int32)
     gate = pdext.from_dlpack(flag)
-    with pdext.Executor() as ex:
+    with pdext.Executor(inline_bytes=-1) as ex:  # every call on the worker (the gate holds it)
         y = gate_ops.py_gated_add1(x, gate)  # held until the flag is set
         for _ in range(50):
             y = relu.custom_relu(y)
@@ -68,7 +68,7 @@ def test_a_chain_returns_pending_tensors_and_numpy_waits(pdext, relu, gate_ops):
 def test_array_buffer_and_dlpack_reads_wait(pdext, relu, gate_ops):
     base = np.arange(-3, 5, dtype=np.float32)
     flag = np.zeros((), np.int32)
-    with pdext.Executor() as ex:
+    with pdext.Executor(inline_bytes=-1) as ex:
         y = gate_ops.py_gated_add1(pdext.from_dlpack(base), pdext.from_dlpack(flag))
         assert ex.pending(y)
         flag[()] = 1
@@ -92,8 +92,8 @@ def test_a_numpy_input_is_used_before_the_call_returns(pdext, relu):
 def test_an_error_surfaces_when_the_result_is_read_and_when_the_block_ends(pdext, relu):
     bad = pdext.from_dlpack(np.array([1, 2], np.int32))  # relu refuses int32 in its kernel
     with pytest.raises(pdext.OpError, match="custom_relu"):
-        with pdext.Executor() as ex:
-            y = relu.custom_relu(relu.custom_relu(bad))  # accepted: the kernel fails later
+        with pdext.Executor(inline_bytes=-1) as ex:  # on the worker: the kernel fails later
+            y = relu.custom_relu(relu.custom_relu(bad))  # accepted
             with pytest.raises(pdext.OpError, match="not implemented for data type"):
                 y.numpy()
     with pdext.Executor() as ex:
@@ -108,3 +108,13 @@ def test_calls_outside_a_block_run_synchronously(pdext, relu):
     y = relu.custom_relu(np.array([-1.0, 3.0], np.float32))
     assert isinstance(y, np.ndarray)  # numpy in, numpy out, as without an executor
     np.testing.assert_array_equal(y, [0, 3])
+
+
+def test_a_small_call_on_an_idle_stream_is_complete_when_it_returns(pdext, relu):
+    x = pdext.from_dlpack(np.array([-1.0, 2.0], np.float32))
+    with pdext.Executor() as ex:  # default inline_bytes: 65536
+        y = relu.custom_relu(x)
+        assert not ex.pending(y)
+        np.testing.assert_array_equal(y.numpy(), [0, 2])
+    with pytest.raises(ValueError, match="inline_bytes is -2"):
+        pdext.Executor(inline_bytes=-2)

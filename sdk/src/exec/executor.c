@@ -20,6 +20,8 @@
 #define STREAMS_MAX 64
 #define DEPTH_DEFAULT 1024
 #define DEPTH_MAX (1 << 20)
+#define INLINE_DEFAULT 65536
+#define INLINE_MAX (1 << 20)
 #define QUEUED_BYTES_MAX ((size_t)2 << 20) /* see pd__exec_enqueue */
 #define LINGER_POLLS 4096                  /* about 20-50 us of polling before a worker sleeps */
 
@@ -88,6 +90,8 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
     st->tail = call;
     ++st->queued;
     st->queued_bytes += call->bytes;
+    atomic_store_explicit(&st->pushed, atomic_load_explicit(&st->pushed, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     atomic_store_explicit(&st->has_work, true, memory_order_relaxed);
     if (st->sleeping)
         pthread_cond_signal(&st->not_empty);
@@ -137,6 +141,7 @@ static void *worker_main(void *arg)
         while (batch) {
             pd__exec_call *next = batch->next;
             pd__exec_launch(st->ex, batch); /* frees it, or hands it back to its caller */
+            atomic_fetch_add_explicit(&st->finished, 1, memory_order_release);
             batch = next;
         }
         pthread_mutex_lock(&st->mu);
@@ -176,7 +181,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
     static const char who[] = "pd_executor_create";
     if (out == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: out is NULL", who);
-    pd_executor_options o = {sizeof o, 0, 0};
+    pd_executor_options o = {sizeof o, 0, 0, 0};
     if (options != NULL) {
         size_t need = offsetof(pd_executor_options, depth) + sizeof o.depth;
         if (options->struct_size < need)
@@ -186,6 +191,8 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
                             who, (unsigned)options->struct_size, sizeof o);
         o.n_streams = options->n_streams;
         o.depth = options->depth;
+        if (options->struct_size >= offsetof(pd_executor_options, inline_bytes) + sizeof(int32_t))
+            o.inline_bytes = options->inline_bytes;
     }
     if (o.n_streams < 0 || o.n_streams > STREAMS_MAX)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
@@ -195,6 +202,11 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: depth is %d; expected 1..%d (0 for the default, %d)", who,
                         (int)o.depth, DEPTH_MAX, DEPTH_DEFAULT);
+    if (o.inline_bytes < -1 || o.inline_bytes > INLINE_MAX)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: inline_bytes is %d; expected -1 (never), 0 (the default, %d) or "
+                        "1..%d",
+                        who, (int)o.inline_bytes, INLINE_DEFAULT, INLINE_MAX);
     pd_executor *ex = calloc(1, sizeof *ex);
     int32_t n = o.n_streams ? o.n_streams : 1;
     if (ex == NULL || (ex->streams = calloc((size_t)n, sizeof *ex->streams)) == NULL) {
@@ -202,10 +214,14 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     }
     atomic_init(&ex->magic, EXEC_LIVE);
+    atomic_init(&ex->retired, NULL);
     ex->id = atomic_fetch_add(&next_id, 1);
     ex->reg = reg;
     ex->n_streams = n;
     ex->depth = o.depth ? o.depth : DEPTH_DEFAULT;
+    ex->inline_bytes = o.inline_bytes == 0  ? INLINE_DEFAULT
+                       : o.inline_bytes < 0 ? 0
+                                            : (size_t)o.inline_bytes;
     pthread_mutex_init(&ex->err_mu, NULL);
     pthread_mutex_init(&ex->free_mu, NULL);
     for (int32_t i = 0; i < n; ++i) {
@@ -216,6 +232,8 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         pthread_cond_init(&st->not_full, NULL);
         pthread_cond_init(&st->idle, NULL);
         atomic_init(&st->has_work, false);
+        atomic_init(&st->pushed, 0);
+        atomic_init(&st->finished, 0);
     }
     for (int32_t i = 0; i < n; ++i) {
         int rc = pthread_create(&ex->streams[i].thread, NULL, worker_main, &ex->streams[i]);
@@ -245,6 +263,7 @@ pd_status pd_executor_synchronize(pd_executor *ex)
             pthread_cond_wait(&st->idle, &st->mu);
         pthread_mutex_unlock(&st->mu);
     }
+    pd__exec_reclaim(ex); /* the tensors the launched calls still held */
     pthread_mutex_lock(&ex->err_mu);
     s = ex->first_status;
     char *message = ex->first_message;
@@ -272,11 +291,7 @@ pd_status pd_executor_destroy(pd_executor *ex)
     pthread_mutex_destroy(&ex->err_mu);
     free(ex->first_message);
     ex->first_message = NULL;
-    for (pd__exec_call *c = ex->free_calls, *next; c != NULL; c = next) {
-        next = c->next;
-        free(c);
-    }
-    ex->free_calls = NULL;
+    pd__exec_free_records(ex);
     pthread_mutex_destroy(&ex->free_mu);
     pthread_mutex_lock(&grave_mu);
     ex->grave_next = grave;

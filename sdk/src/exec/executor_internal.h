@@ -28,6 +28,7 @@ typedef struct pd__exec_call {
     size_t bytes;     /* of its outputs: what the queue's back pressure counts */
     void *attr_copy;  /* the attr values' strings and arrays, copied */
     bool wait_launch; /* the caller waits for the launch and hands the outputs over itself */
+    bool retired;     /* launched; still holds its tensors for the caller to release */
     pd_status status; /* wait_launch: how the launch went (message in `message`) */
     char *message;
     pd_tensor inline_inputs[PD__EXEC_INLINE]; /* inputs, outs, deps, dep_places point here */
@@ -51,6 +52,11 @@ typedef struct pd__exec_stream {
     bool sleeping;        /* the worker waits on not_empty */
     bool closing;         /* destroy: the worker drains the queue and ends */
     pthread_t thread;
+    /* Calls enqueued (under mu) and launched by the worker: equal when the stream is idle,
+     * which lets a small call run on its submitter (pd_run_async) without the lock. */
+    atomic_uint_fast64_t pushed;
+    char pad[64];
+    atomic_uint_fast64_t finished;
 } pd__exec_stream;
 
 struct pd_executor {
@@ -59,13 +65,26 @@ struct pd_executor {
     const pd_registry *reg;
     int32_t n_streams;
     int32_t depth;
+    size_t inline_bytes; /* see pd_executor_options; 0: never */
     pd__exec_stream *streams;
-    atomic_uint_fast64_t submitted, done, failed;
+    atomic_uint_fast64_t submitted, failed;
+    char pad0[64]; /* `done` is the workers': not on the submitters' cache line */
+    atomic_uint_fast64_t done;
     pthread_mutex_t err_mu; /* guards the first error since the last synchronize */
     pd_status first_status;
     char *first_message;
     struct pd_executor *grave_next; /* destroyed executors' headers (executor.c) */
-    pthread_mutex_t free_mu;        /* guards the records kept for reuse (submit.c) */
+    /* Records kept for reuse (submit.c). The workers push launched records on `retired`
+     * without a lock, still holding their tensors; a submitter takes the whole stack into
+     * `free_calls` (under free_mu, which only submitters take) and releases a record's
+     * tensors when it reuses it. Tensors are so freed on the thread that allocated them,
+     * where malloc reuses their memory at once: freed on a worker, they went to the
+     * allocating thread's arena under its lock, and the caller's next allocation met cold
+     * memory and the lock. synchronize and destroy release what retired records hold. */
+    char pad1[64];
+    _Atomic(struct pd__exec_call *) retired;
+    char pad2[64];
+    pthread_mutex_t free_mu;
     pd__exec_call *free_calls;
     int32_t n_free_calls;
 };
@@ -76,6 +95,11 @@ pd_status pd__exec_check(const char *who, const pd_executor *ex, int32_t stream)
 void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call);
 /* executor.c: notes a finished call in the counters and the first error. */
 void pd__exec_note_done(pd_executor *ex, pd_status status, const char *message);
+
+/* submit.c: releases what retired records hold (the stack taken, records kept for reuse). */
+void pd__exec_reclaim(pd_executor *ex);
+/* submit.c: frees every record kept for reuse (destroy, after its workers ended). */
+void pd__exec_free_records(pd_executor *ex);
 
 /* submit.c: the launch stage of one call, on its stream's worker: waits for its inputs,
  * allocates the workspace, runs the kernel and settles the outputs; then finishes the

@@ -38,6 +38,7 @@ pd__completion *pd__completion_new(uint64_t executor_id)
     }
     atomic_init(&c->refs, 1);
     atomic_init(&c->state, PD__PENDING);
+    atomic_init(&c->sleepers, 0);
     c->executor_id = executor_id;
     c->status = PD_OK;
     c->message = NULL;
@@ -78,10 +79,14 @@ void pd__completion_finish(pd__completion *c, pd_status status, const char *mess
     c->status = status;
     c->message = status != PD_OK && message ? strdup(message) : NULL;
     c->event = event;
-    /* The state changes under the mutex so that a waiter between its test and its sleep
-     * cannot miss the wake-up. */
+    /* No sleeper (the usual case: the caller is ahead): a store, no lock. A waiter counts
+     * itself in `sleepers` before it tests the state, and both sides use sequentially
+     * consistent operations, so either the waiter sees the new state or this sees the
+     * waiter, which is then woken under the mutex (it tests the state under it too). */
+    atomic_store_explicit(&c->state, status == PD_OK ? PD__DONE : PD__FAILED, memory_order_seq_cst);
+    if (atomic_load_explicit(&c->sleepers, memory_order_seq_cst) == 0)
+        return;
     pthread_mutex_lock(&c->mu);
-    atomic_store_explicit(&c->state, status == PD_OK ? PD__DONE : PD__FAILED, memory_order_release);
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
 }
@@ -91,8 +96,10 @@ void pd__completion_wait_state(pd__completion *c)
     if (atomic_load_explicit(&c->state, memory_order_acquire) != PD__PENDING)
         return;
     pthread_mutex_lock(&c->mu);
-    while (atomic_load_explicit(&c->state, memory_order_acquire) == PD__PENDING)
+    atomic_fetch_add_explicit(&c->sleepers, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&c->state, memory_order_seq_cst) == PD__PENDING)
         pthread_cond_wait(&c->cv, &c->mu);
+    atomic_fetch_sub_explicit(&c->sleepers, 1, memory_order_relaxed);
     pthread_mutex_unlock(&c->mu);
 }
 

@@ -26,6 +26,7 @@ typedef struct pd__completion {
     pd_status status;     /* failed: the error; written before the state */
     char *message;        /* failed: "<op>: <message> [file:line]" (heap; NULL: out of memory) */
     pd_event_t *event;    /* device work of the call, recorded after its launch; NULL: none */
+    atomic_int sleepers;  /* threads on cv (or about to be): finish skips the mutex at 0 */
     pthread_mutex_t mu;   /* with cv: sleeping until the state leaves PD__PENDING */
     pthread_cond_t cv;
 } pd__completion;

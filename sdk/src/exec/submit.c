@@ -118,18 +118,65 @@ static pd_status capture_inputs(pd__exec_call *call)
     return PD_OK;
 }
 
-/* A call record: one the executor's workers gave back, else a new one (NULL on out of
- * memory). Reusing records keeps the caller from freeing what another thread allocated, which
- * costs more than the rest of a small op's hand-off. */
+/* Records launched on a worker hold at most this many bytes of tensors for their caller to
+ * release (executor_internal.h, `retired`); a larger one is released on the worker, where
+ * its memory goes back to the system anyway (mmap) and holding it would cost memory. */
+#define RETIRE_BYTES_MAX ((size_t)1 << 20)
+
+/* Releases what the call holds but its context (and frees its own arrays). */
+static void call_release(pd__exec_call *call)
+{
+    for (int32_t j = 0; j < call->n_inputs; ++j)
+        if (call->inputs[j].storage != NULL)
+            pd__storage_release(call->inputs[j].storage);
+    for (int32_t j = 0; j < call->n_outs; ++j)
+        pd_tensor_release(&call->outs[j]);
+    for (int32_t j = 0; j < call->n_deps; ++j)
+        pd__completion_release(call->deps[j]);
+    pd__completion_release(call->done);
+    if (call->inputs != call->inline_inputs)
+        free(call->inputs);
+    if (call->outs != call->inline_outs)
+        free(call->outs);
+    if (call->deps != call->inline_deps)
+        free(call->deps);
+    if (call->dep_places != call->inline_dep_places)
+        free(call->dep_places);
+    free(call->attr_copy);
+    free(call->message);
+    call->retired = false;
+}
+
+/* Moves the workers' retired stack onto the submitters' list (free_mu held). */
+static void take_retired(pd_executor *ex)
+{
+    pd__exec_call *c = atomic_exchange_explicit(&ex->retired, NULL, memory_order_acquire);
+    while (c != NULL) {
+        pd__exec_call *next = c->next;
+        c->next = ex->free_calls;
+        ex->free_calls = c;
+        ++ex->n_free_calls;
+        c = next;
+    }
+}
+
+/* A call record: one kept for reuse (its tensors released here, on the submitter's thread),
+ * else a new one (NULL on out of memory). */
 static pd__exec_call *call_new(pd_executor *ex)
 {
     pthread_mutex_lock(&ex->free_mu);
+    if (ex->free_calls == NULL)
+        take_retired(ex);
     pd__exec_call *call = ex->free_calls;
     if (call != NULL) {
         ex->free_calls = call->next;
         --ex->n_free_calls;
     }
     pthread_mutex_unlock(&ex->free_mu);
+    if (call != NULL && call->retired) {
+        pd__runner_release(&call->ctx, false);
+        call_release(call);
+    }
     if (call == NULL && (call = malloc(sizeof *call)) == NULL)
         return NULL;
     call->next = NULL;
@@ -144,35 +191,16 @@ static pd__exec_call *call_new(pd_executor *ex)
     call->bytes = 0;
     call->attr_copy = NULL;
     call->wait_launch = false;
+    call->retired = false;
     call->status = PD_OK;
     call->message = NULL;
     return call;
 }
 
-/* Frees an array unless it is one of the call's own. */
-static void free_unless_inline(void *p, const void *inline_array)
-{
-    if (p != inline_array)
-        free(p);
-}
-
-/* Releases what the call holds but its context, and gives the record back. */
+/* Releases what the call holds but its context, and keeps the record for reuse. */
 static void call_free(pd_executor *ex, pd__exec_call *call)
 {
-    for (int32_t j = 0; j < call->n_inputs; ++j)
-        if (call->inputs[j].storage != NULL)
-            pd__storage_release(call->inputs[j].storage);
-    for (int32_t j = 0; j < call->n_outs; ++j)
-        pd_tensor_release(&call->outs[j]);
-    for (int32_t j = 0; j < call->n_deps; ++j)
-        pd__completion_release(call->deps[j]);
-    pd__completion_release(call->done);
-    free_unless_inline(call->inputs, call->inline_inputs);
-    free_unless_inline(call->outs, call->inline_outs);
-    free_unless_inline(call->deps, call->inline_deps);
-    free_unless_inline(call->dep_places, call->inline_dep_places);
-    free(call->attr_copy);
-    free(call->message);
+    call_release(call);
     pthread_mutex_lock(&ex->free_mu);
     if (ex->n_free_calls < PD__EXEC_FREE_MAX) {
         call->next = ex->free_calls;
@@ -182,6 +210,66 @@ static void call_free(pd_executor *ex, pd__exec_call *call)
     }
     pthread_mutex_unlock(&ex->free_mu);
     free(call);
+}
+
+/* On a worker, after the launch: the record goes to the retired stack with its tensors when
+ * they are small, else is released here. */
+static void call_retire(pd_executor *ex, pd__exec_call *call)
+{
+    size_t held = call->bytes;
+    for (int32_t j = 0; j < call->n_inputs; ++j)
+        held += pd_nbytes(&call->inputs[j]);
+    if (held > RETIRE_BYTES_MAX) {
+        pd__runner_release(&call->ctx, false);
+        call_free(ex, call);
+        return;
+    }
+    call->retired = true;
+    pd__exec_call *top = atomic_load_explicit(&ex->retired, memory_order_relaxed);
+    do
+        call->next = top;
+    while (!atomic_compare_exchange_weak_explicit(&ex->retired, &top, call, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+void pd__exec_reclaim(pd_executor *ex)
+{
+    pthread_mutex_lock(&ex->free_mu);
+    take_retired(ex);
+    pd__exec_call *list = ex->free_calls;
+    ex->free_calls = NULL;
+    ex->n_free_calls = 0;
+    pthread_mutex_unlock(&ex->free_mu);
+    /* released outside the lock: a deleter may run host code (Python takes its lock) */
+    for (pd__exec_call *c = list; c != NULL; c = c->next)
+        if (c->retired) {
+            pd__runner_release(&c->ctx, false);
+            call_release(c);
+        }
+    pthread_mutex_lock(&ex->free_mu);
+    while (list != NULL) {
+        pd__exec_call *next = list->next;
+        if (ex->n_free_calls < PD__EXEC_FREE_MAX) {
+            list->next = ex->free_calls;
+            ex->free_calls = list;
+            ++ex->n_free_calls;
+        } else {
+            free(list);
+        }
+        list = next;
+    }
+    pthread_mutex_unlock(&ex->free_mu);
+}
+
+void pd__exec_free_records(pd_executor *ex)
+{
+    pd__exec_reclaim(ex);
+    for (pd__exec_call *c = ex->free_calls, *next; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    ex->free_calls = NULL;
+    ex->n_free_calls = 0;
 }
 
 /* --- The caller's stage --------------------------------------------------------------------- */
@@ -345,6 +433,40 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
     return s;
 }
 
+/* The tensors of an arg list are all on the host and computed; adds their bytes to *bytes. */
+static bool host_and_computed(const pd_arg *args, int32_t n, size_t *bytes)
+{
+    for (int32_t i = 0; i < n; ++i)
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
+            const pd_tensor *t = &args[i].tensors[k];
+            if (!pd_defined(t))
+                continue;
+            pd__completion *c = pd__storage_pending(t->storage);
+            if (!pd_place_is_host(t->place) ||
+                (c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
+                return false;
+            *bytes += pd_nbytes(t);
+        }
+    return true;
+}
+
+/* The call is small (its inputs at most half of pd_executor_options.inline_bytes: outputs
+ * are taken to be as large), on the host, with its inputs computed, and its stream idle: it
+ * runs on the submitting thread as pd_op_run. Ordering holds: everything submitted to the
+ * stream before it has run, and nothing it reads or writes is pending. */
+static bool runs_inline(pd_executor *ex, int32_t stream, const pd_arg *inputs, int32_t n_inputs,
+                        const pd_arg *outputs, int32_t n_outputs)
+{
+    size_t bytes = 0;
+    if (ex->inline_bytes == 0 || (inputs == NULL && n_inputs > 0) ||
+        (outputs == NULL && n_outputs > 0) || !host_and_computed(inputs, n_inputs, &bytes) ||
+        bytes > ex->inline_bytes / 2 || !host_and_computed(outputs, n_outputs, &bytes))
+        return false;
+    pd__exec_stream *st = &ex->streams[stream];
+    return atomic_load_explicit(&st->finished, memory_order_acquire) ==
+           atomic_load_explicit(&st->pushed, memory_order_acquire);
+}
+
 pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
                           int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
                           int32_t n_outputs)
@@ -354,6 +476,15 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
     if (s != PD_OK)
         return s;
+    if (runs_inline(ex, stream, inputs, n_inputs, outputs, n_outputs)) {
+        /* its error is the call's, as bad input's is: not counted as a submitted call's */
+        s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+        if (s == PD_OK) {
+            atomic_fetch_add_explicit(&ex->submitted, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ex->done, 1, memory_order_relaxed);
+        }
+        return s;
+    }
     pd__exec_call *call = call_new(ex);
     if (call == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
@@ -502,7 +633,6 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
         return;
     }
     pd__completion_finish(call->done, s, call->message, event);
-    pd__runner_release(ctx, false);
-    call_free(ex, call);
     atomic_fetch_sub_explicit(&pd__async_in_flight, 1, memory_order_release);
+    call_retire(ex, call);
 }

@@ -222,9 +222,17 @@ static void run(job *j)
     }
 }
 
-/* Runs s's jobs in order until `upto` of them have completed (UINT64_MAX: all). */
+/* Runs s's jobs in order until `upto` of them have completed (UINT64_MAX: all). Returns at
+ * once when they have: a wait job for an event of its own stream (or of a stream draining
+ * this one) is met by the stream's order, and draining would take the `draining` lock that
+ * the thread running the wait already holds. */
 static void drain(sim_stream *s, uint64_t upto)
 {
+    pthread_mutex_lock(&sim.lock);
+    bool reached = s->completed >= upto;
+    pthread_mutex_unlock(&sim.lock);
+    if (reached)
+        return;
     pthread_mutex_lock(&s->draining);
     for (;;) {
         pthread_mutex_lock(&sim.lock);
