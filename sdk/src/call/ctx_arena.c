@@ -244,6 +244,7 @@ void *pd__ctx_workspace(pd_kernel_ctx *ctx)
     void *ptr = NULL;
     if (bytes > 0) {
         pd_place place = *pd__ctx_first_input_place(ctx);
+        pd_tensor *t = new_tensor_slot(ctx); /* first: a throw here holds no storage yet */
         pd_storage *storage = NULL;
         /* Past 2^48 bytes (256 TiB) no machine has the memory: refused without asking the
          * allocator (some, such as ASan's, abort on absurd sizes instead of failing). */
@@ -255,7 +256,6 @@ void *pd__ctx_workspace(pd_kernel_ctx *ctx)
                           "cannot allocate the workspace of %lld bytes its workspace function "
                           "asked for (%s)",
                           (long long)bytes, pd_last_error());
-        pd_tensor *t = new_tensor_slot(ctx);
         t->data = ptr = storage->ptr;
         t->storage = storage;
         t->dtype = PD_UINT8;

@@ -815,6 +815,21 @@ CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg 
 
 /* --- Public ----------------------------------------------------------------------------------- */
 
+/* The binding steps of every call (the synchronous runner's and the executor's): the context
+ * set up, then inputs, attrs and outputs bound with the binder's messages. */
+CALL_STEP pd_status bind_call(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inputs,
+                              int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs,
+                              const pd_arg *outputs, int32_t n_outputs)
+{
+    ctx_init(ctx, op);
+    pd_status s = bind_inputs(ctx, inputs, n_inputs);
+    if (s == PD_OK && (n_attrs != 0 || op->n_attrs != 0))
+        s = bind_attrs(ctx, attrs, n_attrs);
+    if (s == PD_OK)
+        s = bind_outputs(ctx, outputs, n_outputs, op->default_source);
+    return s;
+}
+
 /* One call of a (non-NULL) op. Inlined into both public entry points, so that pd_run reaches
  * it without a second trip through the PLT. */
 CALL_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
@@ -823,12 +838,7 @@ CALL_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inpu
 {
     pd_kernel_ctx ctx;
     const int32_t *source = op->default_source;
-    ctx_init(&ctx, op);
-    pd_status s = bind_inputs(&ctx, inputs, n_inputs);
-    if (s == PD_OK && (n_attrs != 0 || op->n_attrs != 0))
-        s = bind_attrs(&ctx, attrs, n_attrs);
-    if (s == PD_OK)
-        s = bind_outputs(&ctx, outputs, n_outputs, source);
+    pd_status s = bind_call(&ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
     if (s == PD_OK && atomic_load_explicit(&pd__async_in_flight, memory_order_acquire) != 0)
         s = pd__ctx_wait_inputs(&ctx); /* inputs an executor may still be computing */
     if (s == PD_OK && !run_protected(&ctx, source))
@@ -869,13 +879,7 @@ pd_status pd__runner_bind(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inp
                           int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs,
                           const pd_arg *outputs, int32_t n_outputs)
 {
-    ctx_init(ctx, op);
-    pd_status s = bind_inputs(ctx, inputs, n_inputs);
-    if (s == PD_OK && (n_attrs != 0 || op->n_attrs != 0))
-        s = bind_attrs(ctx, attrs, n_attrs);
-    if (s == PD_OK)
-        s = bind_outputs(ctx, outputs, n_outputs, op->default_source);
-    return s;
+    return bind_call(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
 }
 
 bool pd__runner_protected(pd_kernel_ctx *ctx, pd__runner_stage_fn stage, void *arg)
