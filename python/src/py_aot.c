@@ -56,25 +56,16 @@ static int output_fill(PyObject *item, int32_t index, pd_aot_output *out)
     return 0;
 }
 
-/* What the build thread gets and gives back: a source spec compiles (py_build.c). */
-typedef struct aot_job {
+/* What the build thread gets: a source spec compiles (py_build.c). */
+typedef struct aot_args {
     const char *spec;
     const pd_aot_options *options;
-    pd_registry *reg;
-    pd_module *module;
-} aot_job;
+} aot_args;
 
-static pd_status aot_job_run(void *arg)
+static pd_status aot_args_load(pd_registry *reg, const void *arg, pd_module **module)
 {
-    aot_job *j = arg;
-    pd_status st = pd_registry_create(&j->reg);
-    if (st == PD_OK)
-        st = pd_aot_load(j->reg, j->spec, j->options, &j->module);
-    if (st != PD_OK) {
-        pd_registry_destroy(j->reg);
-        j->reg = NULL;
-    }
-    return st;
+    const aot_args *a = arg;
+    return pd_aot_load(reg, a->spec, a->options, module);
 }
 
 /* aot_load(spec, n_inputs, outputs, attrs, name=None, input_names=None, compile_flags=None,
@@ -127,12 +118,8 @@ PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs)
     o.compile_flags = cflags.items;
     o.n_compile_flags = cflags.n;
     o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
-    aot_job job = {PyBytes_AS_STRING(spec), &o, NULL, NULL};
-    if (pdext_run_build(aot_job_run, &job, "pdext.aot") != PD_OK) {
-        pd_registry_destroy(job.reg); /* loaded, then interrupted; else NULL already */
-        goto done;
-    }
-    result = pdext_library_make(job.reg, job.module);
+    aot_args job = {PyBytes_AS_STRING(spec), &o};
+    result = pdext_build_library(aot_args_load, &job, "pdext.aot");
 done:
     pdext_strings_clear(&decls);
     pdext_strings_clear(&in_names);

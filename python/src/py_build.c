@@ -21,8 +21,10 @@
 #include <unistd.h>
 
 typedef struct job {
-    pdext_job_fn fn;
-    void *arg;
+    pdext_load_fn fn;
+    const void *arg;
+    pd_registry *reg;
+    pd_module *module;
     pd_status status;
     char *message; /* pd_last_error() of the worker, malloc'd, when status != PD_OK */
     bool done;
@@ -33,7 +35,7 @@ typedef struct job {
 static void *job_main(void *p)
 {
     job *j = p;
-    pd_status st = j->fn(j->arg);
+    pd_status st = j->fn(j->reg, j->arg, &j->module);
     char *message = st != PD_OK ? strdup(pd_last_error()) : NULL;
     pthread_mutex_lock(&j->mu);
     j->status = st;
@@ -114,9 +116,12 @@ static unsigned long long ticks_now(void)
            (unsigned long long)t.tv_nsec / (1000000000ULL / (unsigned long long)hz);
 }
 
-pd_status pdext_run_build(pdext_job_fn fn, void *arg, const char *who)
+PyObject *pdext_build_library(pdext_load_fn fn, const void *arg, const char *who)
 {
     job j = {.fn = fn, .arg = arg};
+    pd_status st = pd_registry_create(&j.reg);
+    if (st != PD_OK)
+        return pdext_raise_status(st, who);
     /* One tick of slack: a child started within the tick of this call still counts. */
     unsigned long long since = ticks_now();
     since = since > 0 ? since - 1 : 0;
@@ -126,8 +131,10 @@ pd_status pdext_run_build(pdext_job_fn fn, void *arg, const char *who)
     if (pthread_create(&thread, NULL, job_main, &j) != 0) {
         pthread_cond_destroy(&j.cv);
         pthread_mutex_destroy(&j.mu);
-        PyErr_Format(PyExc_RuntimeError, "%s: cannot start a thread for the build", who);
-        return PD_ERR_UNAVAILABLE;
+        pd_registry_destroy(j.reg);
+        PyErr_Format(PyExc_RuntimeError, "%s: cannot start a thread for the build",
+                     who ? who : "pdext.load");
+        return NULL;
     }
     bool interrupted = false;
     while (!job_wait(&j, 50)) {
@@ -142,11 +149,14 @@ pd_status pdext_run_build(pdext_job_fn fn, void *arg, const char *who)
     /* A signal handled while the build ended still counts. */
     if (!interrupted && PyErr_CheckSignals() < 0)
         interrupted = true;
-    pd_status st = j.status;
+    st = j.status;
     if (st != PD_OK && !interrupted)
         pdext_raise_text(st, who, j.message);
     free(j.message);
-    if (interrupted && st == PD_OK)
-        st = PD_ERR_UNAVAILABLE; /* built, but the caller asked to stop: it drops the result */
-    return st;
+    if (st != PD_OK || interrupted) {
+        /* Failed, or built but the caller asked to stop: the result is dropped. */
+        pd_registry_destroy(j.reg);
+        return NULL;
+    }
+    return pdext_library_make(j.reg, j.module);
 }

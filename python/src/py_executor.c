@@ -37,11 +37,15 @@ pd_status pdext_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
 
 int pdext_tensor_ready(pdext_TensorObject *self)
 {
-    if (!pd_tensor_is_pending(&self->t) && pd_tensor_wait(NULL, &self->t) == PD_OK)
-        return 0; /* complete (a poisoned tensor is not pending: the wait gives its error) */
-    PyThreadState *ts = PyEval_SaveThread();
-    pd_status st = pd_tensor_wait(NULL, &self->t);
-    PyEval_RestoreThread(ts);
+    pd_status st;
+    if (!pd_tensor_is_pending(&self->t)) {
+        /* Computed, or poisoned (the wait gives its error): no host wait, the GIL stays. */
+        st = pd_tensor_wait(NULL, &self->t);
+    } else {
+        PyThreadState *ts = PyEval_SaveThread();
+        st = pd_tensor_wait(NULL, &self->t);
+        PyEval_RestoreThread(ts);
+    }
     if (st != PD_OK) {
         pdext_raise_status(st, NULL);
         return -1;
@@ -161,6 +165,14 @@ static PyObject *executor_exit(pdext_ExecutorObject *self, PyObject *args)
 static PyObject *executor_close(pdext_ExecutorObject *self, PyObject *unused)
 {
     (void)unused;
+    /* A thread inside the block still calls through it: ending it would leave that thread's
+     * current executor dangling. */
+    if (self->entered > 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pdext.Executor.close: the executor is in use by a `with` block; close "
+                        "it after the block ends (leaving the block already waits for its calls)");
+        return NULL;
+    }
     executor_close_now(self);
     Py_RETURN_NONE;
 }

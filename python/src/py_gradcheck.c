@@ -81,9 +81,22 @@ PyObject *pdext_gradcheck(PyObject *self, PyObject *args, PyObject *kwargs)
     const pd_op *op = pdext_op_of(op_obj, "pdext.gradcheck", &reg);
     if (op == NULL)
         return NULL;
-    if (o.step < 0 || o.atol < 0 || o.rtol < 0 || max_elements < 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "pdext.gradcheck: eps, atol, rtol and max_elements must be >= 0");
+    /* !(x >= 0) refuses NaN as well as negatives. */
+    const char *bad = !(o.step >= 0)     ? "eps"
+                      : !(o.atol >= 0)   ? "atol"
+                      : !(o.rtol >= 0)   ? "rtol"
+                      : max_elements < 0 ? "max_elements"
+                                         : NULL;
+    if (bad != NULL) {
+        double v = bad[0] == 'e'   ? o.step
+                   : bad[0] == 'a' ? o.atol
+                   : bad[0] == 'r' ? o.rtol
+                                   : (double)max_elements;
+        char text[64];
+        snprintf(text, sizeof text, "%g", v);
+        PyErr_Format(PyExc_ValueError,
+                     "pdext.gradcheck: %s is %s; expected a number >= 0 (0 or None: the default)",
+                     bad, text);
         return NULL;
     }
     o.keep_dtype = keep != 0;

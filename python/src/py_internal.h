@@ -50,14 +50,15 @@ PyObject *pdext_raise_text(pd_status status, const char *who, const char *text);
 
 /* --- Builds (py_build.c) ------------------------------------------------------------------- */
 
-typedef pd_status (*pdext_job_fn)(void *arg);
+/* A load that may compile: loads into `reg` and sets *module (pd_jit_load, pd_aot_load). */
+typedef pd_status (*pdext_load_fn)(pd_registry *reg, const void *arg, pd_module **module);
 
-/* Runs fn(arg) (a load that may compile) on a worker thread while this one waits without the
- * GIL and handles signals. Returns fn's status; on failure an exception is set: fn's error
- * (prefixed by `who`) or, when Ctrl-C came, the KeyboardInterrupt, the build stopped (its
- * processes sent SIGTERM) and a non-PD_OK status even if fn succeeded (the caller then drops
- * what fn made). fn runs without the GIL: a log callback takes it (PyGILState_Ensure). */
-pd_status pdext_run_build(pdext_job_fn fn, void *arg, const char *who);
+/* A new Library from fn(registry, arg, &module) run on a worker thread (a fresh registry)
+ * while this one waits without the GIL and handles signals. NULL with an exception on failure
+ * (the registry then destroyed): fn's error (prefixed by `who`) or, when Ctrl-C came, the
+ * KeyboardInterrupt, the build stopped (its processes sent SIGTERM) and what fn made dropped.
+ * fn runs without the GIL: a log callback takes it (PyGILState_Ensure). */
+PyObject *pdext_build_library(pdext_load_fn fn, const void *arg, const char *who);
 
 /* --- Tensor (py_tensor.c) ------------------------------------------------------------------ */
 

@@ -149,24 +149,10 @@ static void jit_log(void *user, const char *line)
     PyGILState_Release(g);
 }
 
-/* What the build thread gets and gives back. */
-typedef struct jit_job {
-    const pd_jit_options *options;
-    pd_registry *reg;
-    pd_module *module;
-} jit_job;
-
-static pd_status jit_job_run(void *arg)
+/* What the build thread runs (py_build.c). */
+static pd_status jit_options_load(pd_registry *reg, const void *arg, pd_module **module)
 {
-    jit_job *j = arg;
-    pd_status st = pd_registry_create(&j->reg);
-    if (st == PD_OK)
-        st = pd_jit_load(j->reg, j->options, &j->module);
-    if (st != PD_OK) {
-        pd_registry_destroy(j->reg);
-        j->reg = NULL;
-    }
-    return st;
+    return pd_jit_load(reg, arg, module);
 }
 
 /* Inline sources: a sequence of (file name, text) pairs. */
@@ -259,12 +245,7 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
     o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
     o.verbose = verbose != 0;
     o.log = verbose ? jit_log : NULL;
-    jit_job job = {&o, NULL, NULL};
-    if (pdext_run_build(jit_job_run, &job, NULL) != PD_OK) {
-        pd_registry_destroy(job.reg); /* built, then interrupted; else NULL already */
-        goto done;
-    }
-    result = pdext_library_make(job.reg, job.module);
+    result = pdext_build_library(jit_options_load, &o, NULL);
 done:
     pdext_strings_clear(&src);
     pdext_strings_clear(&cf);

@@ -111,8 +111,9 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
 
 /* Blocks until `t` is computed. PD_OK for a tensor that was never pending or is complete;
  * the failing op's status and message for a poisoned one. With `ex` non-NULL, a tensor
- * pending on another executor is refused (PD_ERR_INVALID_ARGUMENT, nothing waited for);
- * NULL waits on any executor. An undefined or NULL tensor is PD_ERR_INVALID_ARGUMENT. */
+ * made by another executor is refused, complete or not, so the check does not depend on
+ * timing (PD_ERR_INVALID_ARGUMENT, nothing waited for); NULL waits on any executor. An undefined or
+ * NULL tensor is PD_ERR_INVALID_ARGUMENT. */
 pd_status pd_tensor_wait(const pd_executor *ex, const pd_tensor *t);
 
 /* Whether `t` is still being computed (false for a tensor never pending, complete or

@@ -104,6 +104,15 @@ def test_an_error_surfaces_when_the_result_is_read_and_when_the_block_ends(pdext
         ex.synchronize()
 
 
+def test_close_inside_its_block_is_refused_and_the_block_still_works(pdext, relu):
+    with pdext.Executor() as ex:
+        with pytest.raises(RuntimeError, match="pdext.Executor.close: .*`with` block"):
+            ex.close()
+        y = relu.custom_relu(pdext.from_dlpack(np.array([-2.0, 2.0], np.float32)))
+    np.testing.assert_array_equal(y.numpy(), [0, 2])
+    ex.close()
+
+
 def test_calls_outside_a_block_run_synchronously(pdext, relu):
     y = relu.custom_relu(np.array([-1.0, 3.0], np.float32))
     assert isinstance(y, np.ndarray)  # numpy in, numpy out, as without an executor

@@ -200,3 +200,11 @@ def test_check_bad_arguments(pdext, relu):
         pdext.check(relu, op="nope")
     with pytest.raises(TypeError, match="expected a module from pdext.load"):
         pdext.check(object())
+
+
+def test_gradcheck_names_a_bad_option_and_its_value(pdext, relu):
+    x = (np.array([-1.5, 0.7], np.float32),)
+    with pytest.raises(ValueError, match="pdext.gradcheck: atol is -1; expected a number >= 0"):
+        pdext.gradcheck(relu.custom_relu, x, atol=-1.0)
+    with pytest.raises(ValueError, match="pdext.gradcheck: eps is nan"):
+        pdext.gradcheck(relu.custom_relu, x, eps=float("nan"))

@@ -98,6 +98,16 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
     pthread_mutex_unlock(&st->mu);
 }
 
+/* A spin-wait hint to the core (x86 pause, Arm yield); nothing elsewhere. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* Polls the queue for a while before the worker sleeps: a caller submitting a chain of small
  * ops then finds the worker awake and pays for no wake-up (a futex call of a few
  * microseconds, more than a small kernel). Called and returns with the mutex held. */
@@ -110,7 +120,7 @@ static void linger(pd__exec_stream *st)
         if (i % 64 == 63)
             sched_yield(); /* this machine's other threads may need the core */
         else
-            __builtin_ia32_pause();
+            cpu_relax();
     }
     pthread_mutex_lock(&st->mu);
 }
