@@ -121,7 +121,7 @@ static void stub_source(pd__sb *out, const pd__plan *p, const pd__strv *names)
 
 /* The missing C++ functions of the linked library into *names (empty: none, or the library
  * cannot be examined). */
-static void find_missing(const pd__plan *p, const char *lib, pd__strv *names)
+static void find_missing(const char *lib, pd__strv *names)
 {
     size_t len = 0;
     char *bytes = pd__read_file(lib, &len);
@@ -143,7 +143,6 @@ static void find_missing(const pd__plan *p, const char *lib, pd__strv *names)
         dlclose(handles[i]);
     free(handles);
     free(bytes);
-    (void)p;
 }
 
 pd_status pd__stubs_write(const pd__plan *p, bool *needed)
@@ -160,7 +159,7 @@ pd_status pd__stubs_write(const pd__plan *p, bool *needed)
                       ? pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who)
                       : PD_OK;
     if (s == PD_OK)
-        find_missing(p, lib.s, &names);
+        find_missing(lib.s, &names);
     if (s == PD_OK && names.oom)
         s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
     if (s == PD_OK && names.n > 0) {

@@ -533,6 +533,17 @@ PD_TEST(Math, MatmulOfMismatchedShapesNamesBoth)
     rt_release_all(ins, 2);
 }
 
+PD_TEST(Math, MatmulBatchDimsThatDoNotBroadcastNameBothShapesAndTheAxis)
+{
+    int64_t sa[3] = {2, 2, 3}, sb[3] = {3, 3, 2};
+    pd_tensor ins[2] = {rt_random(PD_FLOAT32, 3, sa), rt_random(PD_FLOAT32, 3, sb)}, out;
+    pd_attr attrs[2] = {pd_attr_of_bool("ta", false), pd_attr_of_bool("tb", false)};
+    PD_EXPECT_ERROR(mt_run("mt_matmul", ins, 2, attrs, 2, &out, 1), PD_ERR_OP_FAILED,
+                    "pd_matmul: the batch dims of [2, 2, 3] (a) and [3, 3, 2] (b) do not "
+                    "broadcast: axis 0 of the result would be 2 and 3");
+    rt_release_all(ins, 2);
+}
+
 /* --- sum ----------------------------------------------------------------------------------- */
 
 /* Runs mt_sum over `axes`. */

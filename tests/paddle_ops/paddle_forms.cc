@@ -243,6 +243,10 @@ std::vector<paddle::Tensor> FunctionsForward(const paddle::Tensor &x, const padd
     auto a = paddle::full({4}, 6, paddle::DataType::INT32);
     auto b = paddle::full({4}, 3, paddle::DataType::INT32);
     auto bits = ((a & b) | (a ^ b)) + (~b);
+    auto u8 = ~paddle::full({1}, 5, paddle::DataType::UINT8);
+    auto u64 = ~paddle::full({1}, 5, paddle::DataType::UINT64);
+    PD_CHECK(u8.data<uint8_t>()[0] == 250 && u64.data<uint64_t>()[0] == ~uint64_t{5},
+             "~ on unsigned types sets the bits that were clear");
     return {affine, mm, sum0, t, gt, bits};
 }
 // clang-format off

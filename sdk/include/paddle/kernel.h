@@ -89,6 +89,16 @@ inline void set_outputs(pd_kernel_ctx *ctx, const op_info &info, const std::vect
     }
 }
 
+/* The op's parsed declaration, for every wrapper's entry: a declaration the module got wrong
+ * fails each call of the op with PD_ERR_INVALID_MODULE and the parser's message. */
+template <class Tag> const op_info &checked_info()
+{
+    const op_info &info = Tag::info();
+    if (!info.error.empty())
+        throw pd::op_error(info.error, nullptr, 0, PD_ERR_INVALID_MODULE);
+    return info;
+}
+
 /* Wrappers, one per (function, op). Specialized on the function's type below. */
 template <class F, F fn> struct kernel_fn;
 template <class F, F fn> struct infer_shape_fn;
@@ -101,9 +111,7 @@ template <class Ret, class... Args, Ret (*fn)(Args...)> struct kernel_fn<Ret (*)
     template <class Tag> static void call(pd_kernel_ctx *ctx)
     {
         ctx_scope scope(ctx);
-        const op_info &info = Tag::info();
-        if (!info.error.empty())
-            throw pd::op_error(info.error, nullptr, 0, PD_ERR_INVALID_MODULE);
+        const op_info &info = checked_info<Tag>();
         run(ctx, info, std::index_sequence_for<Args...>{});
     }
 
@@ -194,9 +202,7 @@ struct infer_shape_fn<Ret (*)(Args...), fn> {
         static_assert(std::is_same<Ret, std::vector<std::vector<int64_t>>>::value,
                       "PD_INFER_SHAPE: the function returns std::vector<std::vector<int64_t>>");
         ctx_scope scope(ctx);
-        const op_info &info = Tag::info();
-        if (!info.error.empty())
-            throw pd::op_error(info.error, nullptr, 0, PD_ERR_INVALID_MODULE);
+        const op_info &info = checked_info<Tag>();
         run(ctx, info, std::index_sequence_for<Args...>{});
     }
     template <size_t... I>
@@ -227,9 +233,7 @@ struct infer_dtype_fn<Ret (*)(Args...), fn> {
         static_assert(std::is_same<Ret, std::vector<DataType>>::value,
                       "PD_INFER_DTYPE: the function returns std::vector<paddle::DataType>");
         ctx_scope scope(ctx);
-        const op_info &info = Tag::info();
-        if (!info.error.empty())
-            throw pd::op_error(info.error, nullptr, 0, PD_ERR_INVALID_MODULE);
+        const op_info &info = checked_info<Tag>();
         run(ctx, info, std::index_sequence_for<Args...>{});
     }
     template <size_t... I>

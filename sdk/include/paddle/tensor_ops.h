@@ -160,13 +160,23 @@ inline Tensor Tensor::operator-() const
 {
     return detail::binary_scalar(PD_BINARY_SUBTRACT, *this, 0.0, true, "operator-");
 }
-/* Bitwise not (logical not for bool): x ^ -1, or x == 0 for bool. */
+/* Bitwise not (logical not for bool): x ^ all-ones, or x == 0 for bool. All-ones is -1 for
+ * signed types and the largest value for unsigned ones (the scalar converts with pd_cast's
+ * saturating rules, so -1 would become 0 there; 2^64 saturates to uint64's largest). */
 inline Tensor Tensor::operator~() const
 {
     const pd_tensor *t = checked("operator~");
     if (t->dtype == PD_BOOL)
         return detail::binary_scalar(PD_BINARY_EQUAL, *this, 0.0, false, "operator~");
-    return detail::binary_scalar(PD_BINARY_BITWISE_XOR, *this, -1.0, false, "operator~");
+    double ones = -1.0;
+    switch (t->dtype) {
+    case PD_UINT8: ones = 255.0; break;
+    case PD_UINT16: ones = 65535.0; break;
+    case PD_UINT32: ones = 4294967295.0; break;
+    case PD_UINT64: ones = 18446744073709551616.0; break;
+    default: break;
+    }
+    return detail::binary_scalar(PD_BINARY_BITWISE_XOR, *this, ones, false, "operator~");
 }
 
 /* x @ y over the last two dims, batch dims broadcast (1-D operands as a row / a column);

@@ -246,26 +246,10 @@ static pd_tensor *binary(pd_kernel_ctx *ctx, int32_t op, const char *who, const 
     if (!supported(op, a->dtype))
         pd__ctx_throw(PD_ERR_OP_FAILED, "%s is not implemented for data type `%s`", who,
                       pd_dtype_name(a->dtype));
-    int32_t nd = a->ndim > b->ndim ? a->ndim : b->ndim;
     int64_t shape[PD_MAX_DIMS];
     pd__walk w;
     pd__walk_init(&w, 3, 0, NULL);
-    for (int32_t d = 0; d < nd; ++d) {
-        int32_t da = d - (nd - a->ndim), db = d - (nd - b->ndim);
-        int64_t ea = da >= 0 ? a->shape[da] : 1, eb = db >= 0 ? b->shape[db] : 1;
-        if (ea != eb && ea != 1 && eb != 1) {
-            char sa[96], sb[96];
-            pd__ctx_throw(PD_ERR_OP_FAILED,
-                          "%s: shapes %s (%s) and %s (%s) do not broadcast: axis %d of the "
-                          "result would be %lld and %lld",
-                          who, pd__math_shape(a, sa, sizeof sa), an,
-                          pd__math_shape(b, sb, sizeof sb), bn, (int)d, (long long)ea,
-                          (long long)eb);
-        }
-        shape[d] = ea == 1 ? eb : ea;
-        w.strides[1][d] = da >= 0 && ea != 1 ? pd_stride(a, da) : 0;
-        w.strides[2][d] = db >= 0 && eb != 1 ? pd_stride(b, db) : 0;
-    }
+    int32_t nd = pd__walk_broadcast(&w, shape, who, "shapes", a, an, a->ndim, b, bn, b->ndim);
     pd_tensor *out = pd__ctx_empty(ctx, is_comparison(op) ? PD_BOOL : a->dtype, pd_place_cpu(), nd,
                                    shape);
     w.nd = nd;

@@ -1,6 +1,7 @@
 /*
  * math_internal.h - what the tensor functions (elementwise.c, reduce.c, matmul.c, fill.c)
- * share: operand checks with op-style messages, and the row walk over a strided index space.
+ * share: operand checks with op-style messages, the row walk over a strided index space, the
+ * numpy broadcasting of two operands onto it, and accumulator scratch.
  *
  * The walk. An elementwise function visits an index space (a shape) with up to three
  * operands, each with its own element strides over that space (0 on broadcast axes). Axes
@@ -42,6 +43,18 @@ static inline void pd__walk_next(const pd__walk *w, int64_t *idx, int64_t *off)
             off[k] -= w->strides[k][d] * (w->shape[d] - 1);
     }
 }
+
+/* numpy broadcasting of a's leading na dims with b's leading nb dims: the result's dims into
+ * shape[0..n) and a's and b's strides over them (0 on broadcast axes) into w->strides[1] and
+ * w->strides[2]; returns n. Ends the call on dims that do not broadcast: `who` is the function,
+ * `an` / `bn` name the operands, `what` the dims ("shapes", "batch dims"). */
+int32_t pd__walk_broadcast(pd__walk *w, int64_t *shape, const char *who, const char *what,
+                           const pd_tensor *a, const char *an, int32_t na, const pd_tensor *b,
+                           const char *bn, int32_t nb);
+
+/* n accumulators for dtype's elements, zeroed, in the call's scratch: 8 bytes each (uint64_t
+ * for integers, double or float for reals), 16 for complex (a pair of doubles). */
+void *pd__math_accumulators(pd_kernel_ctx *ctx, pd_data_type dtype, int64_t n);
 
 /* Ends the call unless t is an initialized tensor in host memory: `who` is the function
  * ("pd_add"), `arg` the argument ("a"). A device tensor gives PD_ERR_UNAVAILABLE. */

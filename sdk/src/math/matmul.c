@@ -139,23 +139,11 @@ pd_tensor *pd__ctx_matmul(pd_kernel_ctx *ctx, const pd_tensor *a, const pd_tenso
 
     /* Batch dims: numpy broadcasting of all but the last two dims. */
     int32_t nba = a->ndim > 2 ? a->ndim - 2 : 0, nbb = b->ndim > 2 ? b->ndim - 2 : 0;
-    int32_t nb = nba > nbb ? nba : nbb, nd = nb;
     int64_t shape[PD_MAX_DIMS];
     pd__walk w;
     pd__walk_init(&w, 3, 0, NULL);
-    for (int32_t d = 0; d < nb; ++d) {
-        int32_t da = d - (nb - nba), db = d - (nb - nbb);
-        int64_t ea = da >= 0 ? a->shape[da] : 1, eb = db >= 0 ? b->shape[db] : 1;
-        if (ea != eb && ea != 1 && eb != 1)
-            pd__ctx_throw(PD_ERR_OP_FAILED,
-                          "%s: the batch dims of a %s and b %s do not broadcast: batch axis %d "
-                          "is %lld and %lld",
-                          who, pd__math_shape(a, sa, sizeof sa), pd__math_shape(b, sb, sizeof sb),
-                          (int)d, (long long)ea, (long long)eb);
-        shape[d] = ea == 1 ? eb : ea;
-        w.strides[1][d] = da >= 0 && ea != 1 ? pd_stride(a, da) : 0;
-        w.strides[2][d] = db >= 0 && eb != 1 ? pd_stride(b, db) : 0;
-    }
+    int32_t nb = pd__walk_broadcast(&w, shape, who, "the batch dims of", a, "a", nba, b, "b", nbb);
+    int32_t nd = nb;
     if (a->ndim > 1)
         shape[nd++] = x.rows;
     if (b->ndim > 1)
@@ -173,8 +161,7 @@ pd_tensor *pd__ctx_matmul(pd_kernel_ctx *ctx, const pd_tensor *a, const pd_tenso
     pd__walk_merge(&w);
 
     size_t es = pd_dtype_size(a->dtype);
-    size_t acc = pd_dtype_is_complex(a->dtype) ? sizeof(pd_complex128) : sizeof(uint64_t);
-    void *row = pd__ctx_scratch(ctx, (size_t)(y.cols > 0 ? y.cols : 1) * acc);
+    void *row = pd__math_accumulators(ctx, a->dtype, y.cols);
     mm_fn mm = mm_of[a->dtype];
     int64_t idx[PD_MAX_DIMS] = {0}, off[3] = {0};
     int32_t in = w.nd - 1;

@@ -10,8 +10,6 @@
  */
 #include "math/math_internal.h"
 
-#include <string.h>
-
 typedef void (*acc_fn)(void *acc, int64_t sa, const char *x, int64_t sx, int64_t n);
 typedef void (*store_fn)(char *out, const void *acc, int64_t n);
 
@@ -147,8 +145,7 @@ pd_tensor *pd__ctx_sum(pd_kernel_ctx *ctx, const pd_tensor *x, int32_t naxes, co
 
     int64_t n = pd_numel(out);
     size_t acc_size = pd_dtype_is_complex(dtype) ? sizeof(pd_complex128) : sizeof(uint64_t);
-    void *acc = pd__ctx_scratch(ctx, (size_t)(n > 0 ? n : 1) * acc_size);
-    memset(acc, 0, (size_t)n * acc_size); /* all-zero bits: 0 and 0.0 alike */
+    void *acc = pd__math_accumulators(ctx, dtype, n);
     acc_fn add = fns_of[dtype].acc;
     size_t es = pd_dtype_size(dtype);
     int64_t idx[PD_MAX_DIMS] = {0}, off[2] = {0};

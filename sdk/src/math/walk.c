@@ -1,5 +1,6 @@
 /*
- * walk.c - the row walk of the tensor functions (math_internal.h) and their operand checks.
+ * walk.c - the row walk of the tensor functions (math_internal.h), the numpy broadcasting that
+ * sets its strides, their accumulator scratch and their operand checks.
  */
 #include "math/math_internal.h"
 
@@ -47,6 +48,39 @@ void pd__walk_merge(pd__walk *w)
     w->rows = 1;
     for (int32_t d = 0; d < nd - 1; ++d)
         w->rows *= w->shape[d];
+}
+
+int32_t pd__walk_broadcast(pd__walk *w, int64_t *shape, const char *who, const char *what,
+                           const pd_tensor *a, const char *an, int32_t na, const pd_tensor *b,
+                           const char *bn, int32_t nb)
+{
+    int32_t nd = na > nb ? na : nb;
+    for (int32_t d = 0; d < nd; ++d) {
+        int32_t da = d - (nd - na), db = d - (nd - nb);
+        int64_t ea = da >= 0 ? a->shape[da] : 1, eb = db >= 0 ? b->shape[db] : 1;
+        if (ea != eb && ea != 1 && eb != 1) {
+            char sa[96], sb[96];
+            pd__ctx_throw(PD_ERR_OP_FAILED,
+                          "%s: %s %s (%s) and %s (%s) do not broadcast: axis %d of the result "
+                          "would be %lld and %lld",
+                          who, what, pd__math_shape(a, sa, sizeof sa), an,
+                          pd__math_shape(b, sb, sizeof sb), bn, (int)d, (long long)ea,
+                          (long long)eb);
+        }
+        shape[d] = ea == 1 ? eb : ea;
+        w->strides[1][d] = da >= 0 && ea != 1 ? pd_stride(a, da) : 0;
+        w->strides[2][d] = db >= 0 && eb != 1 ? pd_stride(b, db) : 0;
+    }
+    return nd;
+}
+
+void *pd__math_accumulators(pd_kernel_ctx *ctx, pd_data_type dtype, int64_t n)
+{
+    size_t size = pd_dtype_is_complex(dtype) ? sizeof(pd_complex128) : sizeof(uint64_t);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * size;
+    void *acc = pd__ctx_scratch(ctx, bytes);
+    memset(acc, 0, bytes); /* all-zero bits: 0 and 0.0 alike */
+    return acc;
 }
 
 const char *pd__math_shape(const pd_tensor *t, char *buf, size_t size)
