@@ -12,6 +12,7 @@
 #include "pdext_aot.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,14 +119,16 @@ static bool old_abi(const pd_cmd_strv *flags)
     return old;
 }
 
-/* "4,5" or "" into shape; false if it is not one. */
+/* "4,5" or "" into shape; false if it is not one (a dim past int64 included). */
 static bool parse_dims(const char *text, int32_t *ndim, int64_t *shape)
 {
     *ndim = 0;
     for (const char *s = text; *s;) {
         char *end;
+        errno = 0;
         long long d = strtoll(s, &end, 10);
-        if (end == s || d < 0 || *ndim == PD_MAX_DIMS || (*end != ',' && *end != '\0'))
+        if (end == s || errno != 0 || d < 0 || *ndim == PD_MAX_DIMS ||
+            (*end != ',' && *end != '\0'))
             return false;
         shape[(*ndim)++] = d;
         s = *end ? end + 1 : end;

@@ -23,6 +23,7 @@
 #include "pdext_cmd.h"
 #include "pdext_gradcheck.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -517,8 +518,10 @@ static bool parse_spec(const char *text, input_spec *spec)
     const char *end = colon ? colon : p + strlen(p);
     while (p < end) {
         char *after;
+        errno = 0;
         long long d = strtoll(p, &after, 10);
-        if (after == p || d < 0 || spec->ndim == PD_MAX_DIMS || (*after != ',' && after != end))
+        if (after == p || errno != 0 || d < 0 || spec->ndim == PD_MAX_DIMS ||
+            (*after != ',' && after != end))
             return false;
         spec->shape[spec->ndim++] = d;
         p = *after == ',' ? after + 1 : after;

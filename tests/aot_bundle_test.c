@@ -95,6 +95,8 @@ PD_TEST(AotBundle, RefusesBadOutputSpecsAndAttrDeclarations)
 {
     EXPECT_PDEXT(2, "bundle -o libx.a %s --inputs 1 --out-shape 4,x", CUMSUM);
     PD_EXPECT_CONTAINS(err_text, "--out-shape '4,x' is not a shape");
+    EXPECT_PDEXT(2, "bundle -o libx.a %s --inputs 1 --out-shape 4,99999999999999999999", CUMSUM);
+    PD_EXPECT_CONTAINS(err_text, "--out-shape '4,99999999999999999999' is not a shape");
     EXPECT_PDEXT(2, "bundle -o libx.a %s --inputs 1 --out-dtype float33", CUMSUM);
     PD_EXPECT_CONTAINS(err_text, "--out-dtype 'float33' is not a dtype");
     EXPECT_PDEXT(2, "bundle -o libx.a %s --inputs 1 --attr scale", CUMSUM);

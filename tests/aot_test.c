@@ -380,6 +380,13 @@ PD_TEST(Aot, InitReturningNonZeroFailsTheCall)
     expect_call_fails("CustomBadInit", PD_ERR_OP_FAILED, "returned error code 5");
 }
 
+PD_TEST(Aot, WorkspacesWhoseTotalOverflowsFailTheCallNamingInit)
+{
+    expect_call_fails("CustomHugeWorkspace", PD_ERR_OP_FAILED,
+                      "function 'CustomHugeWorkspaceInit' in '");
+    expect_call_fails("CustomHugeWorkspace", PD_ERR_OP_FAILED, "declared workspace 1 of");
+}
+
 PD_TEST(Aot, TypeIdWithoutAPdextDtypeIsRefused)
 {
     expect_call_fails("CustomBadType", PD_ERR_OP_FAILED, "TypeId 12");

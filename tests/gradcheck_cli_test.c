@@ -209,6 +209,8 @@ PD_TEST(CheckCli, RefusesAMalformedInputSpec)
     PD_EXPECT_CONTAINS(err_buf, "--input 'X=4,x' is not NAME=D0,D1,...[:DTYPE]");
     EXPECT_CHECK(2, "'%s' --input X=4:float99", pd_test_path("tp_tape_ops.so"));
     PD_EXPECT_CONTAINS(err_buf, "--input 'X=4:float99'");
+    EXPECT_CHECK(2, "'%s' --input X=4,99999999999999999999", pd_test_path("tp_tape_ops.so"));
+    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4,99999999999999999999' is not NAME=D0,D1");
 }
 
 PD_TEST(CheckCli, SanitizeNamesTheCaseAKernelTripsASanitizerInAndDoesNotCrash)

@@ -212,6 +212,17 @@ AOT_EXPORT int CustomBadInit(int, void **, int *, int64_t **, const char **, voi
     return 0;
 }
 
+/* Declares workspaces whose sizes add past SIZE_MAX: the call must fail, not get a tiny block. */
+AOT_EXPORT int CustomHugeWorkspaceInit(int *, int64_t **, const char **, AotExtra *extra)
+{
+    extra->SetWorkSpace({16, SIZE_MAX - 8});
+    return 0;
+}
+AOT_EXPORT int CustomHugeWorkspace(int, void **, int *, int64_t **, const char **, void *, void *)
+{
+    return 0;
+}
+
 AOT_EXPORT int CustomBadTypeInferType(std::vector<int>, AotExtra *) { return 12; }
 AOT_EXPORT int CustomBadType(int, void **, int *, int64_t **, const char **, void *, void *)
 {

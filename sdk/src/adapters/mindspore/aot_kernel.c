@@ -221,7 +221,9 @@ static __attribute__((noinline)) pd_aoti_entry *entry_get_keyed(pd_kernel_ctx *c
     key_build(&k, ctx, op);
     if (k.oom) {
         key_free(&k);
-        pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "out of memory");
+        pd__ctx_throw(PD_ERR_OUT_OF_MEMORY,
+                      "out of memory building the signature key of function '%s' in '%s'",
+                      op->function, op->library);
     }
     pd_aoti_entry *e = entry_find(op, &k);
     if (e) {
@@ -246,7 +248,9 @@ static __attribute__((noinline)) pd_aoti_entry *entry_get_keyed(pd_kernel_ctx *c
     pthread_mutex_unlock(&op->lock);
     key_free(&k);
     if (e == NULL)
-        pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "out of memory");
+        pd__ctx_throw(PD_ERR_OUT_OF_MEMORY,
+                      "out of memory adding a signature entry of function '%s' in '%s'",
+                      op->function, op->library);
     return e;
 }
 
@@ -310,19 +314,32 @@ static void entry_init(pd_aoti_op *op, pd_aoti_entry *e, int *ndims, int64_t **s
         if (n && e->workspace_offsets == NULL)
             r = -1;
     }
+    size_t total = 0, too_big = 0, too_big_size = 0; /* 1 + the workspace that overflows */
     if (r == PD_AOTI_OK) {
-        size_t total = 0;
-        for (size_t i = 0; i < n; ++i) {
+        for (size_t i = 0; i < n && !too_big; ++i) {
             e->workspace_offsets[i] = total;
-            size_t rounded = (sizes[i] + PD_AOTI_WORKSPACE_ALIGN - 1) / PD_AOTI_WORKSPACE_ALIGN *
-                             PD_AOTI_WORKSPACE_ALIGN;
-            total += rounded;
+            size_t rounded = 0;
+            if (__builtin_add_overflow(sizes[i], PD_AOTI_WORKSPACE_ALIGN - 1, &rounded) ||
+                __builtin_add_overflow(total,
+                                       rounded / PD_AOTI_WORKSPACE_ALIGN * PD_AOTI_WORKSPACE_ALIGN,
+                                       &total) ||
+                total > (size_t)INT64_MAX) {
+                too_big = i + 1;
+                too_big_size = sizes[i];
+            }
         }
+    }
+    if (r == PD_AOTI_OK && !too_big) {
         e->n_workspaces = (int32_t)n;
         e->workspace_bytes = total;
         atomic_store_explicit(&e->ready, true, memory_order_release);
     }
     pthread_mutex_unlock(&op->lock);
+    if (too_big)
+        pd__ctx_throw(PD_ERR_OP_FAILED,
+                      "function '%sInit' in '%s' declared workspace %zu of %zu bytes, which "
+                      "makes the workspaces' total overflow: declare sizes that fit in memory",
+                      op->function, op->library, too_big - 1, too_big_size);
     if (r == PD_AOTI_RETURNED) {
         free(err);
         pd__ctx_throw(PD_ERR_OP_FAILED, "function '%sInit' in '%s' returned error code %d",
@@ -331,7 +348,9 @@ static void entry_init(pd_aoti_op *op, pd_aoti_entry *e, int *ndims, int64_t **s
     if (r == PD_AOTI_THREW)
         throw_freeing(op, "Init", r, err);
     if (r != PD_AOTI_OK)
-        pd__ctx_throw(PD_ERR_OUT_OF_MEMORY, "out of memory");
+        pd__ctx_throw(PD_ERR_OUT_OF_MEMORY,
+                      "out of memory recording the %zu workspaces '%sInit' in '%s' declared", n,
+                      op->function, op->library);
 }
 
 /* --- the kernel ----------------------------------------------------------------------------- */
