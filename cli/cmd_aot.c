@@ -107,24 +107,6 @@ static void declare_attr(char *spec, char *decl, size_t cap)
     snprintf(decl, cap, "%.*s: %s", (int)(eq - spec), spec, type);
 }
 
-/* "4,5" (or "" for a scalar) into out. */
-static bool parse_shape(const char *text, pd_aot_output *out)
-{
-    out->ndim = 0;
-    const char *s = text;
-    while (*s) {
-        char *end;
-        errno = 0;
-        long long d = strtoll(s, &end, 10);
-        if (end == s || errno != 0 || d < 0 || out->ndim == PD_MAX_DIMS ||
-            (*end != ',' && *end != '\0'))
-            return false;
-        out->shape[out->ndim++] = d;
-        s = *end ? end + 1 : end;
-    }
-    return true;
-}
-
 int pd_cmd_aot_load(const char *cmd, pd_registry *reg, const char *spec, pd_cmd_aot_args *a,
                     pd_module **out)
 {
@@ -142,7 +124,9 @@ int pd_cmd_aot_load(const char *cmd, pd_registry *reg, const char *spec, pd_cmd_
     for (int32_t i = 0; i < n_outputs; ++i) {
         memset(&outputs[i], 0, sizeof outputs[i]);
         outputs[i].ndim = -1;
-        if (i < a->out_shapes->n && !parse_shape(a->out_shapes->v[i], &outputs[i]))
+        if (i < a->out_shapes->n &&
+            !pd_cmd_parse_dims(a->out_shapes->v[i], strlen(a->out_shapes->v[i]), &outputs[i].ndim,
+                               outputs[i].shape))
             return pd_cmd_usage_error(cmd, "--out-shape '%s' is not a shape such as 4,5",
                                       a->out_shapes->v[i]);
         if (i < a->out_dtypes->n &&

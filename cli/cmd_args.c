@@ -4,9 +4,11 @@
  */
 #include "pdext_cmd.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void pd_cmd_error(const char *cmd, const char *fmt, ...)
 {
@@ -118,4 +120,38 @@ bool pd_cmd_help(const char *arg, const char *usage)
         return false;
     fputs(usage, stdout);
     return true;
+}
+
+bool pd_cmd_parse_dims(const char *text, size_t len, int32_t *ndim, int64_t *shape)
+{
+    const char *p = text, *end = text + len;
+    *ndim = 0;
+    while (p < end) {
+        char *after;
+        errno = 0;
+        long long d = strtoll(p, &after, 10);
+        if (after == p || after > end || errno != 0 || d < 0 || *ndim == PD_MAX_DIMS ||
+            (after != end && *after != ','))
+            return false;
+        shape[(*ndim)++] = d;
+        p = after == end ? after : after + 1;
+    }
+    return true;
+}
+
+bool pd_cmd_make_dirs(const char *dir)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1;; ++p) {
+        char c = *p;
+        if (c == '/' || c == '\0') {
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return false;
+            *p = c;
+        }
+        if (c == '\0')
+            return true;
+    }
 }

@@ -119,23 +119,6 @@ static bool old_abi(const pd_cmd_strv *flags)
     return old;
 }
 
-/* "4,5" or "" into shape; false if it is not one (a dim past int64 included). */
-static bool parse_dims(const char *text, int32_t *ndim, int64_t *shape)
-{
-    *ndim = 0;
-    for (const char *s = text; *s;) {
-        char *end;
-        errno = 0;
-        long long d = strtoll(s, &end, 10);
-        if (end == s || errno != 0 || d < 0 || *ndim == PD_MAX_DIMS ||
-            (*end != ',' && *end != '\0'))
-            return false;
-        shape[(*ndim)++] = d;
-        s = *end ? end + 1 : end;
-    }
-    return true;
-}
-
 /* One function's descriptor into f; a usage error (non-zero) when its options are wrong. */
 static int write_fn(FILE *f, const pd_cmd_aot_fn *fn, int index, const pd_cmd_load_args *a)
 {
@@ -163,7 +146,9 @@ static int write_fn(FILE *f, const pd_cmd_aot_fn *fn, int index, const pd_cmd_lo
     for (int32_t j = 0; j < n_out; ++j) {
         ndim[j] = -1;
         dtype[j] = PD_UNDEFINED;
-        if (j < fn->out_shapes.n && !parse_dims(fn->out_shapes.v[j], &ndim[j], shape[j]))
+        if (j < fn->out_shapes.n &&
+            !pd_cmd_parse_dims(fn->out_shapes.v[j], strlen(fn->out_shapes.v[j]), &ndim[j],
+                               shape[j]))
             return pd_cmd_usage_error(cmd, "%s: --out-shape '%s' is not a shape such as 4,5",
                                       fn->spec, fn->out_shapes.v[j]);
         if (j < fn->out_dtypes.n &&

@@ -515,18 +515,8 @@ static bool parse_spec(const char *text, input_spec *spec)
         if (spec->dtype == PD_UNDEFINED)
             return false;
     }
-    const char *end = colon ? colon : p + strlen(p);
-    while (p < end) {
-        char *after;
-        errno = 0;
-        long long d = strtoll(p, &after, 10);
-        if (after == p || errno != 0 || d < 0 || spec->ndim == PD_MAX_DIMS ||
-            (*after != ',' && after != end))
-            return false;
-        spec->shape[spec->ndim++] = d;
-        p = *after == ',' ? after + 1 : after;
-    }
-    return true;
+    size_t len = colon ? (size_t)(colon - p) : strlen(p);
+    return pd_cmd_parse_dims(p, len, &spec->ndim, spec->shape);
 }
 
 static int parse_args(int argc, char **argv, check_args *c)

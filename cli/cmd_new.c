@@ -102,24 +102,6 @@ static bool is_identifier(const char *s)
     return true;
 }
 
-/* mkdir -p */
-static bool make_dirs(const char *dir)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1;; ++p) {
-        char c = *p;
-        if (c == '/' || c == '\0') {
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return false;
-            *p = c;
-        }
-        if (c == '\0')
-            return true;
-    }
-}
-
 static bool write_new(const char *path, const char *text, mode_t mode)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
@@ -180,7 +162,7 @@ int pd_cmd_new(int argc, char **argv)
             return PD_CMD_FAILED;
         }
     }
-    if (!make_dirs(dir_used)) {
+    if (!pd_cmd_make_dirs(dir_used)) {
         pd_cmd_error("new", "cannot make directory %s: %s", dir_used, strerror(errno));
         return PD_CMD_FAILED;
     }

@@ -333,22 +333,6 @@ static int check_out_dir(const char *out_dir)
     return PD_CMD_OK;
 }
 
-/* mkdir -p */
-static bool make_dirs(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; ++p) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return false;
-        *p = '/';
-    }
-    return mkdir(path, 0777) == 0 || errno == EEXIST;
-}
-
 /* Writes and reports every output. */
 static int write_outputs(const pd_op *op, const char *out_dir, pd_arg *outs, int32_t n)
 {
@@ -356,7 +340,7 @@ static int write_outputs(const pd_op *op, const char *out_dir, pd_arg *outs, int
     size_t len = (size_t)snprintf(dir, sizeof dir, "%s", out_dir);
     while (len > 1 && dir[len - 1] == '/') /* "out/" -> "out", so paths print as out/Out.npy */
         dir[--len] = '\0';
-    if (!make_dirs(dir)) {
+    if (!pd_cmd_make_dirs(dir)) {
         pd_cmd_error("run", "cannot create output directory '%s': %s", dir, strerror(errno));
         return PD_CMD_FAILED;
     }

@@ -174,6 +174,14 @@ void pd_cmd_progress_log(void *user, const char *line);
 /* Clears the status line, if any. */
 void pd_cmd_progress_end(pd_cmd_progress *p);
 
+/* --- cmd_args.c: dims and directories ------------------------------------------------------- */
+
+/* "4,5" (or "" for a scalar) in the first `len` bytes of text into *ndim and shape[]; false
+ * if it is not one: a negative dim, one past int64, more than PD_MAX_DIMS, a stray character. */
+bool pd_cmd_parse_dims(const char *text, size_t len, int32_t *ndim, int64_t *shape);
+/* mkdir -p: false (errno set) if a directory on the way cannot be made. */
+bool pd_cmd_make_dirs(const char *dir);
+
 /* --- cmd_print.c: showing tensors ------------------------------------------------------------ */
 
 /* "[2, 3]" into buf. */

@@ -200,6 +200,15 @@ PD_TEST(Math, IntegerDivisionByZeroIsAnErrorNamingTheFunction)
     pd_tensor_release(&a);
 }
 
+PD_TEST(Math, AViewReachingPastItsStorageIsRefusedNamingTheFunction)
+{
+    int64_t n = 4;
+    pd_tensor a = mt_tensor(PD_FLOAT32, 1, &n, (double[]){1, 2, 3, 4}), out;
+    PD_EXPECT_ERROR(mt_run("mt_past_storage", &a, 1, NULL, 0, &out, 1), PD_ERR_OP_FAILED,
+                    "pd_add: a reaches bytes [0, 32) of its storage, which holds 16 bytes");
+    pd_tensor_release(&a);
+}
+
 PD_TEST(Math, ComparisonsGiveBoolOverTheBroadcastShape)
 {
     static const pd_binary_op ops[] = {PD_BINARY_LESS_THAN,    PD_BINARY_LESS_EQUAL,

@@ -142,7 +142,8 @@ bool pd__tensor_span(const pd_tensor *t, int64_t *lo, int64_t *hi);
  * "who: " prefix) and arg. */
 pd_status pd__tensor_check_bounds(const char *who, const char *arg, const pd_tensor *t);
 /* "[2, 3]" into buf, for messages. */
-const char *pd__dims_text(int32_t ndim, const int64_t *dims, char *buf, size_t size);
+PD__SIBLING_API const char *pd__dims_text(int32_t ndim, const int64_t *dims, char *buf,
+                                          size_t size);
 /* Writes src's elements (any layout, host memory) densely in C order to dst as dst_type. */
 void pd__copy_to_dense(void *dst, pd_data_type dst_type, const pd_tensor *src);
 

@@ -159,3 +159,19 @@ PD_BUILD_OP(mt_null_operand,
     .kernel = null_operand_kernel,
     .infer_shape = kernel_decides,
     .infer_dtype = kernel_decides);
+
+/* pd_add over a view the kernel made by hand that reaches past A's storage (twice its rows):
+ * the tensor functions must refuse it, not read past the memory. */
+static void past_storage_kernel(pd_kernel_ctx *ctx)
+{
+    pd_tensor wide = *pd_input(ctx, 0);
+    wide.shape[0] *= 2;
+    pd_set_output(ctx, 0, pd_add(ctx, &wide, &wide));
+}
+
+PD_BUILD_OP(mt_past_storage,
+    .inputs = {"A"},
+    .outputs = {"Out"},
+    .kernel = past_storage_kernel,
+    .infer_shape = kernel_decides,
+    .infer_dtype = kernel_decides);

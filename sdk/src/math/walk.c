@@ -104,4 +104,7 @@ void pd__math_operand(const char *who, const char *arg, const pd_tensor *t)
                       "device kernels for them in this runtime): copy it to the CPU first",
                       who, arg, place);
     }
+    /* A hand-made view must stay inside its storage: the walks read every element it names. */
+    if (pd__tensor_check_bounds(who, arg, t) != PD_OK)
+        pd__ctx_throw(PD_ERR_OP_FAILED, "%s", pd_last_error());
 }

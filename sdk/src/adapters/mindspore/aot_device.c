@@ -78,15 +78,6 @@ void *pd_aoti_workspace(pd_kernel_ctx *ctx, const pd_aoti_op *op, size_t bytes)
 }
 
 /* "[2, 3]" into buf. */
-static void dims_text(int32_t ndim, const int64_t *dims, char *buf, size_t cap)
-{
-    size_t n = (size_t)snprintf(buf, cap, "[");
-    for (int32_t d = 0; d < ndim && n < cap; ++d)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)dims[d]);
-    if (n < cap)
-        snprintf(buf + n, cap - n, "]");
-}
-
 void pd_aoti_check_given_shape(const pd_aoti_op *op, int32_t j, int32_t ndim, const int64_t *shape)
 {
     const pd_aot_output *o = &op->outputs[j];
@@ -96,8 +87,8 @@ void pd_aoti_check_given_shape(const pd_aoti_op *op, int32_t j, int32_t ndim, co
     if (same)
         return;
     char inferred[160], given[160];
-    dims_text(ndim, shape, inferred, sizeof inferred);
-    dims_text(o->ndim, o->shape, given, sizeof given);
+    pd__dims_text(ndim, shape, inferred, sizeof inferred);
+    pd__dims_text(o->ndim, o->shape, given, sizeof given);
     pd__ctx_throw(PD_ERR_OP_FAILED,
                   "output %d ('%s'): function '%sInferShape' in '%s' answered %s (rank %d), but "
                   "the output the kernel writes was declared %s (rank %d): make them agree",
