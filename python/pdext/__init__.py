@@ -24,6 +24,7 @@ import types
 from . import _pdext
 from ._pdext import BuildError, Error, OpError, Tensor, from_dlpack
 from ._pdext import Executor  # asynchronous op calls (pdext_executor.h)
+from ._pdext import set_gil_threshold  # small calls keep the GIL through the kernel
 
 # Imported on first use (PEP 562), so that `import pdext` and a warm load stay cheap.
 _LAZY = {
@@ -67,6 +68,7 @@ __all__ = [
     "OpError",
     "BuildError",
     "Executor",
+    "set_gil_threshold",
 ]
 
 __version__ = _pdext.version()

@@ -170,6 +170,15 @@ typedef struct pdext_OpObject pdext_OpObject;
  * obj is not an Op (`who` names the caller). */
 const pd_op *pdext_op_of(PyObject *obj, const char *who, const pd_registry **reg);
 
+/* Input bytes up to which a synchronous op call keeps the GIL through its kernel (py_op.c,
+ * pdext.set_gil_threshold). */
+#define PDEXT_GIL_KEEP_BYTES 4096
+
+/* pdext.set_gil_threshold(nbytes): sets that limit; returns the previous one. */
+PyObject *pdext_set_gil_threshold(PyObject *module, PyObject *arg);
+/* _pdext._gil_releases(): how many op calls released the GIL so far (for the tests). */
+PyObject *pdext_gil_releases(PyObject *module, PyObject *unused);
+
 /* Tensors a call binds without touching the heap. */
 #define PDEXT_STACK_TENSORS 32
 

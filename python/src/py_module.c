@@ -94,6 +94,13 @@ static PyMethodDef module_methods[] =
      {"from_dlpack", pdext_from_dlpack, METH_O,
       "from_dlpack(obj) -> Tensor\nA pdext.Tensor over the memory of obj (any object with "
       "__dlpack__, or a DLPack capsule), without copying. CPU memory only."},
+     {"set_gil_threshold", pdext_set_gil_threshold, METH_O,
+      "set_gil_threshold(nbytes) -> int\nA synchronous call of an op whose work follows its "
+      "inputs' size keeps the GIL through its kernel when its host inputs hold at most nbytes "
+      "(default 4096): releasing the GIL costs more than so small a kernel. 0: every call "
+      "releases it. Returns the previous limit."},
+     {"_gil_releases", pdext_gil_releases, METH_NOARGS,
+      "_gil_releases() -> int\nHow many op calls released the GIL (for the tests)."},
      {"version", module_version, METH_NOARGS, "The version of libpdext in use."},
      {NULL, NULL, 0, NULL}};
 

@@ -20,6 +20,8 @@
 #include "py_executor.h"
 #include "py_internal.h"
 
+#include "pdext_executor.h"
+
 #include <stdlib.h>
 
 struct pdext_OpObject {
@@ -36,7 +38,8 @@ struct pdext_OpObject {
     PyObject *attr_names[PD_MAX_ATTRS];    /* and of attrs */
     int32_t inplace_input[PD_MAX_OUTPUTS]; /* input an output is written into, or -1 */
     bool in_written[PD_MAX_INPUTS];        /* the op writes this input in place */
-    PyObject *result_type;                 /* namedtuple for several outputs, else NULL */
+    bool sized_by_inputs;  /* its work follows its inputs' size (see call_releases_gil) */
+    PyObject *result_type; /* namedtuple for several outputs, else NULL */
 };
 
 /* --- Creation ------------------------------------------------------------------------------ */
@@ -311,6 +314,8 @@ PyObject *pdext_op_new(pdext_LibraryObject *lib, const pd_op *op)
             goto fail;
     }
     const pd_op_def *def = pd_op_definition(op);
+    self->sized_by_inputs = self->n_in > 0 && def->infer_shape == NULL && def->workspace == NULL &&
+                            !(def->flags & PD_OP_MAY_BLOCK);
     for (int32_t k = 0; k < PD_MAX_INPLACE && def->inplace[k][0] != NULL; ++k) {
         int32_t i = input_index(self, def->inplace[k][0]);
         int32_t o = output_index(self, def->inplace[k][1]);
@@ -731,6 +736,55 @@ const pd_op *pdext_op_of(PyObject *obj, const char *who, const pd_registry **reg
     return self->op;
 }
 
+/* Input bytes up to which a synchronous call keeps the GIL through its kernel, and how many
+ * calls released it (pdext._pdext._gil_releases(), for the tests). */
+static Py_ssize_t gil_keep_bytes = PDEXT_GIL_KEEP_BYTES;
+static unsigned long long gil_releases;
+
+PyObject *pdext_gil_releases(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(gil_releases);
+}
+
+PyObject *pdext_set_gil_threshold(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    Py_ssize_t n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0)
+        return PyErr_Format(PyExc_ValueError,
+                            "set_gil_threshold: nbytes is %zd; expected >= 0 (0: every call "
+                            "releases the GIL)",
+                            n);
+    Py_ssize_t old = gil_keep_bytes;
+    gil_keep_bytes = n;
+    return PyLong_FromSsize_t(old);
+}
+
+/* Whether the kernel runs with the GIL released. Handing the GIL over and taking it back
+ * costs about 50 ns, more than a kernel on a few thousand bytes, so a synchronous call of an
+ * op whose work follows its inputs' size, on host inputs of at most gil_keep_bytes in all,
+ * keeps it, as numpy's ufunc loops keep it below 500 elements. Every other call releases it:
+ * larger inputs, device inputs, ops that size their outputs or workspace themselves or say
+ * they may block (PD_OP_MAY_BLOCK), calls through an executor, and inputs an executor is
+ * still computing (the call waits for them). */
+static bool call_releases_gil(const pdext_OpObject *self, const pdext_call *cs)
+{
+    if (!self->sized_by_inputs || pdext_executor_active())
+        return true;
+    Py_ssize_t bytes = 0;
+    for (int32_t k = 0; k < cs->n_tin; ++k) {
+        const pd_tensor *t = &cs->tin[k];
+        if (!pd_place_is_host(t->place) || pd_tensor_is_pending(t))
+            return true;
+        bytes += (Py_ssize_t)(pd_numel(t) * (int64_t)pd_dtype_size(t->dtype));
+    }
+    return bytes > gil_keep_bytes;
+}
+
 static PyObject *op_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames)
 {
@@ -739,11 +793,16 @@ static PyObject *op_vectorcall(PyObject *callable, PyObject *const *args, size_t
     PyObject *result = NULL;
     if (call_bind(self, args, PyVectorcall_NARGS(nargsf), kwnames, &cs) < 0)
         goto done;
-    /* The kernel runs without the GIL: other Python threads go on meanwhile. */
-    PyThreadState *ts = PyEval_SaveThread();
+    /* Other Python threads go on while the kernel runs (but a small one, call_releases_gil). */
+    PyThreadState *ts = NULL;
+    if (call_releases_gil(self, &cs)) {
+        ++gil_releases;
+        ts = PyEval_SaveThread();
+    }
     pd_status st = pdext_op_run(self->op, cs.in_args, self->n_in, cs.attrs, cs.n_attrs, cs.out_args,
                                 self->n_out); /* pd_op_run, or the current executor's */
-    PyEval_RestoreThread(ts);
+    if (ts != NULL)
+        PyEval_RestoreThread(ts);
     if (st != PD_OK) {
         cs.n_tout = 0; /* a failed run wrote nothing */
         pdext_raise_status(st, NULL);

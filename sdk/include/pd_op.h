@@ -112,6 +112,11 @@ typedef struct pd_op_def {
  * input) takes input 0's shape and dtype, as the only output of a one-input op does, so that an
  * op with more inputs needs no infer_shape / infer_dtype (which, if given, still decide). */
 #define PD_OP_OUTPUTS_LIKE_INPUT0 0x2u
+/* pd_op_def.flags: the kernel may block or run long whatever the size of its inputs (it waits
+ * for another thread, sleeps, or loops on an attr). Hosts then never run it while holding a
+ * lock of their own: the Python front releases the GIL for every call of it, where a call on
+ * a few KiB would otherwise keep the GIL through the kernel. */
+#define PD_OP_MAY_BLOCK 0x4u
 /* pd_op_def.strided_inputs: the bit of input `index` (0 .. PD_MAX_INPUTS-1). */
 #define PD_INPUT_BIT(index) (1u << (index))
 

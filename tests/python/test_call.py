@@ -188,6 +188,35 @@ def test_the_gil_is_released_while_the_kernel_runs(pyops):
     assert x[1] == 2, "the kernel never saw the other thread: the GIL was held"
 
 
+def test_small_calls_keep_the_gil_and_large_ones_release_it(pdext, relu):
+    # Releasing the GIL costs more than a kernel on a few KiB: such calls keep it (numpy's
+    # rule for ufunc loops); larger inputs, and every call once the threshold is 0, release it.
+    count = pdext._pdext._gil_releases
+    small, large = np.array([-1.0, 2.0], np.float32), np.ones(1 << 16, np.float32)
+    before = count()
+    np.testing.assert_array_equal(relu.custom_relu(small), [0.0, 2.0])
+    assert count() == before, "a call on 8 bytes released the GIL"
+    relu.custom_relu(large)
+    assert count() == before + 1, "a call on 256 KiB kept the GIL"
+    old = pdext.set_gil_threshold(0)
+    try:
+        assert old == 4096
+        relu.custom_relu(small)
+        assert count() == before + 2, "threshold 0: every call releases the GIL"
+    finally:
+        assert pdext.set_gil_threshold(old) == 0
+    with pytest.raises(ValueError, match="nbytes is -1"):
+        pdext.set_gil_threshold(-1)
+
+
+def test_an_op_that_may_block_releases_the_gil_even_on_small_inputs(pdext, pyops):
+    count = pdext._pdext._gil_releases
+    before = count()
+    x = np.array([1, 0], np.int64)  # X[0] already set: the kernel returns at once
+    pyops.py_wait(x)
+    assert x[1] == 2 and count() == before + 1
+
+
 def test_extra_cflags_and_include_paths_reach_the_compiler(pdext, tmp_path):
     inc = tmp_path / "inc"
     inc.mkdir()

@@ -178,4 +178,5 @@ PD_BUILD_OP(py_wait,
     .inputs = {"X"},
     .outputs = {"Out"},
     .inplace = {{"X", "Out"}},
+    .flags = PD_OP_MAY_BLOCK, /* it waits for another thread: never with the GIL held */
     .kernel = wait_kernel);
