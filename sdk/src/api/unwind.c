@@ -98,7 +98,7 @@ static PD_NORETURN_ATTR void unwind(pd_kernel_ctx *ctx, pd_status status, const 
         ctx->err_handed = false;
         siglongjmp(*guard, 1);
     }
-    siglongjmp(ctx->frame, 1);
+    PD__FRAME_JUMP(ctx->frame);
 }
 
 static PD_NORETURN_ATTR void die_outside_call(const char *file, int line, const char *msg)

@@ -649,7 +649,7 @@ static __attribute__((noinline)) bool run_steps(pd_kernel_ctx *ctx, const int32_
 static __attribute__((noinline)) bool run_protected(pd_kernel_ctx *ctx, const int32_t *source)
 {
     pd__ctx_enter(ctx);
-    if (sigsetjmp(ctx->frame, 0) != 0) {
+    if (PD__FRAME_ARM(ctx->frame) != 0) {
         pd__ctx_leave(ctx);
         return false;
     }
@@ -886,7 +886,7 @@ bool pd__runner_protected(pd_kernel_ctx *ctx, pd__runner_stage_fn stage, void *a
 {
     /* As in run_protected: only ctx, stage and arg live across the jump, never changed. */
     pd__ctx_enter(ctx);
-    if (sigsetjmp(ctx->frame, 0) != 0) {
+    if (PD__FRAME_ARM(ctx->frame) != 0) {
         pd__ctx_leave(ctx);
         return false;
     }
