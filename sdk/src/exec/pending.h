@@ -54,8 +54,9 @@ static inline pd__completion *pd__storage_pending(const pd_storage *s)
 {
     return s ? atomic_load_explicit(&((pd_storage *)s)->pending, memory_order_acquire) : NULL;
 }
-/* Makes c the storage's completion (taking a reference), dropping the one it had. */
-void pd__storage_set_pending(pd_storage *s, pd__completion *c);
+/* Makes c the storage's completion, with a reference to c the caller gives, dropping the
+ * one it had. */
+void pd__storage_give_pending(pd_storage *s, pd__completion *c);
 
 /* What the synchronous runner does with inputs that may be pending: waits for each; the
  * error of a poisoned one ends the call (as the thread's last error). */
