@@ -26,9 +26,9 @@ typedef struct pd__exec_call {
     int32_t n_inputs;
     pd_tensor *outs; /* retained copies of the outputs handed to the host, in slot order */
     int32_t n_outs;
-    size_t bytes;     /* of its outputs: what the queue's back pressure counts */
-    void *attr_copy;  /* the attr values' strings and arrays, copied */
-    int32_t stream;   /* the executor stream it was submitted to */
+    size_t bytes;    /* of its outputs: what the queue's back pressure counts */
+    void *attr_copy; /* the attr values' strings and arrays, copied */
+    int32_t stream;  /* the executor stream it was submitted to */
     int32_t n_spares;
     pd_storage *spares[PD__EXEC_SPARES]; /* see call_new (submit.c) */
     bool wait_launch; /* the caller waits for the launch and hands the outputs over itself */
@@ -51,9 +51,9 @@ typedef struct pd__exec_stream {
     int32_t queued;
     size_t queued_bytes; /* the queued calls' output bytes */
     int32_t waiting;     /* submitters waiting on not_full */
-    bool busy;            /* the worker is running calls it took */
-    bool sleeping;        /* the worker waits on not_empty */
-    bool closing;         /* destroy: the worker drains the queue and ends */
+    bool busy;           /* the worker is running calls it took */
+    bool sleeping;       /* the worker waits on not_empty */
+    bool closing;        /* destroy: the worker drains the queue and ends */
     pthread_t thread;
     /* head != NULL, readable without the mutex: the worker polls it while it lingers, so it
      * has a cache line of its own, which a submitter writes only when it turns true (the

@@ -31,7 +31,8 @@ typedef struct pd__completion {
     pthread_cond_t cv;
 } pd__completion;
 
-/* Async calls submitted and not yet done, over all executors. While it is 0 no storage is
+/* Async calls submitted and not yet done, over all executors (a worker subtracts its calls
+ * once per batch, so the count may lag behind, never ahead). While it is 0 no storage is
  * pending, which lets the synchronous runner skip looking at its inputs' completions. */
 extern atomic_long pd__async_in_flight;
 

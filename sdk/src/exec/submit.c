@@ -436,8 +436,7 @@ static void allocate_outputs(pd_kernel_ctx *ctx, void *arg)
                     storage = pd__storage_alloc(place, bytes);
             }
             if (storage == NULL) {
-                pd__ctx_make_tensor("pd_run_async", it->t, it->dtype, *place, it->ndim,
-                                    it->shape);
+                pd__ctx_make_tensor("pd_run_async", it->t, it->dtype, *place, it->ndim, it->shape);
                 continue;
             }
             pd_tensor *t = it->t;
