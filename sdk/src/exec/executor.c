@@ -65,6 +65,27 @@ void pd__exec_note_done(pd_executor *ex, pd_status status, const char *message)
     atomic_fetch_add_explicit(&ex->done, 1, memory_order_release);
 }
 
+/* The queue holds `depth` calls, or (past the first) the output bytes it may hold (mu held):
+ * nothing more fits, whatever its size. */
+static bool queue_full(const pd_executor *ex, const pd__exec_stream *st)
+{
+    return st->queued >= ex->depth || (st->queued > 0 && st->queued_bytes >= QUEUED_BYTES_MAX);
+}
+
+void pd__exec_wait_room(pd_executor *ex, int32_t stream)
+{
+    pd__exec_stream *st = &ex->streams[stream];
+    if (!atomic_load_explicit(&st->full, memory_order_relaxed))
+        return; /* a hint: pd__exec_enqueue applies the limits under the lock */
+    pthread_mutex_lock(&st->mu);
+    while (queue_full(ex, st)) {
+        ++st->waiting;
+        pthread_cond_wait(&st->not_full, &st->mu);
+        --st->waiting;
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
 void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
 {
     pd__exec_stream *st = &ex->streams[stream];
@@ -89,6 +110,8 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
     st->tail = call;
     ++st->queued;
     st->queued_bytes += call->bytes;
+    if (queue_full(ex, st))
+        atomic_store_explicit(&st->full, true, memory_order_relaxed);
     atomic_store_explicit(&st->pushed, atomic_load_explicit(&st->pushed, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     if (!atomic_load_explicit(&st->has_work, memory_order_relaxed))
@@ -144,6 +167,8 @@ static void *worker_main(void *arg)
         st->head = st->tail = NULL;
         st->queued = 0;
         st->queued_bytes = 0;
+        if (atomic_load_explicit(&st->full, memory_order_relaxed))
+            atomic_store_explicit(&st->full, false, memory_order_relaxed);
         st->busy = true;
         if (st->waiting > 0)
             pthread_cond_broadcast(&st->not_full);
@@ -250,6 +275,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         pthread_cond_init(&st->not_full, NULL);
         pthread_cond_init(&st->idle, NULL);
         atomic_init(&st->has_work, false);
+        atomic_init(&st->full, false);
         atomic_init(&st->pushed, 0);
         atomic_init(&st->finished, 0);
     }

@@ -51,6 +51,8 @@ typedef struct pd__exec_stream {
     int32_t queued;
     size_t queued_bytes; /* the queued calls' output bytes */
     int32_t waiting;     /* submitters waiting on not_full */
+    atomic_bool full;    /* queued reached a limit even for a call without outputs (see
+                          * pd__exec_wait_room); set and cleared under mu */
     bool busy;           /* the worker is running calls it took */
     bool sleeping;       /* the worker waits on not_empty */
     bool closing;        /* destroy: the worker drains the queue and ends */
@@ -103,6 +105,10 @@ struct pd_executor {
 
 /* executor.c: the executor is live (else a message naming `who`). */
 pd_status pd__exec_check(const char *who, const pd_executor *ex, int32_t stream);
+/* executor.c: blocks while the stream's queue is full even for a call without outputs, so
+ * that a submitter waits before it allocates its call's outputs rather than after (one
+ * output fewer alive per stream while it waits). */
+void pd__exec_wait_room(pd_executor *ex, int32_t stream);
 /* executor.c: appends a call to the stream's queue (blocks while it is full). */
 void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call);
 /* executor.c: notes a finished call in the counters and the first error. */

@@ -607,6 +607,7 @@ static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t strea
                                                   const pd_attr *attrs, int32_t n_attrs,
                                                   pd_arg *outputs, int32_t n_outputs)
 {
+    pd__exec_wait_room(ex, stream);
     pd__exec_call *call = call_new(ex, stream);
     if (call == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
