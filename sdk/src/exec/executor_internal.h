@@ -1,7 +1,7 @@
 /*
- * executor_internal.h - what the executor's two files share: the executor and its streams
- * (executor.c: queues, workers, synchronize, destroy) and one submitted call (submit.c: the
- * caller's stage and the launch stage).
+ * executor_internal.h - what the executor's files share: the executor and its streams
+ * (executor.c: queues, workers, synchronize, destroy), one submitted call (submit.c: the
+ * caller's stage and the launch stage) and its record's life (records.c).
  */
 #ifndef PD_EXEC_EXECUTOR_INTERNAL_H
 #define PD_EXEC_EXECUTOR_INTERNAL_H
@@ -114,9 +114,21 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call);
 /* executor.c: notes a finished call in the counters and the first error. */
 void pd__exec_note_done(pd_executor *ex, pd_status status, const char *message);
 
-/* submit.c: releases what a stream's retired records hold (the records kept for reuse). */
+/* records.c: a call record for `stream`, one kept for reuse (its tensors released on this
+ * thread, those only it held kept as its spares) or a new one; NULL on out of memory. */
+pd__exec_call *pd__exec_record_new(pd_executor *ex, int32_t stream);
+/* records.c: a spare of the call that holds `bytes` (taken out of its spares), else NULL. */
+pd_storage *pd__exec_take_spare(pd__exec_call *call, size_t bytes);
+/* records.c: releases the spares the call did not use. */
+void pd__exec_drop_spares(pd__exec_call *call);
+/* records.c: releases what the call holds but its context; keeps the record for reuse. */
+void pd__exec_record_free(pd_executor *ex, pd__exec_call *call);
+/* records.c: on the worker after a launch: the record goes back to its stream's submitters
+ * with its tensors (or, when they are large, is released here). */
+void pd__exec_record_retire(pd_executor *ex, pd__exec_call *call);
+/* records.c: releases what a stream's retired records hold (the records kept for reuse). */
 void pd__exec_reclaim(pd__exec_stream *st);
-/* submit.c: frees every record a stream keeps for reuse (destroy, after its worker ended). */
+/* records.c: frees every record a stream keeps for reuse (destroy, after its worker ended). */
 void pd__exec_free_records(pd__exec_stream *st);
 
 /* submit.c: the launch stage of one call, on its stream's worker: waits for its inputs,
