@@ -624,6 +624,68 @@ PD_TEST(Executor, ASmallDepthMakesSubmittersWaitButLosesNothing)
     pd_registry_destroy(reg);
 }
 
+/* --- Memory reuse ----------------------------------------------------------------------------
+ * A reused call record hands the storages only it still held to the next call's outputs
+ * (submit.c): these check that nothing the host holds is ever handed out, and that memory of
+ * a poisoned output carries no error into the call that gets it. */
+
+PD_TEST(Executor, ReusedMemoryNeverTakesATensorTheHostStillHolds)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    enum { STEPS = 200, EVERY = 10 };
+    pd_tensor y = ramp(64, 1), kept[STEPS / EVERY];
+    for (int k = 0; k < STEPS; ++k) {
+        pd_tensor next = PD_TENSOR_UNDEFINED;
+        PD_ASSERT_OK(affine(ex, 0, &y, 1, 1, &next));
+        pd_tensor_release(&y);
+        y = next;
+        if (k % EVERY == 0)
+            pd_tensor_retain(&kept[k / EVERY], &y); /* y[i] = 1 + i + (k + 1) */
+        if (k % 7 == 0)
+            PD_ASSERT_OK(pd_tensor_wait(ex, &y)); /* lets records retire and be reused */
+    }
+    PD_ASSERT_OK(pd_executor_synchronize(ex));
+    for (int j = 0; j < STEPS / EVERY; ++j) {
+        PD_EXPECT_EQ(at(&kept[j], 0), (float)(2 + EVERY * j));
+        PD_EXPECT_EQ(at(&kept[j], 63), (float)(65 + EVERY * j));
+        pd_tensor_release(&kept[j]);
+    }
+    PD_EXPECT_EQ(at(&y, 0), (float)(1 + STEPS));
+    pd_tensor_release(&y);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Executor, MemoryOfAReleasedPoisonedOutputServesLaterCallsCleanly)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pd_tensor x = ramp(64, -1), bad = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(&x), o = pd_arg_of(&bad);
+    PD_ASSERT_OK(pd_run_async(ex, 0, "ex_fail_if_negative", &in, 1, NULL, 0, &o, 1));
+    PD_EXPECT_ERROR(pd_tensor_wait(ex, &bad), PD_ERR_OP_FAILED, "boom");
+    pd_tensor_release(&bad); /* only the retired call holds its memory now (x: the host too) */
+    pd_tensor y = ramp(64, 0);
+    for (int k = 0; k < 20; ++k) {
+        pd_tensor next = PD_TENSOR_UNDEFINED;
+        PD_ASSERT_OK(affine(ex, 0, &y, 1, 1, &next));
+        pd_tensor_release(&y);
+        y = next;
+        PD_ASSERT_OK(pd_tensor_wait(ex, &y)); /* not poisoned, whatever memory it got */
+        PD_EXPECT_EQ(at(&y, 63), (float)(63 + k + 1));
+    }
+    PD_EXPECT_ERROR(pd_executor_synchronize(ex), PD_ERR_OP_FAILED, "ex_fail_if_negative: boom");
+    pd_executor_stats st;
+    PD_ASSERT_OK(pd_executor_get_stats(ex, &st));
+    PD_EXPECT_EQ(st.submitted, 21u);
+    PD_EXPECT_EQ(st.failed, 1u);
+    pd_tensor_release(&x);
+    pd_tensor_release(&y);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
 /* --- Workspace ------------------------------------------------------------------------------- */
 
 static pd_status workspace_call(pd_executor *ex, const pd_registry *reg, pd_tensor *x,

@@ -21,6 +21,13 @@ typedef struct pdext_ExecutorObject {
     int entered; /* nesting depth of `with` on this object */
 } pdext_ExecutorObject;
 
+/* inline_bytes of an Executor that gives none. Smaller than the C default (65536): a Python
+ * call costs its caller ~0.25 us more than a C call, time the worker overlaps with the
+ * kernel, so handing a call over pays for kernels past ~0.3 us (inputs of ~8 KiB and up);
+ * below that the call still runs at once on the caller when its stream is idle. A chain of
+ * 16 KiB relu/add calls ran 1.3x faster than synchronous calls handed over, 0.95x inline. */
+#define PY_INLINE_DEFAULT 16384
+
 static _Thread_local pd_executor *current_ex;
 static _Thread_local int32_t current_stream;
 
@@ -83,7 +90,8 @@ static int executor_init(pdext_ExecutorObject *self, PyObject *args, PyObject *k
         PyErr_SetString(PyExc_RuntimeError, "pdext.Executor: already initialized");
         return -1;
     }
-    pd_executor_options o = {sizeof o, streams, depth, inline_bytes};
+    pd_executor_options o = {sizeof o, streams, depth,
+                             inline_bytes == 0 ? PY_INLINE_DEFAULT : inline_bytes};
     pd_status st = pd_executor_create(NULL, &o, &self->ex);
     if (st != PD_OK) {
         pdext_raise_status(st, NULL);
@@ -250,8 +258,9 @@ PyTypeObject pdext_ExecutorType = {
     .tp_dealloc = (destructor)executor_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Executor(streams=1, depth=0, inline_bytes=0): op calls inside `with executor:` "
-              "run asynchronously and return pending pdext.Tensors. A host call of at most "
-              "inline_bytes (0: 65536, -1: none) runs at once when its stream is idle.",
+              "run asynchronously and return pending pdext.Tensors. A host call whose inputs hold "
+              "at most inline_bytes/2 bytes (inline_bytes 0: 16384; -1: none) runs at once "
+              "when its stream is idle.",
     .tp_methods = executor_methods,
     .tp_getset = executor_getset,
     .tp_init = (initproc)executor_init,

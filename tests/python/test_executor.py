@@ -121,9 +121,16 @@ def test_calls_outside_a_block_run_synchronously(pdext, relu):
 
 def test_a_small_call_on_an_idle_stream_is_complete_when_it_returns(pdext, relu):
     x = pdext.from_dlpack(np.array([-1.0, 2.0], np.float32))
-    with pdext.Executor() as ex:  # default inline_bytes: 65536
+    with pdext.Executor() as ex:  # default inline_bytes: 16384 (inputs up to 8 KiB)
         y = relu.custom_relu(x)
         assert not ex.pending(y)
         np.testing.assert_array_equal(y.numpy(), [0, 2])
+        edge = pdext.from_dlpack(np.full(2048, -1.0, np.float32))  # 8 KiB: still on the caller
+        assert not ex.pending(relu.custom_relu(edge))
+    big = pdext.from_dlpack(np.full(4096, 5.0, np.float32))  # 16 KiB: inline only if asked
+    with pdext.Executor(inline_bytes=65536) as ex:
+        z = relu.custom_relu(big)
+        assert not ex.pending(z)
+        assert z.numpy()[4095] == 5.0
     with pytest.raises(ValueError, match="inline_bytes is -2"):
         pdext.Executor(inline_bytes=-2)

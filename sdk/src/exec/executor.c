@@ -65,11 +65,31 @@ void pd__exec_note_done(pd_executor *ex, pd_status status, const char *message)
     atomic_fetch_add_explicit(&ex->done, 1, memory_order_release);
 }
 
+/* The queue holds `depth` calls, or (past the first) the output bytes it may hold (mu held):
+ * nothing more fits, whatever its size. */
+static bool queue_full(const pd_executor *ex, const pd__exec_stream *st)
+{
+    return st->queued >= ex->depth || (st->queued > 0 && st->queued_bytes >= QUEUED_BYTES_MAX);
+}
+
+void pd__exec_wait_room(pd_executor *ex, int32_t stream)
+{
+    pd__exec_stream *st = &ex->streams[stream];
+    if (!atomic_load_explicit(&st->full, memory_order_relaxed))
+        return; /* a hint: pd__exec_enqueue applies the limits under the lock */
+    pthread_mutex_lock(&st->mu);
+    while (queue_full(ex, st)) {
+        ++st->waiting;
+        pthread_cond_wait(&st->not_full, &st->mu);
+        --st->waiting;
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
 void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
 {
     pd__exec_stream *st = &ex->streams[stream];
     call->next = NULL;
-    atomic_fetch_add_explicit(&ex->submitted, 1, memory_order_relaxed);
     pthread_mutex_lock(&st->mu);
     /* Back pressure: at most `depth` calls, and (past the first) at most QUEUED_BYTES_MAX
      * bytes of their outputs, wait in the queue. A caller far ahead of the kernels would
@@ -90,9 +110,12 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
     st->tail = call;
     ++st->queued;
     st->queued_bytes += call->bytes;
+    if (queue_full(ex, st))
+        atomic_store_explicit(&st->full, true, memory_order_relaxed);
     atomic_store_explicit(&st->pushed, atomic_load_explicit(&st->pushed, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    atomic_store_explicit(&st->has_work, true, memory_order_relaxed);
+    if (!atomic_load_explicit(&st->has_work, memory_order_relaxed))
+        atomic_store_explicit(&st->has_work, true, memory_order_relaxed);
     if (st->sleeping)
         pthread_cond_signal(&st->not_empty);
     pthread_mutex_unlock(&st->mu);
@@ -144,16 +167,24 @@ static void *worker_main(void *arg)
         st->head = st->tail = NULL;
         st->queued = 0;
         st->queued_bytes = 0;
+        if (atomic_load_explicit(&st->full, memory_order_relaxed))
+            atomic_store_explicit(&st->full, false, memory_order_relaxed);
         st->busy = true;
         if (st->waiting > 0)
             pthread_cond_broadcast(&st->not_full);
         pthread_mutex_unlock(&st->mu);
+        long n = 0;
         while (batch) {
             pd__exec_call *next = batch->next;
             pd__exec_launch(st->ex, batch); /* frees it, or hands it back to its caller */
-            atomic_fetch_add_explicit(&st->finished, 1, memory_order_release);
             batch = next;
+            ++n;
         }
+        /* Once per batch, as the lines they live on are the submitters' too: both counts
+         * may only lag behind the work (a stream then looks busy a little longer, and
+         * pd__async_in_flight overstates what is pending, which pending.h allows). */
+        atomic_fetch_add_explicit(&st->finished, (uint_fast64_t)n, memory_order_release);
+        atomic_fetch_sub_explicit(&pd__async_in_flight, n, memory_order_release);
         pthread_mutex_lock(&st->mu);
         st->busy = false;
         if (st->head == NULL)
@@ -178,6 +209,8 @@ static void streams_stop(pd_executor *ex, int32_t n)
     }
     for (int32_t i = 0; i < ex->n_streams; ++i) {
         pd__exec_stream *st = &ex->streams[i];
+        pd__exec_free_records(st);
+        pthread_mutex_destroy(&st->free_mu);
         pthread_mutex_destroy(&st->mu);
         pthread_cond_destroy(&st->not_empty);
         pthread_cond_destroy(&st->not_full);
@@ -224,7 +257,6 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     }
     atomic_init(&ex->magic, EXEC_LIVE);
-    atomic_init(&ex->retired, NULL);
     ex->id = atomic_fetch_add(&next_id, 1);
     ex->reg = reg;
     ex->n_streams = n;
@@ -233,15 +265,17 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
                        : o.inline_bytes < 0 ? 0
                                             : (size_t)o.inline_bytes;
     pthread_mutex_init(&ex->err_mu, NULL);
-    pthread_mutex_init(&ex->free_mu, NULL);
     for (int32_t i = 0; i < n; ++i) {
         pd__exec_stream *st = &ex->streams[i];
         st->ex = ex;
         pthread_mutex_init(&st->mu, NULL);
+        pthread_mutex_init(&st->free_mu, NULL);
+        atomic_init(&st->retired, NULL);
         pthread_cond_init(&st->not_empty, NULL);
         pthread_cond_init(&st->not_full, NULL);
         pthread_cond_init(&st->idle, NULL);
         atomic_init(&st->has_work, false);
+        atomic_init(&st->full, false);
         atomic_init(&st->pushed, 0);
         atomic_init(&st->finished, 0);
     }
@@ -250,7 +284,6 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         if (rc != 0) {
             streams_stop(ex, i);
             pthread_mutex_destroy(&ex->err_mu);
-            pthread_mutex_destroy(&ex->free_mu);
             free(ex->streams);
             free(ex);
             return pd__fail(PD_ERR_INTERNAL, "%s: cannot start worker thread %d (%s)", who, (int)i,
@@ -272,8 +305,8 @@ pd_status pd_executor_synchronize(pd_executor *ex)
         while (st->head != NULL || st->busy)
             pthread_cond_wait(&st->idle, &st->mu);
         pthread_mutex_unlock(&st->mu);
+        pd__exec_reclaim(st); /* the tensors the launched calls still held */
     }
-    pd__exec_reclaim(ex); /* the tensors the launched calls still held */
     pthread_mutex_lock(&ex->err_mu);
     s = ex->first_status;
     char *message = ex->first_message;
@@ -301,8 +334,6 @@ pd_status pd_executor_destroy(pd_executor *ex)
     pthread_mutex_destroy(&ex->err_mu);
     free(ex->first_message);
     ex->first_message = NULL;
-    pd__exec_free_records(ex);
-    pthread_mutex_destroy(&ex->free_mu);
     pthread_mutex_lock(&grave_mu);
     ex->grave_next = grave;
     grave = ex;
@@ -318,8 +349,11 @@ pd_status pd_executor_get_stats(const pd_executor *ex, pd_executor_stats *out)
     if (out == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_executor_get_stats: out is NULL");
     pd_executor *e = (pd_executor *)ex;
-    out->submitted = atomic_load_explicit(&e->submitted, memory_order_relaxed);
-    out->done = atomic_load_explicit(&e->done, memory_order_acquire);
+    uint64_t inline_runs = atomic_load_explicit(&e->inline_runs, memory_order_relaxed);
+    out->submitted = inline_runs;
+    for (int32_t i = 0; i < e->n_streams; ++i) /* calls queued, counted under the queue's lock */
+        out->submitted += atomic_load_explicit(&e->streams[i].pushed, memory_order_relaxed);
+    out->done = atomic_load_explicit(&e->done, memory_order_acquire) + inline_runs;
     out->failed = atomic_load_explicit(&e->failed, memory_order_relaxed);
     return PD_OK;
 }

@@ -1,7 +1,7 @@
 /*
- * executor_internal.h - what the executor's two files share: the executor and its streams
- * (executor.c: queues, workers, synchronize, destroy) and one submitted call (submit.c: the
- * caller's stage and the launch stage).
+ * executor_internal.h - what the executor's files share: the executor and its streams
+ * (executor.c: queues, workers, synchronize, destroy), one submitted call (submit.c: the
+ * caller's stage and the launch stage) and its record's life (records.c).
  */
 #ifndef PD_EXEC_EXECUTOR_INTERNAL_H
 #define PD_EXEC_EXECUTOR_INTERNAL_H
@@ -11,7 +11,8 @@
 #include "pdext_executor.h"
 
 #define PD__EXEC_INLINE 4     /* inputs and outputs a call record holds without the heap */
-#define PD__EXEC_FREE_MAX 256 /* call records an executor keeps for reuse */
+#define PD__EXEC_FREE_MAX 256 /* call records a stream keeps for reuse */
+#define PD__EXEC_SPARES 4     /* storages a reused record hands to the next call's outputs */
 
 /* One submitted call, from pd_run_async until its launch stage ends. */
 typedef struct pd__exec_call {
@@ -25,8 +26,11 @@ typedef struct pd__exec_call {
     int32_t n_inputs;
     pd_tensor *outs; /* retained copies of the outputs handed to the host, in slot order */
     int32_t n_outs;
-    size_t bytes;     /* of its outputs: what the queue's back pressure counts */
-    void *attr_copy;  /* the attr values' strings and arrays, copied */
+    size_t bytes;    /* of its outputs: what the queue's back pressure counts */
+    void *attr_copy; /* the attr values' strings and arrays, copied */
+    int32_t stream;  /* the executor stream it was submitted to */
+    int32_t n_spares;
+    pd_storage *spares[PD__EXEC_SPARES]; /* see call_new (submit.c) */
     bool wait_launch; /* the caller waits for the launch and hands the outputs over itself */
     bool retired;     /* launched; still holds its tensors for the caller to release */
     pd_status status; /* wait_launch: how the launch went (message in `message`) */
@@ -45,18 +49,40 @@ typedef struct pd__exec_stream {
     pthread_cond_t idle;      /* synchronize waits on it until the queue is empty and idle */
     pd__exec_call *head, *tail;
     int32_t queued;
-    size_t queued_bytes;  /* the queued calls' output bytes */
-    int32_t waiting;      /* submitters waiting on not_full */
-    atomic_bool has_work; /* head != NULL, readable without the mutex (the worker's polling) */
-    bool busy;            /* the worker is running calls it took */
-    bool sleeping;        /* the worker waits on not_empty */
-    bool closing;         /* destroy: the worker drains the queue and ends */
+    size_t queued_bytes; /* the queued calls' output bytes */
+    int32_t waiting;     /* submitters waiting on not_full */
+    atomic_bool full;    /* queued reached a limit even for a call without outputs (see
+                          * pd__exec_wait_room); set and cleared under mu */
+    bool busy;           /* the worker is running calls it took */
+    bool sleeping;       /* the worker waits on not_empty */
+    bool closing;        /* destroy: the worker drains the queue and ends */
     pthread_t thread;
+    /* head != NULL, readable without the mutex: the worker polls it while it lingers, so it
+     * has a cache line of its own, which a submitter writes only when it turns true (the
+     * lines the submitter writes per call are then not the ones the worker spins on). */
+    char pad_w[64];
+    atomic_bool has_work;
+    char pad_w2[64];
     /* Calls enqueued (under mu) and launched by the worker: equal when the stream is idle,
      * which lets a small call run on its submitter (pd_run_async) without the lock. */
     atomic_uint_fast64_t pushed;
     char pad[64];
     atomic_uint_fast64_t finished;
+    /* Records kept for reuse (submit.c), one set per stream so that a stream's next outputs
+     * reuse memory its own worker touched last. The worker pushes launched records on
+     * `retired` without a lock, still holding their tensors; a submitter takes the whole
+     * stack into `free_calls` (under free_mu, which only submitters take) and, when it reuses
+     * a record, releases its tensors on the thread that allocated them (where malloc reuses
+     * the memory at once; freed on a worker, it went to the allocating thread's arena under
+     * its lock, and the caller's next allocation met cold memory and the lock), keeping the
+     * storages nobody else holds for the new call's outputs. synchronize and destroy release
+     * what retired records hold. */
+    char pad1[64];
+    _Atomic(struct pd__exec_call *) retired;
+    char pad2[64];
+    pthread_mutex_t free_mu;
+    pd__exec_call *free_calls;
+    int32_t n_free_calls;
 } pd__exec_stream;
 
 struct pd_executor {
@@ -67,39 +93,43 @@ struct pd_executor {
     int32_t depth;
     size_t inline_bytes; /* see pd_executor_options; 0: never */
     pd__exec_stream *streams;
-    atomic_uint_fast64_t submitted, failed;
+    atomic_uint_fast64_t failed;
+    atomic_uint_fast64_t inline_runs; /* calls run on their submitter: submitted and done */
     char pad0[64]; /* `done` is the workers': not on the submitters' cache line */
     atomic_uint_fast64_t done;
     pthread_mutex_t err_mu; /* guards the first error since the last synchronize */
     pd_status first_status;
     char *first_message;
     struct pd_executor *grave_next; /* destroyed executors' headers (executor.c) */
-    /* Records kept for reuse (submit.c). The workers push launched records on `retired`
-     * without a lock, still holding their tensors; a submitter takes the whole stack into
-     * `free_calls` (under free_mu, which only submitters take) and releases a record's
-     * tensors when it reuses it. Tensors are so freed on the thread that allocated them,
-     * where malloc reuses their memory at once: freed on a worker, they went to the
-     * allocating thread's arena under its lock, and the caller's next allocation met cold
-     * memory and the lock. synchronize and destroy release what retired records hold. */
-    char pad1[64];
-    _Atomic(struct pd__exec_call *) retired;
-    char pad2[64];
-    pthread_mutex_t free_mu;
-    pd__exec_call *free_calls;
-    int32_t n_free_calls;
 };
 
 /* executor.c: the executor is live (else a message naming `who`). */
 pd_status pd__exec_check(const char *who, const pd_executor *ex, int32_t stream);
+/* executor.c: blocks while the stream's queue is full even for a call without outputs, so
+ * that a submitter waits before it allocates its call's outputs rather than after (one
+ * output fewer alive per stream while it waits). */
+void pd__exec_wait_room(pd_executor *ex, int32_t stream);
 /* executor.c: appends a call to the stream's queue (blocks while it is full). */
 void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call);
 /* executor.c: notes a finished call in the counters and the first error. */
 void pd__exec_note_done(pd_executor *ex, pd_status status, const char *message);
 
-/* submit.c: releases what retired records hold (the stack taken, records kept for reuse). */
-void pd__exec_reclaim(pd_executor *ex);
-/* submit.c: frees every record kept for reuse (destroy, after its workers ended). */
-void pd__exec_free_records(pd_executor *ex);
+/* records.c: a call record for `stream`, one kept for reuse (its tensors released on this
+ * thread, those only it held kept as its spares) or a new one; NULL on out of memory. */
+pd__exec_call *pd__exec_record_new(pd_executor *ex, int32_t stream);
+/* records.c: a spare of the call that holds `bytes` (taken out of its spares), else NULL. */
+pd_storage *pd__exec_take_spare(pd__exec_call *call, size_t bytes);
+/* records.c: releases the spares the call did not use. */
+void pd__exec_drop_spares(pd__exec_call *call);
+/* records.c: releases what the call holds but its context; keeps the record for reuse. */
+void pd__exec_record_free(pd_executor *ex, pd__exec_call *call);
+/* records.c: on the worker after a launch: the record goes back to its stream's submitters
+ * with its tensors (or, when they are large, is released here). */
+void pd__exec_record_retire(pd_executor *ex, pd__exec_call *call);
+/* records.c: releases what a stream's retired records hold (the records kept for reuse). */
+void pd__exec_reclaim(pd__exec_stream *st);
+/* records.c: frees every record a stream keeps for reuse (destroy, after its worker ended). */
+void pd__exec_free_records(pd__exec_stream *st);
 
 /* submit.c: the launch stage of one call, on its stream's worker: waits for its inputs,
  * allocates the workspace, runs the kernel and settles the outputs; then finishes the

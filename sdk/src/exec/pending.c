@@ -11,23 +11,75 @@
 
 atomic_long pd__async_in_flight;
 
-/* Completions whose last reference is gone, kept (initialized) for reuse: a call's
- * completion is made on the caller's thread and usually dies on a worker's, and a malloc
- * whose blocks another thread frees is slow. `next` links them through `message`'s slot. */
+/* Completions whose last reference is gone, kept (initialized) for reuse: first in a short
+ * list of the thread that dropped them (no lock: a caller makes its calls' completions and,
+ * releasing their tensors, drops them again), then in a list shared by all threads; `next`
+ * links them through `message`'s slot. A thread's list goes to the shared one when the
+ * thread ends. */
 #define FREE_MAX 1024
+#define LOCAL_MAX 64
 static pthread_mutex_t free_mu = PTHREAD_MUTEX_INITIALIZER;
 static pd__completion *free_list;
 static int free_count;
 
+typedef struct local_list {
+    pd__completion *head;
+    int count;
+    bool registered; /* its thread's exit hands it over (pthread key) */
+} local_list;
+static _Thread_local local_list local __attribute__((tls_model("initial-exec")));
+static pthread_key_t local_key;
+static pthread_once_t local_once = PTHREAD_ONCE_INIT;
+
+static pd__completion *next_of(pd__completion *c) { return (pd__completion *)(void *)c->message; }
+
+/* Frees a completion nobody keeps. */
+static void completion_free(pd__completion *c)
+{
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+}
+
+/* A thread ends: its list goes to the shared one (what does not fit is freed). */
+static void local_flush(void *arg)
+{
+    local_list *l = arg;
+    while (l->head != NULL) {
+        pd__completion *c = l->head;
+        l->head = next_of(c);
+        pthread_mutex_lock(&free_mu);
+        bool kept = free_count < FREE_MAX;
+        if (kept) {
+            c->message = (char *)(void *)free_list;
+            free_list = c;
+            ++free_count;
+        }
+        pthread_mutex_unlock(&free_mu);
+        if (!kept)
+            completion_free(c);
+    }
+    l->count = 0;
+    l->registered = false; /* a later release (another key's destructor) registers again */
+}
+
+static void local_key_create(void) { (void)pthread_key_create(&local_key, local_flush); }
+
 pd__completion *pd__completion_new(uint64_t executor_id)
 {
-    pthread_mutex_lock(&free_mu);
-    pd__completion *c = free_list;
+    pd__completion *c = local.head;
     if (c != NULL) {
-        free_list = (pd__completion *)(void *)c->message;
-        --free_count;
+        local.head = next_of(c);
+        --local.count;
+    } else {
+        pthread_mutex_lock(&free_mu);
+        c = free_list;
+        if (c != NULL) {
+            free_list = next_of(c);
+            --free_count;
+        }
+        pthread_mutex_unlock(&free_mu);
     }
-    pthread_mutex_unlock(&free_mu);
     if (c == NULL) {
         if ((c = malloc(sizeof *c)) == NULL) {
             pd__fail(PD_ERR_OUT_OF_MEMORY, "pd_run_async: out of memory");
@@ -58,6 +110,16 @@ void pd__completion_release(pd__completion *c)
     if (c->event != NULL)
         pd_event_destroy(c->event);
     free(c->message);
+    if (!local.registered) {
+        pthread_once(&local_once, local_key_create);
+        local.registered = pthread_setspecific(local_key, &local) == 0;
+    }
+    if (local.registered && local.count < LOCAL_MAX) {
+        c->message = (char *)(void *)local.head;
+        local.head = c;
+        ++local.count;
+        return;
+    }
     pthread_mutex_lock(&free_mu);
     if (free_count < FREE_MAX) {
         c->message = (char *)(void *)free_list;
@@ -66,11 +128,8 @@ void pd__completion_release(pd__completion *c)
         c = NULL;
     }
     pthread_mutex_unlock(&free_mu);
-    if (c == NULL)
-        return;
-    pthread_mutex_destroy(&c->mu);
-    pthread_cond_destroy(&c->cv);
-    free(c);
+    if (c != NULL)
+        completion_free(c);
 }
 
 void pd__completion_finish(pd__completion *c, pd_status status, const char *message,
@@ -113,9 +172,8 @@ pd_status pd__completion_wait(pd__completion *c)
     return PD_OK;
 }
 
-void pd__storage_set_pending(pd_storage *s, pd__completion *c)
+void pd__storage_give_pending(pd_storage *s, pd__completion *c)
 {
-    pd__completion_retain(c);
     pd__completion *old = atomic_exchange_explicit(&s->pending, c, memory_order_acq_rel);
     pd__completion_release(old);
 }

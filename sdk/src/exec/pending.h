@@ -31,7 +31,8 @@ typedef struct pd__completion {
     pthread_cond_t cv;
 } pd__completion;
 
-/* Async calls submitted and not yet done, over all executors. While it is 0 no storage is
+/* Async calls submitted and not yet done, over all executors (a worker subtracts its calls
+ * once per batch, so the count may lag behind, never ahead). While it is 0 no storage is
  * pending, which lets the synchronous runner skip looking at its inputs' completions. */
 extern atomic_long pd__async_in_flight;
 
@@ -54,8 +55,9 @@ static inline pd__completion *pd__storage_pending(const pd_storage *s)
 {
     return s ? atomic_load_explicit(&((pd_storage *)s)->pending, memory_order_acquire) : NULL;
 }
-/* Makes c the storage's completion (taking a reference), dropping the one it had. */
-void pd__storage_set_pending(pd_storage *s, pd__completion *c);
+/* Makes c the storage's completion, with a reference to c the caller gives, dropping the
+ * one it had. */
+void pd__storage_give_pending(pd_storage *s, pd__completion *c);
 
 /* What the synchronous runner does with inputs that may be pending: waits for each; the
  * error of a poisoned one ends the call (as the thread's last error). */

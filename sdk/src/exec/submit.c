@@ -118,160 +118,6 @@ static pd_status capture_inputs(pd__exec_call *call)
     return PD_OK;
 }
 
-/* Records launched on a worker hold at most this many bytes of tensors for their caller to
- * release (executor_internal.h, `retired`); a larger one is released on the worker, where
- * its memory goes back to the system anyway (mmap) and holding it would cost memory. */
-#define RETIRE_BYTES_MAX ((size_t)1 << 20)
-
-/* Releases what the call holds but its context (and frees its own arrays). */
-static void call_release(pd__exec_call *call)
-{
-    for (int32_t j = 0; j < call->n_inputs; ++j)
-        if (call->inputs[j].storage != NULL)
-            pd__storage_release(call->inputs[j].storage);
-    for (int32_t j = 0; j < call->n_outs; ++j)
-        pd_tensor_release(&call->outs[j]);
-    for (int32_t j = 0; j < call->n_deps; ++j)
-        pd__completion_release(call->deps[j]);
-    pd__completion_release(call->done);
-    if (call->inputs != call->inline_inputs)
-        free(call->inputs);
-    if (call->outs != call->inline_outs)
-        free(call->outs);
-    if (call->deps != call->inline_deps)
-        free(call->deps);
-    if (call->dep_places != call->inline_dep_places)
-        free(call->dep_places);
-    free(call->attr_copy);
-    free(call->message);
-    call->retired = false;
-}
-
-/* Moves the workers' retired stack onto the submitters' list (free_mu held). */
-static void take_retired(pd_executor *ex)
-{
-    pd__exec_call *c = atomic_exchange_explicit(&ex->retired, NULL, memory_order_acquire);
-    while (c != NULL) {
-        pd__exec_call *next = c->next;
-        c->next = ex->free_calls;
-        ex->free_calls = c;
-        ++ex->n_free_calls;
-        c = next;
-    }
-}
-
-/* A call record: one kept for reuse (its tensors released here, on the submitter's thread),
- * else a new one (NULL on out of memory). */
-static pd__exec_call *call_new(pd_executor *ex)
-{
-    pthread_mutex_lock(&ex->free_mu);
-    if (ex->free_calls == NULL)
-        take_retired(ex);
-    pd__exec_call *call = ex->free_calls;
-    if (call != NULL) {
-        ex->free_calls = call->next;
-        --ex->n_free_calls;
-    }
-    pthread_mutex_unlock(&ex->free_mu);
-    if (call != NULL && call->retired) {
-        pd__runner_release(&call->ctx, false);
-        call_release(call);
-    }
-    if (call == NULL && (call = malloc(sizeof *call)) == NULL)
-        return NULL;
-    call->next = NULL;
-    call->done = NULL;
-    call->deps = NULL;
-    call->dep_places = NULL;
-    call->n_deps = 0;
-    call->inputs = NULL;
-    call->n_inputs = 0;
-    call->outs = NULL;
-    call->n_outs = 0;
-    call->bytes = 0;
-    call->attr_copy = NULL;
-    call->wait_launch = false;
-    call->retired = false;
-    call->status = PD_OK;
-    call->message = NULL;
-    return call;
-}
-
-/* Releases what the call holds but its context, and keeps the record for reuse. */
-static void call_free(pd_executor *ex, pd__exec_call *call)
-{
-    call_release(call);
-    pthread_mutex_lock(&ex->free_mu);
-    if (ex->n_free_calls < PD__EXEC_FREE_MAX) {
-        call->next = ex->free_calls;
-        ex->free_calls = call;
-        ++ex->n_free_calls;
-        call = NULL;
-    }
-    pthread_mutex_unlock(&ex->free_mu);
-    free(call);
-}
-
-/* On a worker, after the launch: the record goes to the retired stack with its tensors when
- * they are small, else is released here. */
-static void call_retire(pd_executor *ex, pd__exec_call *call)
-{
-    size_t held = call->bytes;
-    for (int32_t j = 0; j < call->n_inputs; ++j)
-        held += pd_nbytes(&call->inputs[j]);
-    if (held > RETIRE_BYTES_MAX) {
-        pd__runner_release(&call->ctx, false);
-        call_free(ex, call);
-        return;
-    }
-    call->retired = true;
-    pd__exec_call *top = atomic_load_explicit(&ex->retired, memory_order_relaxed);
-    do
-        call->next = top;
-    while (!atomic_compare_exchange_weak_explicit(&ex->retired, &top, call, memory_order_release,
-                                                  memory_order_relaxed));
-}
-
-void pd__exec_reclaim(pd_executor *ex)
-{
-    pthread_mutex_lock(&ex->free_mu);
-    take_retired(ex);
-    pd__exec_call *list = ex->free_calls;
-    ex->free_calls = NULL;
-    ex->n_free_calls = 0;
-    pthread_mutex_unlock(&ex->free_mu);
-    /* released outside the lock: a deleter may run host code (Python takes its lock) */
-    for (pd__exec_call *c = list; c != NULL; c = c->next)
-        if (c->retired) {
-            pd__runner_release(&c->ctx, false);
-            call_release(c);
-        }
-    pthread_mutex_lock(&ex->free_mu);
-    while (list != NULL) {
-        pd__exec_call *next = list->next;
-        if (ex->n_free_calls < PD__EXEC_FREE_MAX) {
-            list->next = ex->free_calls;
-            ex->free_calls = list;
-            ++ex->n_free_calls;
-        } else {
-            free(list);
-        }
-        list = next;
-    }
-    pthread_mutex_unlock(&ex->free_mu);
-}
-
-void pd__exec_free_records(pd_executor *ex)
-{
-    pd__exec_reclaim(ex);
-    for (pd__exec_call *c = ex->free_calls, *next; c != NULL; c = next) {
-        next = c->next;
-        free(c);
-    }
-    ex->free_calls = NULL;
-    ex->n_free_calls = 0;
-}
-
 /* --- The caller's stage --------------------------------------------------------------------- */
 
 /* An op whose infer_shape may size a vector output from input data: its inputs must be
@@ -328,16 +174,46 @@ static bool borrows_memory(const pd__exec_call *call)
 }
 
 /* The allocate step, on the caller: every output item not made yet, as inferred, on the
- * call's place. Throws on out of memory. */
-static void allocate_outputs(pd_kernel_ctx *ctx, void *unused)
+ * call's place: in a spare (memory this stream's worker touched last) when one fits, else
+ * fresh. A host output whose size and place the runner's own checks accept is made here as
+ * the runner makes its outputs (call/ctx.c); anything else goes through the checked
+ * constructor, which throws the message (out of memory, a refused place). */
+static void allocate_outputs(pd_kernel_ctx *ctx, void *arg)
 {
-    (void)unused;
-    pd_place place = *pd__ctx_first_input_place(ctx);
+    pd__exec_call *call = arg;
+    const pd_place *place = pd__ctx_first_input_place(ctx);
     for (int32_t o = 0; o < ctx->n_outputs; ++o)
         for (int32_t k = 0; k < ctx->out[o].count; ++k) {
             pd__out_item *it = &ctx->out[o].items[k];
-            if (it->t->dtype == PD_UNDEFINED)
-                pd__ctx_make_tensor("pd_run_async", it->t, it->dtype, place, it->ndim, it->shape);
+            if (it->t->dtype != PD_UNDEFINED)
+                continue;
+            size_t bytes = (size_t)it->bytes;
+            pd_storage *storage = NULL;
+            if (pd__place_ok(place) &&
+                (it->bytes >= 0 || pd__shape_bytes(it->dtype, it->ndim, it->shape, &bytes))) {
+                storage = bytes > 0 ? pd__exec_take_spare(call, bytes) : NULL;
+                if (storage == NULL)
+                    storage = pd__storage_alloc(place, bytes);
+            }
+            if (storage == NULL) {
+                pd__ctx_make_tensor("pd_run_async", it->t, it->dtype, *place, it->ndim, it->shape);
+                continue;
+            }
+            pd_tensor *t = it->t;
+            pd__tensor_clear(t);
+            t->data = storage->ptr;
+            t->storage = storage;
+            t->dtype = it->dtype;
+            t->ndim = it->ndim;
+            t->place = *place;
+            int64_t stride = 1;
+            for (int32_t d = it->ndim - 1; d >= 0; --d) {
+                int64_t n = it->shape[d];
+                t->shape[d] = n;
+                t->strides[d] = stride;
+                if (n > 0)
+                    stride *= n;
+            }
         }
 }
 
@@ -352,16 +228,19 @@ static pd_status keep_outputs(pd__exec_call *call)
     call->outs = n <= PD__EXEC_INLINE ? call->inline_outs : malloc((size_t)n * sizeof(pd_tensor));
     if (call->outs == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op->name);
+    /* One completion reference for each output's storage, made at once: nobody else knows
+     * the completion yet. */
+    atomic_store_explicit(&call->done->refs, 1 + n, memory_order_relaxed);
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         pd__out_slot *slot = &ctx->out[o];
         for (int32_t k = 0; k < slot->count; ++k) {
             pd_tensor *t = slot->items[k].t;
             pd_tensor *kept = &call->outs[call->n_outs++];
             *kept = *t; /* outputs_described saw to it that it has storage */
-            pd__storage_retain(t->storage);
-            if (slot->host_arg != -1) /* moved to the host: the context takes one back */
-                pd__storage_retain(t->storage);
-            pd__storage_set_pending(t->storage, call->done);
+            /* the call's reference, and the context's when the host got its own (moved) */
+            atomic_fetch_add_explicit(&t->storage->refcount, slot->host_arg != -1 ? 2 : 1,
+                                      memory_order_relaxed);
+            pd__storage_give_pending(t->storage, call->done);
             call->bytes += pd_nbytes(t);
         }
     }
@@ -385,7 +264,7 @@ static bool caller_steps(pd_kernel_ctx *ctx, void *arg)
         return false;
     a->call->wait_launch = !outputs_described(ctx) || borrows_memory(a->call);
     if (!a->call->wait_launch)
-        allocate_outputs(ctx, NULL);
+        allocate_outputs(ctx, a->call);
     return true;
 }
 
@@ -433,8 +312,22 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
     return s;
 }
 
-/* The tensors of an arg list are all on the host and computed; adds their bytes to *bytes. */
-static bool host_and_computed(const pd_arg *args, int32_t n, size_t *bytes)
+/* The bytes of an arg list's defined tensors (their storages' sizes, which bound a view's:
+ * one load instead of a walk of the dims), up to just past `limit`. */
+static size_t arg_bytes(const pd_arg *args, int32_t n, size_t limit)
+{
+    size_t bytes = 0;
+    for (int32_t i = 0; i < n && bytes <= limit; ++i)
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
+            const pd_tensor *t = &args[i].tensors[k];
+            if (pd_defined(t))
+                bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
+        }
+    return bytes;
+}
+
+/* The tensors of an arg list are all on the host and computed. */
+static bool host_and_computed(const pd_arg *args, int32_t n)
 {
     for (int32_t i = 0; i < n; ++i)
         for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
@@ -445,7 +338,6 @@ static bool host_and_computed(const pd_arg *args, int32_t n, size_t *bytes)
             if (!pd_place_is_host(t->place) ||
                 (c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
                 return false;
-            *bytes += pd_nbytes(t);
         }
     return true;
 }
@@ -453,45 +345,37 @@ static bool host_and_computed(const pd_arg *args, int32_t n, size_t *bytes)
 /* The call is small (its inputs at most half of pd_executor_options.inline_bytes: outputs
  * are taken to be as large), on the host, with its inputs computed, and its stream idle: it
  * runs on the submitting thread as pd_op_run. Ordering holds: everything submitted to the
- * stream before it has run, and nothing it reads or writes is pending. */
+ * stream before it has run, and nothing it reads or writes is pending. The size is looked at
+ * first: it reads only what the caller holds, where the other tests read lines the worker
+ * writes (its counter, its completions). */
 static bool runs_inline(pd_executor *ex, int32_t stream, const pd_arg *inputs, int32_t n_inputs,
                         const pd_arg *outputs, int32_t n_outputs)
 {
-    size_t bytes = 0;
-    if (ex->inline_bytes == 0 || (inputs == NULL && n_inputs > 0) ||
-        (outputs == NULL && n_outputs > 0) || !host_and_computed(inputs, n_inputs, &bytes) ||
-        bytes > ex->inline_bytes / 2 || !host_and_computed(outputs, n_outputs, &bytes))
-        return false;
     pd__exec_stream *st = &ex->streams[stream];
-    return atomic_load_explicit(&st->finished, memory_order_acquire) ==
-           atomic_load_explicit(&st->pushed, memory_order_acquire);
+    size_t limit = ex->inline_bytes / 2;
+    return ex->inline_bytes != 0 && (inputs != NULL || n_inputs == 0) &&
+           (outputs != NULL || n_outputs == 0) && arg_bytes(inputs, n_inputs, limit) <= limit &&
+           atomic_load_explicit(&st->finished, memory_order_acquire) ==
+               atomic_load_explicit(&st->pushed, memory_order_acquire) &&
+           host_and_computed(inputs, n_inputs) && host_and_computed(outputs, n_outputs);
 }
 
-pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
-                          int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
-                          int32_t n_outputs)
+/* pd_op_run_async past its checks, for a call that goes through the pipeline. Kept out of
+ * line: the small calls that run inline then pay for none of its frame. */
+static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t stream, const pd_op *op,
+                                                  const pd_arg *inputs, int32_t n_inputs,
+                                                  const pd_attr *attrs, int32_t n_attrs,
+                                                  pd_arg *outputs, int32_t n_outputs)
 {
-    pd_status s = pd__exec_check("pd_run_async", ex, stream);
-    if (s == PD_OK && op == NULL)
-        s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
-    if (s != PD_OK)
-        return s;
-    if (runs_inline(ex, stream, inputs, n_inputs, outputs, n_outputs)) {
-        /* its error is the call's, as bad input's is: not counted as a submitted call's */
-        s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
-        if (s == PD_OK) {
-            atomic_fetch_add_explicit(&ex->submitted, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ex->done, 1, memory_order_relaxed);
-        }
-        return s;
-    }
-    pd__exec_call *call = call_new(ex);
+    pd__exec_wait_room(ex, stream);
+    pd__exec_call *call = pd__exec_record_new(ex, stream);
     if (call == NULL)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
-    s = prepare(ex, call, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, op);
+    pd_status s = prepare(ex, call, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, op);
+    pd__exec_drop_spares(call); /* the worker owns the record once it is queued */
     if (s != PD_OK) {
         pd__runner_release(&call->ctx, false);
-        call_free(ex, call);
+        pd__exec_record_free(ex, call);
         return s;
     }
     atomic_fetch_add_explicit(&pd__async_in_flight, 1, memory_order_relaxed);
@@ -511,8 +395,27 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
     else
         s = pd__runner_hand_over(&call->ctx, outputs);
     pd__runner_release(&call->ctx, s == PD_OK);
-    call_free(ex, call);
+    pd__exec_record_free(ex, call);
     return s;
+}
+
+pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
+                          int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                          int32_t n_outputs)
+{
+    pd_status s = pd__exec_check("pd_run_async", ex, stream);
+    if (s == PD_OK && op == NULL)
+        s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
+    if (s != PD_OK)
+        return s;
+    if (runs_inline(ex, stream, inputs, n_inputs, outputs, n_outputs)) {
+        /* its error is the call's, as bad input's is: not counted as a submitted call's */
+        s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+        if (s == PD_OK) /* one counter: it counts as submitted and as done */
+            atomic_fetch_add_explicit(&ex->inline_runs, 1, memory_order_relaxed);
+        return s;
+    }
+    return submit(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
 }
 
 pd_status pd_run_async(pd_executor *ex, int32_t stream, const char *name, const pd_arg *inputs,
@@ -627,12 +530,10 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
         pd__completion *done = call->done;
         call->done = NULL;
         /* the caller frees the call once woken; nothing here touches it after this */
-        atomic_fetch_sub_explicit(&pd__async_in_flight, 1, memory_order_release);
         pd__completion_finish(done, s, call->message, event);
         pd__completion_release(done);
         return;
     }
     pd__completion_finish(call->done, s, call->message, event);
-    atomic_fetch_sub_explicit(&pd__async_in_flight, 1, memory_order_release);
-    call_retire(ex, call);
+    pd__exec_record_retire(ex, call);
 }
