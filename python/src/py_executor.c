@@ -15,10 +15,8 @@
 typedef struct pdext_ExecutorObject {
     PyObject_HEAD pd_executor *ex;
     int32_t n_streams;
-    int32_t stream;        /* the stream calls go to */
-    pd_executor *outer_ex; /* what was current when the block was entered */
-    int32_t outer_stream;
-    int entered; /* nesting depth of `with` on this object */
+    int32_t stream; /* the stream calls go to */
+    int entered;    /* `with` blocks on this object open now, on every thread */
 } pdext_ExecutorObject;
 
 /* inline_bytes of an Executor that gives none. Smaller than the C default (65536): a Python
@@ -30,6 +28,17 @@ typedef struct pdext_ExecutorObject {
 
 static _Thread_local pd_executor *current_ex;
 static _Thread_local int32_t current_stream;
+
+/* What each open `with` block of this thread replaced, innermost last: leaving a block
+ * restores what its thread had, whatever other threads entered the same object meanwhile. */
+#define OUTER_MAX 64
+typedef struct outer_entry {
+    const pdext_ExecutorObject *owner; /* the block's executor object */
+    pd_executor *ex;
+    int32_t stream;
+} outer_entry;
+static _Thread_local outer_entry outer[OUTER_MAX];
+static _Thread_local int n_outer;
 
 bool pdext_executor_active(void) { return current_ex != NULL; }
 
@@ -144,10 +153,14 @@ static PyObject *executor_enter(pdext_ExecutorObject *self, PyObject *unused)
     (void)unused;
     if (need_open(self) < 0)
         return NULL;
-    if (self->entered++ == 0) {
-        self->outer_ex = current_ex;
-        self->outer_stream = current_stream;
+    if (n_outer == OUTER_MAX) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "pdext.Executor: `with` blocks nest %d deep on this thread; at most %d",
+                     n_outer + 1, OUTER_MAX);
+        return NULL;
     }
+    outer[n_outer++] = (outer_entry){self, current_ex, current_stream};
+    self->entered++;
     current_ex = self->ex;
     current_stream = self->stream;
     return Py_NewRef(self);
@@ -156,9 +169,13 @@ static PyObject *executor_enter(pdext_ExecutorObject *self, PyObject *unused)
 static PyObject *executor_exit(pdext_ExecutorObject *self, PyObject *args)
 {
     (void)args;
-    if (self->entered > 0 && --self->entered == 0) {
-        current_ex = self->outer_ex;
-        current_stream = self->outer_stream;
+    /* Only this thread's innermost block of this object is left (an __exit__ without its
+     * __enter__ on this thread restores nothing). */
+    if (n_outer > 0 && outer[n_outer - 1].owner == self) {
+        const outer_entry *e = &outer[--n_outer];
+        current_ex = e->ex;
+        current_stream = e->stream;
+        --self->entered;
     }
     if (self->ex == NULL)
         Py_RETURN_FALSE;

@@ -134,3 +134,49 @@ def test_a_small_call_on_an_idle_stream_is_complete_when_it_returns(pdext, relu)
         assert z.numpy()[4095] == 5.0
     with pytest.raises(ValueError, match="inline_bytes is -2"):
         pdext.Executor(inline_bytes=-2)
+
+
+def test_each_thread_leaving_a_shared_executor_gets_back_what_it_had(pdext, relu):
+    # Thread A enters first and stays inside while thread B enters and leaves the same
+    # Executor: B's calls are synchronous again (numpy results), A's still go through it.
+    import threading
+
+    ex = pdext.Executor()
+    x = np.array([-1.0, 2.0], np.float32)
+    a_inside, b_done = threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with ex:
+            a_inside.set()
+            b_done.wait(10)
+            seen["a"] = type(relu.custom_relu(x))
+
+    def b():
+        a_inside.wait(10)
+        with ex:
+            seen["b_in"] = type(relu.custom_relu(x))
+        seen["b_out"] = type(relu.custom_relu(x))
+        b_done.set()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"a": pdext.Tensor, "b_in": pdext.Tensor, "b_out": np.ndarray}
+    ex.close()
+
+
+def test_nested_blocks_of_two_executors_restore_in_order(pdext, relu):
+    x = np.array([-1.0, 2.0], np.float32)
+    outer, inner = pdext.Executor(), pdext.Executor()
+    with outer:
+        with inner:
+            with outer:
+                assert type(relu.custom_relu(x)) is pdext.Tensor
+            assert type(relu.custom_relu(x)) is pdext.Tensor
+        assert type(relu.custom_relu(x)) is pdext.Tensor
+    assert type(relu.custom_relu(x)) is np.ndarray
+    inner.close()
+    outer.close()
