@@ -177,7 +177,8 @@ static int relu_figure(pd_registry *reg, copy_fn copy)
         return 1;
     }
     bench_fill_random_signs(pd_data(&x), n);
-    int rc = figure("relu_bandwidth", &c, pd_nbytes(&x), "custom_relu on float32 of random signs",
+    int rc = figure("relu_bandwidth", &c, pd_nbytes(&x),
+                    "custom_relu on float32 of random signs, one thread (PDEXT_NUM_THREADS=1)",
                     copy);
     pd_tensor_release(&x);
     return rc;
@@ -223,6 +224,10 @@ static copy_fn find_copy_loop(pd_module *mod, void **handle)
 int main(int argc, char **argv)
 {
     bench_init(argc, argv);
+    /* One thread on both sides: custom_relu splits large tensors over pd_parallel_for, whose
+     * pool would otherwise put two cores against the one of memcpy and the copy loop (the
+     * pool's scaling is parallel_for_softmax's row). Set before the pool's first use. */
+    setenv("PDEXT_NUM_THREADS", "1", 1);
     pd_registry *reg = NULL;
     pd_module *mod = NULL;
     void *handle = NULL;
