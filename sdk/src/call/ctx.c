@@ -63,24 +63,7 @@ static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
         pd__ctx_make_tensor("pd_output", it->t, it->dtype, *place, it->ndim, it->shape);
         return;
     }
-    /* All of it zeroed (the entries past ndim, offset, reserved, PD_LAYOUT_DENSE), then what
-     * is not zero; the dims and their dense strides (tensor/layout.c's rule: a zero dim counts
-     * as 1) in one pass over the dims the tensor has. */
-    pd_tensor *t = it->t;
-    pd__tensor_clear(t);
-    t->data = storage->ptr;
-    t->storage = storage;
-    t->dtype = it->dtype;
-    t->ndim = it->ndim;
-    t->place = *place;
-    int64_t stride = 1;
-    for (int32_t d = it->ndim - 1; d >= 0; --d) {
-        int64_t n = it->shape[d];
-        t->shape[d] = n;
-        t->strides[d] = stride;
-        if (n > 0)
-            stride *= n;
-    }
+    pd__out_item_make(it, storage, place);
 }
 
 static int32_t find_named(const char *who, const char *what, const pd__arg_decl *decls, int32_t n,

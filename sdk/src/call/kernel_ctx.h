@@ -163,6 +163,30 @@ static inline void pd__out_item_direct(pd__out_item *it, pd_tensor *host)
     it->bytes = -1;
 }
 
+/* Makes the item's tensor, as inferred, over `storage` (whose reference it takes) on `place`:
+ * all of it zeroed (the entries past ndim, offset, reserved, PD_LAYOUT_DENSE), then what is
+ * not zero; the dims and their dense strides (tensor/layout.c's rule: a zero dim counts as 1)
+ * in one pass over the dims the tensor has. The runner's outputs (ctx.c) and the executor's
+ * (exec/submit.c) are made this way. */
+static inline void pd__out_item_make(pd__out_item *it, pd_storage *storage, const pd_place *place)
+{
+    pd_tensor *t = it->t;
+    pd__tensor_clear(t);
+    t->data = storage->ptr;
+    t->storage = storage;
+    t->dtype = it->dtype;
+    t->ndim = it->ndim;
+    t->place = *place;
+    int64_t stride = 1;
+    for (int32_t d = it->ndim - 1; d >= 0; --d) {
+        int64_t n = it->shape[d];
+        t->shape[d] = n;
+        t->strides[d] = stride;
+        if (n > 0)
+            stride *= n;
+    }
+}
+
 /* --- runner.c ------------------------------------------------------------------------------ */
 
 /* How often this thread's calls took the runner's fast cases: an input bound by position with

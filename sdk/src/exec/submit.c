@@ -199,21 +199,7 @@ static void allocate_outputs(pd_kernel_ctx *ctx, void *arg)
                 pd__ctx_make_tensor("pd_run_async", it->t, it->dtype, *place, it->ndim, it->shape);
                 continue;
             }
-            pd_tensor *t = it->t;
-            pd__tensor_clear(t);
-            t->data = storage->ptr;
-            t->storage = storage;
-            t->dtype = it->dtype;
-            t->ndim = it->ndim;
-            t->place = *place;
-            int64_t stride = 1;
-            for (int32_t d = it->ndim - 1; d >= 0; --d) {
-                int64_t n = it->shape[d];
-                t->shape[d] = n;
-                t->strides[d] = stride;
-                if (n > 0)
-                    stride *= n;
-            }
+            pd__out_item_make(it, storage, place);
         }
 }
 
