@@ -14,6 +14,7 @@
 #include "runner_helpers.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -125,6 +126,67 @@ PD_TEST(Executor, InlineASmallCallOnAnIdleStreamIsCompleteWhenItReturns)
     PD_EXPECT_EQ(st.done, 1u);
     pd_tensor_release(&x);
     pd_tensor_release(&y);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(Executor, InlineNeverRunsAnOpThatMayBlock)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = inline_executor(reg);
+    pd_tensor x = ramp(4, 0), g = gate(), y = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(gated(ex, 0, &x, &g, &y)); /* small, idle stream, but PD_OP_MAY_BLOCK */
+    PD_EXPECT(pd_tensor_is_pending(&y));    /* on the worker: this thread can open the gate */
+    gate_open(&g);
+    PD_ASSERT_OK(pd_tensor_wait(ex, &y));
+    PD_EXPECT_EQ(at(&y, 3), 4.0f);
+    pd_tensor *all[] = {&x, &g, &y};
+    for (int i = 0; i < 3; ++i)
+        pd_tensor_release(all[i]);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* The CPUs this process may run on, as the executor counts them. */
+static int32_t cpus(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? (int32_t)CPU_COUNT(&set) : 1;
+}
+
+/* A call of any size runs on the caller when every other CPU runs another stream's worker;
+ * with fewer streams than CPUs (or one CPU) it goes to its worker. */
+PD_TEST(Executor, ACallOfAnySizeRunsOnTheCallerWhileOtherStreamsTakeEveryOtherCpu)
+{
+    pd_registry *reg = ops();
+    int32_t n = cpus();
+    bool caller_runs = n >= 2 && n <= 64;
+    int32_t streams = caller_runs ? n : 2;
+    pd_executor_options o = {sizeof o, streams, 0, 4096}; /* inline up to 2 KiB of inputs */
+    pd_executor *ex = NULL;
+    PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
+    pd_tensor big = ramp(2048, 0), y = PD_TENSOR_UNDEFINED; /* 8 KiB: over the size */
+    PD_ASSERT_OK(affine(ex, 0, &big, 2, 0, &y));
+    PD_EXPECT(pd_tensor_is_pending(&y));       /* the other streams idle: to the worker */
+    PD_ASSERT_OK(pd_executor_synchronize(ex)); /* stream 0 idle again, its counters too */
+    pd_tensor_release(&y);
+    pd_tensor x = ramp(4, 0), g = gate(), held[64];
+    for (int32_t s = 1; s < streams; ++s) { /* every other stream's worker held by a gate */
+        held[s] = (pd_tensor)PD_TENSOR_UNDEFINED;
+        PD_ASSERT_OK(gated(ex, s, &x, &g, &held[s]));
+    }
+    PD_ASSERT_OK(affine(ex, 0, &big, 2, 0, &y));
+    PD_EXPECT(pd_tensor_is_pending(&y) != caller_runs);
+    gate_open(&g);
+    PD_ASSERT_OK(pd_executor_synchronize(ex));
+    PD_EXPECT_EQ(at(&y, 2047), 4094.0f);
+    for (int32_t s = 1; s < streams; ++s) {
+        PD_EXPECT_EQ(at(&held[s], 3), 4.0f);
+        pd_tensor_release(&held[s]);
+    }
+    pd_tensor *all[] = {&big, &y, &x, &g};
+    for (int i = 0; i < 4; ++i)
+        pd_tensor_release(all[i]);
     PD_EXPECT_OK(pd_executor_destroy(ex));
     pd_registry_destroy(reg);
 }

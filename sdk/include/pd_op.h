@@ -115,7 +115,8 @@ typedef struct pd_op_def {
 /* pd_op_def.flags: the kernel may block or run long whatever the size of its inputs (it waits
  * for another thread, sleeps, or loops on an attr). Hosts then never run it while holding a
  * lock of their own: the Python front releases the GIL for every call of it, where a call on
- * a few KiB would otherwise keep the GIL through the kernel. */
+ * a few KiB would otherwise keep the GIL through the kernel, and an executor
+ * (pdext_executor.h) always runs it on a worker, never on the submitting thread. */
 #define PD_OP_MAY_BLOCK 0x4u
 /* pd_op_def.strided_inputs: the bit of input `index` (0 .. PD_MAX_INPUTS-1). */
 #define PD_INPUT_BIT(index) (1u << (index))

@@ -76,9 +76,12 @@ typedef struct pd_executor_options {
     /* A call on the host whose inputs hold at most half this many bytes runs on the
      * submitting thread, as pd_op_run inside pd_run_async, when its stream has no call queued
      * or running and none of its tensors is pending: for so small a kernel the hand-off to
-     * the worker costs more than the kernel. Its outputs are complete on return, and its
-     * error (the kernel's too) is pd_run_async's, as bad input's is. Default 65536; -1: never
-     * (every call runs on its stream's worker); at most 1 << 20. */
+     * the worker costs more than the kernel. So does a call of any size when the executor
+     * has at least as many streams as the process has CPUs (two or more) and every other CPU
+     * runs another stream's worker: the submitter's core is then the free one. Never an op
+     * flagged PD_OP_MAY_BLOCK. Its outputs are complete on return, and its error (the
+     * kernel's too) is pd_run_async's, as bad input's is. Default 65536; -1: never (every
+     * call runs on its stream's worker); at most 1 << 20. */
     int32_t inline_bytes;
 } pd_executor_options;
 

@@ -289,6 +289,7 @@ struct pd_op {
                               * (vector, inplace, or mirroring an optional input) */
     bool plain_infer;        /* no infer functions and no setup_outputs: the default
                               * inference is one copy per mirroring output */
+    bool may_block;          /* PD_OP_MAY_BLOCK: never run on a thread that must not wait */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */

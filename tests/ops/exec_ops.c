@@ -194,4 +194,5 @@ static void gate_kernel(pd_kernel_ctx *ctx)
         out[i] = in[i] + 1;
 }
 PD_BUILD_OP(ex_gated_add1, .inputs = {"X", "G"}, .outputs = {"Out"}, .kernel = gate_kernel,
-            .infer_shape = like_x_shape, .infer_dtype = like_x_dtype);
+            .infer_shape = like_x_shape, .infer_dtype = like_x_dtype,
+            .flags = PD_OP_MAY_BLOCK); /* it waits for the test's thread: never run inline */

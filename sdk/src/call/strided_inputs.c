@@ -35,6 +35,7 @@ pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op)
                         (unsigned)def->strided_inputs, __builtin_ctz(def->strided_inputs & ~all),
                         (int)op->n_inputs, op->n_inputs == 1 ? "" : "s");
     op->strided_inputs = (def->flags & PD_OP_STRIDED_INPUTS) ? all : def->strided_inputs;
+    op->may_block = (def->flags & PD_OP_MAY_BLOCK) != 0;
     return PD_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EXEC_LIVE 0x45584543u /* "EXEC" */
 #define EXEC_DEAD 0x44454144u /* "DEAD" */
@@ -26,6 +27,16 @@
 #define LINGER_POLLS 4096                  /* about 20-50 us of polling before a worker sleeps */
 
 static atomic_uint_fast64_t next_id = 1;
+
+/* The CPUs this process may run on (its affinity mask: taskset, cpusets), at least 1. */
+static int32_t cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (int32_t)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int32_t)n : 1;
+}
 
 /* Headers of destroyed executors (see the file comment). */
 static pthread_mutex_t grave_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -264,6 +275,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
     ex->inline_bytes = o.inline_bytes == 0  ? INLINE_DEFAULT
                        : o.inline_bytes < 0 ? 0
                                             : (size_t)o.inline_bytes;
+    ex->n_cpus = cpus_available();
     pthread_mutex_init(&ex->err_mu, NULL);
     for (int32_t i = 0; i < n; ++i) {
         pd__exec_stream *st = &ex->streams[i];

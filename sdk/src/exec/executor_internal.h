@@ -92,6 +92,7 @@ struct pd_executor {
     int32_t n_streams;
     int32_t depth;
     size_t inline_bytes; /* see pd_executor_options; 0: never */
+    int32_t n_cpus;      /* CPUs this process may run on, when the executor was made */
     pd__exec_stream *streams;
     atomic_uint_fast64_t failed;
     atomic_uint_fast64_t inline_runs; /* calls run on their submitter: submitted and done */
