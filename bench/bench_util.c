@@ -85,6 +85,22 @@ uint64_t bench_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+double bench_op_once_ns(const pd_op *op, pd_tensor *x)
+{
+    pd_arg in = pd_arg_of(x);
+    pd_tensor out = PD_TENSOR_UNDEFINED;
+    pd_arg oa = pd_arg_of(&out);
+    uint64_t t0 = bench_now_ns();
+    pd_status st = pd_op_run(op, &in, 1, NULL, 0, &oa, 1);
+    pd_tensor_release(&out);
+    uint64_t t1 = bench_now_ns();
+    if (st != PD_OK) {
+        bench_report_error(pd_op_name(op), st);
+        return -1;
+    }
+    return (double)(t1 - t0);
+}
+
 uint64_t bench_cpu_ns(void)
 {
     struct timespec ts;

@@ -35,6 +35,9 @@ uint64_t bench_now_ns(void);
  * single-threaded figures use it: on a shared machine it leaves out the time the thread
  * waited for a core, which says nothing about pdext or the baseline. */
 uint64_t bench_cpu_ns(void);
+/* Wall ns of one call of a one-input, one-output op on x through pd_op_run, its output
+ * released; -1 (the error reported on stderr, naming the op) when the call fails. */
+double bench_op_once_ns(const pd_op *op, pd_tensor *x);
 
 /* Median and the 10th / 90th percentiles of a sample. */
 typedef struct bench_stats {

@@ -169,19 +169,6 @@ static void process_figure(void)
     free(b);
 }
 
-/* Wall ns of one custom_relu call from C on x (output released); -1 on error. */
-static double c_relu_ns(const pd_op *op, pd_tensor *x)
-{
-    pd_arg in = pd_arg_of(x);
-    pd_tensor out = PD_TENSOR_UNDEFINED;
-    pd_arg oa = pd_arg_of(&out);
-    uint64_t t0 = bench_now_ns();
-    pd_status st = pd_op_run(op, &in, 1, NULL, 0, &oa, 1);
-    pd_tensor_release(&out);
-    uint64_t t1 = bench_now_ns();
-    return st == PD_OK ? (double)(t1 - t0) : -1;
-}
-
 static void bandwidth_figure(void)
 {
     static const char *name = "python_relu_bandwidth", *target = "ratio >= 0.9";
@@ -200,7 +187,7 @@ static void bandwidth_figure(void)
         ((float *)x.data)[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
     double *p = calloc((size_t)(rounds * per_round), sizeof *p);
     double *b = calloc((size_t)(rounds * per_round), sizeof *b);
-    ok = ok && op && p && b && c_relu_ns(op, &x) >= 0; /* warm-up */
+    ok = ok && op && p && b && bench_op_once_ns(op, &x) >= 0; /* warm-up */
     char reps[16], size[16], out[1024];
     snprintf(reps, sizeof reps, "%d", per_round);
     snprintf(size, sizeof size, "%d", mib);
@@ -208,7 +195,7 @@ static void bandwidth_figure(void)
     int np = 0, nb = 0;
     for (int r = 0; ok && r < rounds; ++r) {
         for (int k = 0; ok && k < per_round; ++k) {
-            double ns = c_relu_ns(op, &x);
+            double ns = bench_op_once_ns(op, &x);
             ok = ns > 0;
             b[nb++] = bytes / ns; /* GB/s */
         }

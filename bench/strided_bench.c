@@ -55,18 +55,8 @@ __attribute__((noinline)) static void transpose_tiled(float *restrict dst,
 /* Wall ms of one custom_relu call on x, its output released; -1 on error. */
 static double time_relu(const pd_op *op, pd_tensor *x)
 {
-    pd_arg in = pd_arg_of(x);
-    pd_tensor out = PD_TENSOR_UNDEFINED;
-    pd_arg oa = pd_arg_of(&out);
-    uint64_t t0 = bench_now_ns();
-    pd_status st = pd_op_run(op, &in, 1, NULL, 0, &oa, 1);
-    pd_tensor_release(&out);
-    uint64_t t1 = bench_now_ns();
-    if (st != PD_OK) {
-        bench_report_error("custom_relu", st);
-        return -1;
-    }
-    return (double)(t1 - t0) / 1e6;
+    double ns = bench_op_once_ns(op, x);
+    return ns < 0 ? -1 : ns / 1e6;
 }
 
 static double time_transpose(float *dst, const float *src, int64_t n, bool tiled)

@@ -277,7 +277,8 @@ PyTypeObject pdext_ExecutorType = {
     .tp_doc = "Executor(streams=1, depth=0, inline_bytes=0): op calls inside `with executor:` "
               "run asynchronously and return pending pdext.Tensors. A host call whose inputs hold "
               "at most inline_bytes/2 bytes (inline_bytes 0: 16384; -1: none) runs at once "
-              "when its stream is idle.",
+              "when its stream is idle, as does a call of any size when there are at least as "
+              "many streams as CPUs and every other CPU runs another stream's calls.",
     .tp_methods = executor_methods,
     .tp_getset = executor_getset,
     .tp_init = (initproc)executor_init,

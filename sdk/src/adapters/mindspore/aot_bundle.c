@@ -75,13 +75,11 @@ static pd_status bundle_op_make(const pd_aot_bundle_op *b, pd_aoti_op **out)
     op->cuda = b->gpu != 0;
     op->device = op->cuda ? "gpu" : NULL;
     if (s == PD_OK)
-        s = pd_aoti_check_sources(op);
-    if (s == PD_OK && op->init == NULL)
-        s = pd_aoti_entry_add_single(op);
-    if (s != PD_OK) {
+        s = pd_aoti_op_ready(op);
+    else
         pd_aoti_op_free(op);
+    if (s != PD_OK)
         return s;
-    }
     *out = op;
     return PD_OK;
 }

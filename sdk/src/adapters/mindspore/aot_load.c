@@ -202,7 +202,7 @@ pd_status pd_aoti_fill_names(pd_aoti_op *op, const pd_aot_options *o)
 }
 
 /* Every output needs a shape and a dtype from somewhere. */
-pd_status pd_aoti_check_sources(const pd_aoti_op *op)
+static pd_status check_sources(const pd_aoti_op *op)
 {
     for (int32_t i = 0; i < op->n_outputs; ++i) {
         const pd_aot_output *out = &op->outputs[i];
@@ -216,6 +216,16 @@ pd_status pd_aoti_check_sources(const pd_aoti_op *op)
                             shape ? "InferType" : "InferShape", (int)i, shape ? "dtype" : "ndim");
     }
     return PD_OK;
+}
+
+pd_status pd_aoti_op_ready(pd_aoti_op *op)
+{
+    pd_status s = check_sources(op);
+    if (s == PD_OK && op->init == NULL)
+        s = pd_aoti_entry_add_single(op);
+    if (s != PD_OK)
+        pd_aoti_op_free(op);
+    return s;
 }
 
 static bool needs_infer(const pd_aoti_op *op)
@@ -311,13 +321,11 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
         op->device = "gpu";
     }
     if (s == PD_OK)
-        s = pd_aoti_check_sources(op);
-    if (s == PD_OK && op->init == NULL)
-        s = pd_aoti_entry_add_single(op);
-    if (s != PD_OK) {
+        s = pd_aoti_op_ready(op);
+    else
         pd_aoti_op_free(op);
+    if (s != PD_OK)
         return s;
-    }
 
     op->def.struct_size = sizeof op->def;
     op->def.kind = PD_OP_FORWARD;
