@@ -74,12 +74,8 @@ static pd_status bundle_op_make(const pd_aot_bundle_op *b, pd_aoti_op **out)
     op->cxx11 = b->cxx11_abi != 0;
     op->cuda = b->gpu != 0;
     op->device = op->cuda ? "gpu" : NULL;
-    if (s == PD_OK)
-        s = pd_aoti_op_ready(op);
-    else
-        pd_aoti_op_free(op);
-    if (s != PD_OK)
-        return s;
+    if ((s = pd_aoti_op_ready(op, s)) != PD_OK)
+        return s; /* op freed */
     *out = op;
     return PD_OK;
 }

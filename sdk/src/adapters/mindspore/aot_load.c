@@ -218,9 +218,10 @@ static pd_status check_sources(const pd_aoti_op *op)
     return PD_OK;
 }
 
-pd_status pd_aoti_op_ready(pd_aoti_op *op)
+pd_status pd_aoti_op_ready(pd_aoti_op *op, pd_status s)
 {
-    pd_status s = check_sources(op);
+    if (s == PD_OK)
+        s = check_sources(op);
     if (s == PD_OK && op->init == NULL)
         s = pd_aoti_entry_add_single(op);
     if (s != PD_OK)
@@ -320,12 +321,8 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
         op->cuda = true;
         op->device = "gpu";
     }
-    if (s == PD_OK)
-        s = pd_aoti_op_ready(op);
-    else
-        pd_aoti_op_free(op);
-    if (s != PD_OK)
-        return s;
+    if ((s = pd_aoti_op_ready(op, s)) != PD_OK)
+        return s; /* op freed */
 
     op->def.struct_size = sizeof op->def;
     op->def.kind = PD_OP_FORWARD;

@@ -88,12 +88,12 @@ void *pd_aoti_workspace(pd_kernel_ctx *ctx, const pd_aoti_op *op, size_t bytes);
 void pd_aoti_check_given_shape(const pd_aoti_op *op, int32_t j, int32_t ndim, const int64_t *shape);
 
 /* aot_load.c: registration steps shared with bundle ops (aot_bundle.c). pd_aoti_op_free takes
- * a half-made op too. pd_aoti_op_ready ends a made op's set-up: every output has a shape and
- * a dtype from somewhere, and a function without Init gets its single entry; on failure it
- * frees the op. */
+ * a half-made op too. pd_aoti_op_ready ends an op's set-up, given the status of the steps so
+ * far: every output has a shape and a dtype from somewhere, and a function without Init gets
+ * its single entry; any failure (earlier or there) frees the op and is returned. */
 void pd_aoti_op_free(void *op);
 pd_status pd_aoti_fill_names(pd_aoti_op *op, const pd_aot_options *o);
-pd_status pd_aoti_op_ready(pd_aoti_op *op);
+pd_status pd_aoti_op_ready(pd_aoti_op *op, pd_status s);
 
 /* aot_bundle.c: the state of a bundle's AOT op (*out), made on first use (status + message
  * on failure). */
