@@ -237,6 +237,16 @@ pd_status pd_stream_set_current(pd_place place, pd_stream_t *stream);
 pd_stream_t *pd_stream_current(pd_place place);
 /* The device's own handle (cudaStream_t for CUDA): what pd_stream(ctx) gives kernels. */
 pd_device_stream pd_stream_handle(const pd_stream_t *stream);
+struct pd_tensor; /* pd_tensor.h */
+/* Notes that work using t's device memory was queued on `stream`, a stream of t's device
+ * other than the one its memory was allocated on (as torch's Tensor.record_stream): once t's
+ * last reference goes, the device cache hands that memory to no allocation until `stream`
+ * is idle, where without the note an allocation on the memory's own stream could reuse it
+ * under that work. Executor streams note their own use. Memory the host wrapped (not
+ * allocated through pdext) is the host's to keep alive: nothing to note, PD_OK. Fails with
+ * PD_ERR_INVALID_ARGUMENT for NULL, a tensor without storage or on host memory, and a
+ * stream of another device. */
+pd_status pd_tensor_record_stream(const struct pd_tensor *t, pd_stream_t *stream);
 /* The place of the stream's device. */
 pd_place pd_stream_place(const pd_stream_t *stream);
 

@@ -9,8 +9,11 @@
  *      defined, with shape, dtype and memory, but "pending" (not yet computed).
  *   2. on the executor stream's worker: wait for inputs made on other streams (or other
  *      executors), allocate the op's workspace (pd_op_def.workspace), and launch the kernel:
- *      on the CPU the worker runs it; on a device it enqueues it on the device's stream and
- *      records an event, which carries the order to whoever reads the result.
+ *      on the CPU the worker runs it; on a device it enqueues it on the executor stream's own
+ *      stream of that device (one per executor stream and device, so that the device work of
+ *      two executor streams may overlap) and records an event, which carries the order to
+ *      whoever reads the result: a call on another stream of the device waits for it on the
+ *      device, the host when it reads.
  *
  * Why stage 1 allocates on the caller: a pd_tensor is a value whose `data` field the host
  * reads directly (pd_data), so its memory must exist when the call returns.
@@ -123,8 +126,9 @@ pd_status pd_tensor_wait(const pd_executor *ex, const pd_tensor *t);
  * poisoned). Never blocks. */
 bool pd_tensor_is_pending(const pd_tensor *t);
 
-/* Blocks until every call submitted to the executor so far is done; returns the first error
- * any of them raised since the last pd_executor_synchronize (then forgotten), else PD_OK. */
+/* Blocks until every call submitted to the executor so far is done, their device work
+ * included; returns the first error any of them raised since the last
+ * pd_executor_synchronize (then forgotten), else PD_OK (or a device's error waiting). */
 pd_status pd_executor_synchronize(pd_executor *ex);
 
 /* Counters of an executor, for tests and tuning: calls submitted, calls done (launched and

@@ -14,6 +14,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#define PD__USED_ON_MAX 2 /* streams besides its own a device block remembers (see below) */
+
 /* A reference-counted memory block. Runtime allocations put this header and the data in one
  * 64-byte aligned allocation (data at `ptr`, right after the header); wrapped external
  * buffers point `ptr` at the caller's memory and call `deleter` once at the end. */
@@ -35,6 +37,12 @@ struct pd_storage {
      * cache (device/device_cache.c) reuses it on; the next cached block while cached. */
     void *stream;
     struct pd_storage *cache_next;
+    /* Device memory: other streams of its device that work using it was queued on
+     * (pd_tensor_record_stream, the executor's streams), under the device's lock; the cache
+     * hands it to an allocation only once each of them is idle. `used_on_more`: more
+     * streams than the slots hold (the cache then waits for all of the device's streams). */
+    void *used_on[PD__USED_ON_MAX];
+    bool used_on_more;
     /* The executor's completion for memory an async call fills (exec/pending.h): NULL for
      * memory that was never pending. One reference, dropped when the storage dies. */
     _Atomic(struct pd__completion *) pending;
@@ -212,6 +220,9 @@ pd_status pd__device_memset(const char *who, pd_place place, void *ptr, int valu
  * returns once host memory on either side may be used again. */
 pd_status pd__device_copy(const char *who, pd_place dst_place, void *dst, pd_place src_place,
                           const void *src, size_t bytes);
+/* The stream this thread made current for place's device (pd_stream_set_current), or NULL
+ * when it uses the device's default stream (stream.c). */
+struct pd_stream_t *pd__stream_chosen(pd_place place);
 /* The device handle of this thread's stream for place's device (current, else default). */
 pd_status pd__device_stream_of(const char *who, pd__device *d, pd_place place,
                                pd_device_stream *handle);
@@ -233,6 +244,10 @@ void pd__device_block_free(pd_storage *s);
  * which stream handles exist, so that blocks of a destroyed stream count as idle. */
 pd_status pd__device_stream_born(pd__device *d, void *stream);
 void pd__device_stream_gone(pd__device *d, void *stream);
+/* Notes that work using device block s was queued on `stream` (a device handle of s's
+ * device): the cache reuses s only once that stream is idle (device_cache.c). Host and
+ * pinned memory are left alone. */
+void pd__device_record_stream(pd_storage *s, void *stream);
 
 /* Refuses a place no device serves: the message says why (not registered, no table, ...). */
 pd_status pd__place_refuse(const char *who, pd_place place);

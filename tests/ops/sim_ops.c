@@ -1,7 +1,8 @@
 /*
- * sim_ops.c - test ops for device_sim_test.c: a relu that runs on the CPU or, for tensors on
- * the simulated device, as a function launched on the call's stream (what a CUDA kernel does
- * with pd_stream(ctx)), and a CPU-only op whose kernel refuses other places.
+ * sim_ops.c - test ops for device_sim_test.c and the executor's device tests: a relu that
+ * runs on the CPU or, for tensors on the simulated device, as a function launched on the
+ * call's stream (what a CUDA kernel does with pd_stream(ctx)), an op whose output says which
+ * stream it ran on, and a CPU-only op whose kernel refuses other places.
  */
 #include "extension.h"
 #include "pd_sim_device.h"
@@ -73,3 +74,37 @@ PD_BUILD_OP(sim_pair,
     .inputs = {"X", "Y"},
     .outputs = {"Out"},
     .kernel = pair_kernel);
+
+/* Out (an int64 scalar on X's device) = the handle of the stream the call ran on, written by a
+ * job on that stream (so that reading it also waits for the stream). */
+typedef struct stream_job {
+    int64_t *out;
+    int64_t value;
+} stream_job;
+
+static void stream_run(void *arg)
+{
+    stream_job *j = arg;
+    *j->out = j->value;
+    free(j);
+}
+
+static void stream_of_kernel(pd_kernel_ctx *ctx)
+{
+    PD_CHECK(pd_place_is_custom(pd_input(ctx, 0)->place), "x must be on the sim device");
+    stream_job *j = malloc(sizeof *j);
+    PD_CHECK(j != NULL);
+    j->out = pd_sim_host_address(pd_data(pd_output(ctx, 0)));
+    j->value = (int64_t)(intptr_t)pd_stream(ctx);
+    PD_CHECK(pd_sim_launch(pd_stream(ctx), stream_run, j) == PD_OK);
+}
+
+static void scalar_shape(pd_kernel_ctx *ctx) { pd_set_output_shape(ctx, 0, 0, NULL); }
+static void int64_dtype(pd_kernel_ctx *ctx) { pd_set_output_dtype(ctx, 0, PD_INT64); }
+
+PD_BUILD_OP(sim_stream_of,
+    .inputs = {"X"},
+    .outputs = {"Out"},
+    .kernel = stream_of_kernel,
+    .infer_shape = scalar_shape,
+    .infer_dtype = int64_dtype);

@@ -9,8 +9,12 @@
  * that time, which the op calls and copies that used it ran on), and is reused at once only
  * by an allocation on that same stream: the stream's order puts the new work after the old.
  * An allocation on another stream takes it only once stream_query says its stream is idle.
- * Work a host put on other streams by hand is the host's to synchronize (pd_event_wait), as
- * with CUDA's record_stream.
+ * Work queued on other streams that used the block is recorded on it (PD__USED_ON_MAX
+ * streams, pd__device_record_stream: the executor's streams do it, hosts with
+ * pd_tensor_record_stream, as with CUDA's record_stream), and the block is reused only once
+ * each of those streams is idle too, even by an allocation on its own stream, which their
+ * work is not ordered with. A block used on more streams than it remembers waits, when it
+ * dies, for every stream of its device.
  *
  * Sizes. Requests round up to 512 bytes (to 2 MiB from 1 MiB up), and a cached block serves a
  * request of at least half its size, so blocks of one shape of tensor meet again. The cache
@@ -31,6 +35,7 @@
 #include "pd_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define SMALL_ROUND ((size_t)512)
 #define LARGE_ROUND ((size_t)2 << 20)
@@ -99,10 +104,57 @@ void pd__device_stream_gone(pd__device *d, void *stream)
         }
     /* Its work is done (the stream was synchronized): its cached blocks are idle. */
     for (int32_t id = 0; id < d->count; ++id)
-        for (pd_storage *s = d->cached[id]; s; s = s->cache_next)
+        for (pd_storage *s = d->cached[id]; s; s = s->cache_next) {
             if (s->stream == stream)
                 s->stream = NULL;
+            for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
+                if (s->used_on[k] == stream)
+                    s->used_on[k] = NULL;
+        }
     pthread_mutex_unlock(&d->lock);
+}
+
+void pd__device_record_stream(pd_storage *s, void *stream)
+{
+    pd__device *d = s->device;
+    if (d == NULL || s->place.type == PD_PLACE_GPU_PINNED || stream == NULL)
+        return; /* host memory, or pinned memory, whose copies synchronize */
+    pthread_mutex_lock(&d->lock);
+    if (s->stream != stream) {
+        int32_t k = 0, free_slot = -1;
+        for (; k < PD__USED_ON_MAX && s->used_on[k] != stream; ++k)
+            if (s->used_on[k] == NULL && free_slot < 0)
+                free_slot = k;
+        if (k == PD__USED_ON_MAX) { /* not noted yet */
+            if (free_slot >= 0)
+                s->used_on[free_slot] = stream;
+            else
+                s->used_on_more = true;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* Whether work on `other` cannot touch the block any more for an allocation on `stream`:
+ * none, the same stream (whose order puts the new work after), or idle. Under d->lock. */
+static bool stream_done_with(const pd__device *d, int32_t id, void *other, void *stream)
+{
+    bool idle = false;
+    return other == NULL || other == stream ||
+           (d->table->stream_query(d->table->user, id, other, &idle) == PD_OK && idle);
+}
+
+/* Whether a cached block may serve an allocation on `stream`: its own stream and every
+ * other stream it was used on are done with it (the others even for its own stream: their
+ * work is not ordered with it). Under d->lock. */
+static bool block_usable(const pd__device *d, int32_t id, const pd_storage *s, void *stream)
+{
+    if (!stream_done_with(d, id, s->stream, stream))
+        return false;
+    for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
+        if (s->used_on[k] != NULL && !stream_done_with(d, id, s->used_on[k], NULL))
+            return false;
+    return true;
 }
 
 /* The cache that serves `place`: its list and its byte count (under d->lock). */
@@ -127,13 +179,8 @@ static pd_storage *take(pd__device *d, pd_place place, size_t size, void *stream
     pd_storage **best = NULL;
     for (pd_storage **p = list; *p; p = &(*p)->cache_next) {
         pd_storage *s = *p;
-        if (s->capacity < size || s->capacity / 2 > size)
+        if (s->capacity < size || s->capacity / 2 > size || !block_usable(d, id, s, stream))
             continue;
-        if (s->stream != stream && s->stream != NULL) {
-            bool idle = false;
-            if (d->table->stream_query(d->table->user, id, s->stream, &idle) != PD_OK || !idle)
-                continue;
-        }
         if (best == NULL || s->capacity < (*best)->capacity)
             best = p;
         if (s->capacity == size)
@@ -195,9 +242,35 @@ pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, s
     s->place = place;
     s->stream = stream;
     s->cache_next = NULL;
+    for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
+        s->used_on[k] = NULL;
+    s->used_on_more = false;
     s->block = s;
     *out = s;
     return PD_OK;
+}
+
+/* A block used on more streams than it remembers: waits for every stream of its device
+ * (their handles copied under the lock, each synchronized outside it), after which no work
+ * can touch it. */
+static void wait_every_stream(pd__device *d, pd_storage *s)
+{
+    pthread_mutex_lock(&d->lock);
+    int32_t n = d->n_live_streams;
+    void **copy = n > 0 ? malloc((size_t)n * sizeof *copy) : NULL;
+    if (copy != NULL)
+        memcpy(copy, d->live_streams, (size_t)n * sizeof *copy);
+    pthread_mutex_unlock(&d->lock);
+    if (n > 0 && copy == NULL)
+        return; /* out of memory: the block is then freed, not cached (a device's free waits
+                 * for the work using it, as cudaFree does) */
+    for (int32_t i = 0; i < n; ++i)
+        (void)d->table->stream_synchronize(d->table->user, s->place.device_id, copy[i]);
+    free(copy);
+    s->used_on_more = false;
+    s->stream = NULL;
+    for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
+        s->used_on[k] = NULL;
 }
 
 void pd__device_block_free(pd_storage *s)
@@ -205,11 +278,17 @@ void pd__device_block_free(pd_storage *s)
     pd__device *d = s->device;
     size_t limit = cache_limit(), *cached_bytes = NULL;
     bool kept = false;
+    if (s->used_on_more)
+        wait_every_stream(d, s);
     pthread_mutex_lock(&d->lock);
+    /* streams destroyed since, after finishing their work, no longer hold the block */
     if (s->stream != NULL && !stream_live(d, s->stream))
-        s->stream = NULL; /* allocated on a stream destroyed since, after finishing its work */
+        s->stream = NULL;
+    for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
+        if (s->used_on[k] != NULL && !stream_live(d, s->used_on[k]))
+            s->used_on[k] = NULL;
     pd_storage **head = cache_of(d, s->place, &cached_bytes);
-    if (s->capacity <= limit && *cached_bytes <= limit - s->capacity) {
+    if (!s->used_on_more && s->capacity <= limit && *cached_bytes <= limit - s->capacity) {
         s->cache_next = *head;
         *head = s;
         *cached_bytes += s->capacity;

@@ -284,6 +284,44 @@ pd_place pd_stream_place(const pd_stream_t *s)
     return s ? s->place : pd_place_make(PD_PLACE_UNDEFINED, 0);
 }
 
+pd_stream_t *pd__stream_chosen(pd_place place)
+{
+    for (int i = 0; i < current_count; ++i)
+        if (current[i].place.type == place.type && current[i].place.device_id == place.device_id)
+            return current[i].stream;
+    return NULL;
+}
+
+pd_status pd_tensor_record_stream(const pd_tensor *t, pd_stream_t *s)
+{
+    static const char who[] = "pd_tensor_record_stream";
+    pd_status st = need(who, "t", t);
+    if (st == PD_OK)
+        st = need(who, "stream", s);
+    if (st != PD_OK)
+        return st;
+    char at[96], of[96];
+    pd__place_format(t->place, at, sizeof at);
+    pd__place_format(s->place, of, sizeof of);
+    if (t->storage == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: t has no storage (undefined, or over memory the host made itself); "
+                        "pass a tensor whose memory pdext allocated on a device",
+                        who);
+    if (pd_place_is_host(t->place))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: t is on %s, host memory, which no stream reuses; pass a tensor on "
+                        "a device place",
+                        who, at);
+    if (t->place.type != s->place.type || t->place.device_id != s->place.device_id)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: t is on %s but the stream belongs to %s; record a stream of the "
+                        "tensor's own device",
+                        who, at, of);
+    pd__device_record_stream(t->storage, s->handle); /* memory the host wrapped: its own */
+    return PD_OK;
+}
+
 pd_status pd_device_synchronize(pd_place place)
 {
     static const char who[] = "pd_device_synchronize";

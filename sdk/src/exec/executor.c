@@ -221,6 +221,8 @@ static void streams_stop(pd_executor *ex, int32_t n)
     for (int32_t i = 0; i < ex->n_streams; ++i) {
         pd__exec_stream *st = &ex->streams[i];
         pd__exec_free_records(st);
+        pd__exec_device_streams_free(st);
+        pthread_mutex_destroy(&st->dev_mu);
         pthread_mutex_destroy(&st->free_mu);
         pthread_mutex_destroy(&st->mu);
         pthread_cond_destroy(&st->not_empty);
@@ -282,6 +284,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         st->ex = ex;
         pthread_mutex_init(&st->mu, NULL);
         pthread_mutex_init(&st->free_mu, NULL);
+        pthread_mutex_init(&st->dev_mu, NULL);
         atomic_init(&st->retired, NULL);
         pthread_cond_init(&st->not_empty, NULL);
         pthread_cond_init(&st->not_full, NULL);
@@ -319,6 +322,10 @@ pd_status pd_executor_synchronize(pd_executor *ex)
         pthread_mutex_unlock(&st->mu);
         pd__exec_reclaim(st); /* the tensors the launched calls still held */
     }
+    /* and the device work the launches queued */
+    pd_status device = PD_OK;
+    for (int32_t i = 0; i < ex->n_streams && device == PD_OK; ++i)
+        device = pd__exec_device_synchronize(&ex->streams[i]);
     pthread_mutex_lock(&ex->err_mu);
     s = ex->first_status;
     char *message = ex->first_message;
@@ -328,6 +335,8 @@ pd_status pd_executor_synchronize(pd_executor *ex)
     if (s != PD_OK)
         pd__fail(s, "%s", message ? message : "an op failed (out of memory for its message)");
     free(message);
+    if (s == PD_OK && device != PD_OK)
+        return pd__fail_prefix("pd_executor_synchronize: ");
     return s;
 }
 

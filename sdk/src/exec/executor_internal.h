@@ -13,6 +13,7 @@
 #define PD__EXEC_INLINE 4     /* inputs and outputs a call record holds without the heap */
 #define PD__EXEC_FREE_MAX 256 /* call records a stream keeps for reuse */
 #define PD__EXEC_SPARES 4     /* storages a reused record hands to the next call's outputs */
+#define PD__EXEC_DEVICES 8    /* devices one executor stream may run calls on */
 
 /* One submitted call, from pd_run_async until its launch stage ends. */
 typedef struct pd__exec_call {
@@ -26,9 +27,10 @@ typedef struct pd__exec_call {
     int32_t n_inputs;
     pd_tensor *outs; /* retained copies of the outputs handed to the host, in slot order */
     int32_t n_outs;
-    size_t bytes;    /* of its outputs: what the queue's back pressure counts */
-    void *attr_copy; /* the attr values' strings and arrays, copied */
-    int32_t stream;  /* the executor stream it was submitted to */
+    size_t bytes;            /* of its outputs: what the queue's back pressure counts */
+    void *attr_copy;         /* the attr values' strings and arrays, copied */
+    int32_t stream;          /* the executor stream it was submitted to */
+    pd_stream_t *dev_stream; /* a device call: its executor stream's stream on that device */
     int32_t n_spares;
     pd_storage *spares[PD__EXEC_SPARES]; /* see call_new (submit.c) */
     bool wait_launch; /* the caller waits for the launch and hands the outputs over itself */
@@ -83,6 +85,14 @@ typedef struct pd__exec_stream {
     pthread_mutex_t free_mu;
     pd__exec_call *free_calls;
     int32_t n_free_calls;
+    /* Its own stream on each device it ran calls on (dev_streams.c), made on first use; the
+     * submitters' allocate step and the worker look them up under dev_mu. */
+    pthread_mutex_t dev_mu;
+    int32_t n_dev;
+    struct {
+        pd_place place;
+        pd_stream_t *stream;
+    } dev[PD__EXEC_DEVICES];
 } pd__exec_stream;
 
 struct pd_executor {
@@ -131,6 +141,14 @@ void pd__exec_record_retire(pd_executor *ex, pd__exec_call *call);
 void pd__exec_reclaim(pd__exec_stream *st);
 /* records.c: frees every record a stream keeps for reuse (destroy, after its worker ended). */
 void pd__exec_free_records(pd__exec_stream *st);
+
+/* dev_streams.c: the executor stream's own stream on place's device, made on first use
+ * (fails naming the executor stream when it cannot be made, or past PD__EXEC_DEVICES). */
+pd_status pd__exec_device_stream(pd__exec_stream *st, pd_place place, pd_stream_t **out);
+/* dev_streams.c: waits for the device work of every stream the executor stream made. */
+pd_status pd__exec_device_synchronize(pd__exec_stream *st);
+/* dev_streams.c: destroys the executor stream's device streams (after their work). */
+void pd__exec_device_streams_free(pd__exec_stream *st);
 
 /* submit.c: the launch stage of one call, on its stream's worker: waits for its inputs,
  * allocates the workspace, runs the kernel and settles the outputs; then finishes the

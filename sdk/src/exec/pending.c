@@ -95,6 +95,7 @@ pd__completion *pd__completion_new(uint64_t executor_id)
     c->status = PD_OK;
     c->message = NULL;
     c->event = NULL;
+    c->event_stream = NULL;
     return c;
 }
 
@@ -133,11 +134,12 @@ void pd__completion_release(pd__completion *c)
 }
 
 void pd__completion_finish(pd__completion *c, pd_status status, const char *message,
-                           pd_event_t *event)
+                           pd_event_t *event, pd_stream_t *stream)
 {
     c->status = status;
     c->message = status != PD_OK && message ? strdup(message) : NULL;
     c->event = event;
+    c->event_stream = stream;
     /* No sleeper (the usual case: the caller is ahead): a store, no lock. A waiter counts
      * itself in `sleepers` before it tests the state, and both sides use sequentially
      * consistent operations, so either the waiter sees the new state or this sees the

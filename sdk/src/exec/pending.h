@@ -26,8 +26,9 @@ typedef struct pd__completion {
     pd_status status;     /* failed: the error; written before the state */
     char *message;        /* failed: "<op>: <message> [file:line]" (heap; NULL: out of memory) */
     pd_event_t *event;    /* device work of the call, recorded after its launch; NULL: none */
-    atomic_int sleepers;  /* threads on cv (or about to be): finish skips the mutex at 0 */
-    pthread_mutex_t mu;   /* with cv: sleeping until the state leaves PD__PENDING */
+    pd_stream_t *event_stream; /* the stream the event was recorded on (an executor stream's) */
+    atomic_int sleepers;       /* threads on cv (or about to be): finish skips the mutex at 0 */
+    pthread_mutex_t mu;        /* with cv: sleeping until the state leaves PD__PENDING */
     pthread_cond_t cv;
 } pd__completion;
 
@@ -41,9 +42,10 @@ pd__completion *pd__completion_new(uint64_t executor_id);
 void pd__completion_retain(pd__completion *c);
 void pd__completion_release(pd__completion *c);
 /* Ends the completion: done (status PD_OK) or failed with `message` (copied); `event`
- * (owned by the completion from here on) marks the call's device work. Wakes every waiter. */
+ * (owned by the completion from here on), recorded on `stream`, marks the call's device
+ * work. Wakes every waiter. */
 void pd__completion_finish(pd__completion *c, pd_status status, const char *message,
-                           pd_event_t *event);
+                           pd_event_t *event, pd_stream_t *stream);
 /* Blocks until c is no longer pending (host side only: no event waited for). */
 void pd__completion_wait_state(pd__completion *c);
 /* Blocks until c's call is computed, device work included; PD_OK, or its error recorded as

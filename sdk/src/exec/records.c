@@ -142,6 +142,7 @@ pd__exec_call *pd__exec_record_new(pd_executor *ex, int32_t stream)
     call->bytes = 0;
     call->attr_copy = NULL;
     call->stream = stream;
+    call->dev_stream = NULL;
     call->wait_launch = false;
     call->retired = false;
     call->status = PD_OK;

@@ -120,6 +120,46 @@ static pd_status capture_inputs(pd__exec_call *call)
 
 /* --- The caller's stage --------------------------------------------------------------------- */
 
+/* The call's place is a device's (its work goes on that device's stream). */
+static bool on_device(const pd_kernel_ctx *ctx)
+{
+    return !pd_place_is_host(*pd__ctx_first_input_place(ctx));
+}
+
+/* A device call runs on its executor stream's own stream of the device: the device cache
+ * notes that stream on the inputs made on another one, so that it reuses none of them under
+ * the call's work once the host drops them. */
+static pd_status choose_device_stream(pd_executor *ex, pd__exec_call *call)
+{
+    pd_kernel_ctx *ctx = &call->ctx;
+    if (!on_device(ctx))
+        return PD_OK;
+    pd_status s = pd__exec_device_stream(&ex->streams[call->stream],
+                                         *pd__ctx_first_input_place(ctx), &call->dev_stream);
+    if (s != PD_OK)
+        return pd__fail_prefix("%s: ", ctx->op->name);
+    for (int32_t j = 0; j < call->n_inputs; ++j)
+        if (call->inputs[j].storage != NULL)
+            pd__device_record_stream(call->inputs[j].storage, pd_stream_handle(call->dev_stream));
+    return PD_OK;
+}
+
+/* The caller's steps with its thread's stream on the call's device swapped for the call's
+ * own (so that the outputs are allocated on the stream their kernel runs on, which may reuse
+ * their memory at once once they die); the thread's stream comes back after. */
+static bool caller_steps_on(pd__exec_call *call, bool (*steps)(pd_kernel_ctx *, void *), void *arg)
+{
+    pd_stream_t *mine = NULL;
+    pd_place place = *pd__ctx_first_input_place(&call->ctx);
+    bool swapped = call->dev_stream != NULL &&
+                   (mine = pd__stream_chosen(place)) != call->dev_stream &&
+                   pd_stream_set_current(place, call->dev_stream) == PD_OK;
+    bool ok = pd__runner_protected(&call->ctx, steps, arg);
+    if (swapped)
+        (void)pd_stream_set_current(place, mine);
+    return ok;
+}
+
 /* An op whose infer_shape may size a vector output from input data: its inputs must be
  * computed before it infers. */
 static bool infers_from_data(const pd_op *op)
@@ -227,6 +267,8 @@ static pd_status keep_outputs(pd__exec_call *call)
             atomic_fetch_add_explicit(&t->storage->refcount, slot->host_arg != -1 ? 2 : 1,
                                       memory_order_relaxed);
             pd__storage_give_pending(t->storage, call->done);
+            if (call->dev_stream != NULL) /* allocated on another stream, or an inplace output */
+                pd__device_record_stream(t->storage, pd_stream_handle(call->dev_stream));
             call->bytes += pd_nbytes(t);
         }
     }
@@ -268,6 +310,8 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
         s = capture_inputs(call);
     if (s == PD_OK)
         s = copy_attrs(call);
+    if (s == PD_OK)
+        s = choose_device_stream(ex, call);
     if (s == PD_OK && call->n_deps > 0 && infers_from_data(op))
         for (int32_t j = 0; j < call->n_deps && s == PD_OK; ++j)
             s = pd__completion_wait(call->deps[j]);
@@ -279,7 +323,7 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
                 atomic_load_explicit(&call->deps[j]->state, memory_order_acquire) == PD__DONE &&
                 call->deps[j]->event == NULL;
     caller_step_args a = {call, ready};
-    if (s == PD_OK && !pd__runner_protected(ctx, caller_steps, &a))
+    if (s == PD_OK && !caller_steps_on(call, caller_steps, &a))
         s = pd__ctx_report(ctx);
     if (s == PD_OK && (call->done = pd__completion_new(ex->id)) == NULL)
         s = pd_last_status();
@@ -446,12 +490,6 @@ pd_status pd_run_async(pd_executor *ex, int32_t stream, const char *name, const 
 
 /* --- The launch stage --------------------------------------------------------------------- */
 
-/* The call's place is a device's (its work goes on that device's stream). */
-static bool on_device(const pd_kernel_ctx *ctx)
-{
-    return !pd_place_is_host(*pd__ctx_first_input_place(ctx));
-}
-
 /* Waits for the inputs other calls make; the first failed one's error poisons this call. */
 static pd_status wait_deps(pd__exec_call *call)
 {
@@ -463,15 +501,15 @@ static pd_status wait_deps(pd__exec_call *call)
             call->message = c->message ? strdup(c->message) : NULL;
             return c->status;
         }
-        if (c->event == NULL)
-            continue;
-        /* Every call on a device runs on that device's default stream (workers set no
-         * current stream), so a dependency on the same device is ordered by the stream
-         * itself; one on another device (or read by a CPU call) is waited for on the host. */
+        if (c->event == NULL || c->event_stream == call->dev_stream)
+            continue; /* no device work, or the call's own stream orders it */
+        /* A dependency on another stream of the same device is waited for by that device
+         * (the call's stream waits for the event); one on another device (or read by a CPU
+         * call) on the host. */
         pd_place place = *pd__ctx_first_input_place(&call->ctx);
-        if (on_device(&call->ctx) && pd_place_equal(call->dep_places[j], place))
-            continue;
-        pd_status s = pd_event_synchronize(c->event);
+        pd_status s = call->dev_stream != NULL && pd_place_equal(call->dep_places[j], place)
+                          ? pd_event_wait(call->dev_stream, c->event)
+                          : pd_event_synchronize(c->event);
         if (s != PD_OK) {
             free(call->message);
             call->message = strdup(pd_last_error());
@@ -512,7 +550,15 @@ static pd_status settle_outputs(pd__exec_call *call)
 void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
 {
     pd_kernel_ctx *ctx = &call->ctx;
-    pd_status s = wait_deps(call);
+    pd_place place = *pd__ctx_first_input_place(ctx);
+    pd_status s = PD_OK;
+    /* the worker's stream on the call's device is its executor stream's own */
+    if (call->dev_stream != NULL && pd__stream_chosen(place) != call->dev_stream)
+        s = pd_stream_set_current(place, call->dev_stream);
+    if (s == PD_OK)
+        s = wait_deps(call);
+    else
+        call->message = strdup(pd_last_error());
     if (s == PD_OK) {
         if (!pd__runner_protected(ctx, launch_steps, NULL))
             s = pd__ctx_report(ctx);
@@ -524,10 +570,9 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
         }
     }
     pd_event_t *event = NULL;
-    if (s == PD_OK && on_device(ctx)) {
-        pd_place place = *pd__ctx_first_input_place(ctx);
+    if (s == PD_OK && call->dev_stream != NULL) {
         if (pd_event_create(place, &event) != PD_OK ||
-            pd_event_record(event, pd_stream_current(place)) != PD_OK) {
+            pd_event_record(event, call->dev_stream) != PD_OK) {
             s = pd_last_status();
             call->message = strdup(pd_last_error());
             pd_event_destroy(event);
@@ -540,10 +585,10 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
         pd__completion *done = call->done;
         call->done = NULL;
         /* the caller frees the call once woken; nothing here touches it after this */
-        pd__completion_finish(done, s, call->message, event);
+        pd__completion_finish(done, s, call->message, event, call->dev_stream);
         pd__completion_release(done);
         return;
     }
-    pd__completion_finish(call->done, s, call->message, event);
+    pd__completion_finish(call->done, s, call->message, event, call->dev_stream);
     pd__exec_record_retire(ex, call);
 }
