@@ -1,8 +1,9 @@
 /*
  * executor_device_test.c - the executor on a device (the simulated one, whose streams run
  * their jobs only when something waits for them, so that work left queued stays queued):
- * each executor stream runs its calls on a device stream of its own, a tensor one stream
- * makes is read by another after the device waited for it, the device cache reuses no memory
+ * each executor stream runs its calls on a device stream of its own, after the work its
+ * submitter queued before, a tensor one stream makes is read by another after the device
+ * waited for it, the device cache reuses no memory
  * under work still queued on another stream (pd_tensor_record_stream, and the executor's own
  * note), pd_executor_synchronize waits for the device work, and destroying an executor ends
  * its streams.
@@ -114,6 +115,25 @@ PD_TEST(ExecutorDevice, ATensorOfOneStreamIsReadByAnotherAfterTheDeviceWaitedFor
     PD_EXPECT(after.pending > before.pending); /* queued on the device, nothing waited yet */
     for (int64_t i = 0; i < 64; ++i)           /* z's read drains stream 1, which drains 0 */
         PD_EXPECT_EQ(read_at(&z, i), i - 8 > 0 ? (double)(i - 8) : 0.0);
+    pd_tensor *all[] = {&x, &y, &z};
+    for (int i = 0; i < 3; ++i)
+        pd_tensor_release(all[i]);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* The host's own work queued on its stream before a call (a synchronous call on the default
+ * stream, still queued) comes before the call's launch on the executor stream. */
+PD_TEST(ExecutorDevice, ACallRunsAfterTheWorkItsSubmitterQueuedBeforeIt)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 2);
+    pd_tensor x = on_sim(64, 1), y = PD_TENSOR_UNDEFINED, z = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(&x), o = pd_arg_of(&y);
+    PD_ASSERT_OK(pd_run(reg, "sim_relu", &in, 1, NULL, 0, &o, 1)); /* queued on the default */
+    PD_ASSERT_OK(run1(ex, 1, "sim_relu", &y, &z));
+    for (int64_t i = 0; i < 64; i += 9) /* z's read drains stream 1, which waits for the default */
+        PD_EXPECT_EQ(read_at(&z, i), (double)(i + 1));
     pd_tensor *all[] = {&x, &y, &z};
     for (int i = 0; i < 3; ++i)
         pd_tensor_release(all[i]);

@@ -31,6 +31,8 @@ typedef struct pd__exec_call {
     void *attr_copy;         /* the attr values' strings and arrays, copied */
     int32_t stream;          /* the executor stream it was submitted to */
     pd_stream_t *dev_stream; /* a device call: its executor stream's stream on that device */
+    pd_event_t *host_event;  /* recorded at submission on the submitter's stream of the
+                              * device, which dev_stream waits for before the launch */
     int32_t n_spares;
     pd_storage *spares[PD__EXEC_SPARES]; /* see call_new (submit.c) */
     bool wait_launch; /* the caller waits for the launch and hands the outputs over itself */

@@ -82,6 +82,9 @@ static void call_release(pd__exec_call *call, bool keep)
         free(call->dep_places);
     free(call->attr_copy);
     free(call->message);
+    if (call->host_event != NULL) /* a call that failed before its launch */
+        (void)pd_event_destroy(call->host_event);
+    call->host_event = NULL;
     call->retired = false;
 }
 
@@ -143,6 +146,7 @@ pd__exec_call *pd__exec_record_new(pd_executor *ex, int32_t stream)
     call->attr_copy = NULL;
     call->stream = stream;
     call->dev_stream = NULL;
+    call->host_event = NULL;
     call->wait_launch = false;
     call->retired = false;
     call->status = PD_OK;

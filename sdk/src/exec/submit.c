@@ -126,16 +126,26 @@ static bool on_device(const pd_kernel_ctx *ctx)
     return !pd_place_is_host(*pd__ctx_first_input_place(ctx));
 }
 
-/* A device call runs on its executor stream's own stream of the device: the device cache
- * notes that stream on the inputs made on another one, so that it reuses none of them under
- * the call's work once the host drops them. */
+/* A device call runs on its executor stream's own stream of the device, after the work the
+ * submitter queued on its own stream of the device before the call (a synchronous call's
+ * output, a torch stream's work): an event recorded here when that stream is busy, which
+ * the device waits for at the launch. The device cache notes the call's stream on the inputs made
+ * on another one, so that it reuses none of them under the call's work once the host drops them. */
 static pd_status choose_device_stream(pd_executor *ex, pd__exec_call *call)
 {
     pd_kernel_ctx *ctx = &call->ctx;
     if (!on_device(ctx))
         return PD_OK;
-    pd_status s = pd__exec_device_stream(&ex->streams[call->stream],
-                                         *pd__ctx_first_input_place(ctx), &call->dev_stream);
+    pd_place place = *pd__ctx_first_input_place(ctx);
+    pd_stream_t *host = pd_stream_current(place);
+    pd_status s = host == NULL ? pd_last_status()
+                               : pd__exec_device_stream(&ex->streams[call->stream], place,
+                                                        &call->dev_stream);
+    bool idle = false; /* nothing queued there: nothing to wait for (the usual case) */
+    if (s == PD_OK && host != call->dev_stream &&
+        !(pd_stream_query(host, &idle) == PD_OK && idle) &&
+        (s = pd_event_create(place, &call->host_event)) == PD_OK)
+        s = pd_event_record(call->host_event, host);
     if (s != PD_OK)
         return pd__fail_prefix("%s: ", ctx->op->name);
     for (int32_t j = 0; j < call->n_inputs; ++j)
@@ -555,6 +565,11 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
     /* the worker's stream on the call's device is its executor stream's own */
     if (call->dev_stream != NULL && pd__stream_chosen(place) != call->dev_stream)
         s = pd_stream_set_current(place, call->dev_stream);
+    if (s == PD_OK && call->host_event != NULL) { /* the submitter's earlier work */
+        s = pd_event_wait(call->dev_stream, call->host_event);
+        (void)pd_event_destroy(call->host_event);
+        call->host_event = NULL;
+    }
     if (s == PD_OK)
         s = wait_deps(call);
     else
