@@ -79,6 +79,16 @@ static bool launched(const pd_executor *ex, uint64_t n)
     return false;
 }
 
+/* The end of a test: the tensors released, the executor destroyed (which must succeed) and
+ * the registry. */
+static void finish(pd_executor *ex, pd_registry *reg, pd_tensor *const *tensors, int n)
+{
+    for (int i = 0; i < n; ++i)
+        pd_tensor_release(tensors[i]);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(ExecutorDevice, EachExecutorStreamRunsOnADeviceStreamOfItsOwn)
 {
     pd_registry *reg = ops();
@@ -95,10 +105,8 @@ PD_TEST(ExecutorDevice, EachExecutorStreamRunsOnADeviceStreamOfItsOwn)
     PD_EXPECT_NE(first, deflt);  /* not the device's default stream */
     PD_EXPECT_NE(second, deflt);
     PD_EXPECT_EQ((int64_t)read_at(&h[2], 0), first); /* the same one for the next call */
-    rt_release_all(h, 3);
-    pd_tensor_release(&x);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    pd_tensor *all[] = {&h[0], &h[1], &h[2], &x};
+    finish(ex, reg, all, 4);
 }
 
 PD_TEST(ExecutorDevice, ATensorOfOneStreamIsReadByAnotherAfterTheDeviceWaitedForIt)
@@ -116,10 +124,7 @@ PD_TEST(ExecutorDevice, ATensorOfOneStreamIsReadByAnotherAfterTheDeviceWaitedFor
     for (int64_t i = 0; i < 64; ++i)           /* z's read drains stream 1, which drains 0 */
         PD_EXPECT_EQ(read_at(&z, i), i - 8 > 0 ? (double)(i - 8) : 0.0);
     pd_tensor *all[] = {&x, &y, &z};
-    for (int i = 0; i < 3; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, all, 3);
 }
 
 /* The host's own work queued on its stream before a call (a synchronous call on the default
@@ -135,10 +140,7 @@ PD_TEST(ExecutorDevice, ACallRunsAfterTheWorkItsSubmitterQueuedBeforeIt)
     for (int64_t i = 0; i < 64; i += 9) /* z's read drains stream 1, which waits for the default */
         PD_EXPECT_EQ(read_at(&z, i), (double)(i + 1));
     pd_tensor *all[] = {&x, &y, &z};
-    for (int i = 0; i < 3; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, all, 3);
 }
 
 /* x (made on the default stream) is read by a call on executor stream 1 whose device work is
@@ -165,10 +167,7 @@ PD_TEST(ExecutorDevice, MemoryAnotherStreamStillReadsIsNotReusedWhenItsTensorDie
     pd_tensor again = on_sim(n, 0); /* every stream idle: x's memory serves again */
     PD_EXPECT(again.data == x_memory);
     pd_tensor *all[] = {&y, &w, &v, &fresh, &again};
-    for (int i = 0; i < 5; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, all, 5);
 }
 
 /* The same hazard made by hand: a host runs a call on a stream of its own, notes the stream
