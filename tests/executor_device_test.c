@@ -143,6 +143,23 @@ PD_TEST(ExecutorDevice, ACallRunsAfterTheWorkItsSubmitterQueuedBeforeIt)
     finish(ex, reg, all, 3);
 }
 
+/* An op whose kernel gives its output itself (pd_set_output, no inference) makes it in the
+ * launch, on the executor stream's device stream; the caller gets it once launched. */
+PD_TEST(ExecutorDevice, AnOutputTheKernelMakesComesBackFromTheLaunch)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 2);
+    pd_tensor x = on_sim(16, 3), y = on_sim(16, 0), z = PD_TENSOR_UNDEFINED;
+    pd_tensor both[2] = {x, y};
+    pd_arg in[2] = {pd_arg_of(&both[0]), pd_arg_of(&both[1])}, o = pd_arg_of(&z);
+    PD_ASSERT_OK(pd_run_async(ex, 1, "sim_pair", in, 2, NULL, 0, &o, 1));
+    PD_EXPECT(pd_place_equal(z.place, sim(0)));
+    for (int64_t i = 0; i < 16; i += 5)
+        PD_EXPECT_EQ(read_at(&z, i), (double)(i + 3));
+    pd_tensor *all[] = {&x, &y, &z};
+    finish(ex, reg, all, 3);
+}
+
 /* x (made on the default stream) is read by a call on executor stream 1 whose device work is
  * still queued when x dies; a new tensor of x's size made and written on the default stream
  * must not get x's memory, or the queued work would read the new values. x holds 2 MiB, so
