@@ -1,18 +1,17 @@
 /*
- * executor_device_test.c - the executor on a device (the simulated one, whose streams run
- * their jobs only when something waits for them, so that work left queued stays queued):
- * each executor stream runs its calls on a device stream of its own, after the work its
- * submitter queued before, a tensor one stream makes is read by another after the device
- * waited for it, the device cache reuses no memory
- * under work still queued on another stream (pd_tensor_record_stream, and the executor's own
- * note), pd_executor_synchronize waits for the device work, and destroying an executor ends
- * its streams.
+ * executor_device_test.c - the executor on a device: the simulated one, whose streams run
+ * their jobs only when something waits for them, so that work left queued stays queued.
+ * Each executor stream runs its calls on a device stream of its own, after the work its
+ * submitter queued before; a tensor one stream makes is read by another after the device
+ * waited for it; an output the kernel makes comes back from the launch; the device cache
+ * reuses no memory under work still queued on another stream (pd_tensor_record_stream, and
+ * the executor's own note); pd_executor_synchronize waits for the device work; destroying an
+ * executor ends its streams.
  */
 #include "pd_sim_device.h"
 #include "pdext_executor.h"
 #include "runner_helpers.h"
 
-#include <sched.h>
 #include <time.h>
 
 static pd_place sim(int32_t id)
