@@ -10,7 +10,7 @@
  */
 #include "pdext_cmd.h"
 
-#include "pdext_aot.h"
+#include "aot_lazy.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -152,15 +152,22 @@ int pd_cmd_aot_load(const char *cmd, pd_registry *reg, const char *spec, pd_cmd_
     o.attrs = decl_ptrs;
     o.n_attrs = a->attrs->n;
     o.build_dir = a->build_dir;
-    if (pd_aot_load(reg, spec, &o, out) != PD_OK)
+    const char *why = NULL;
+    const pd_aot_lazy *aot = pd_aot_lazy_get(&why);
+    if (aot == NULL) {
+        pd_cmd_error(cmd, "%s", why);
+        return PD_CMD_FAILED;
+    }
+    if (aot->load(reg, spec, &o, out) != PD_OK)
         return pd_cmd_fail(cmd);
     return PD_CMD_OK;
 }
 
 void pd_cmd_aot_print_info(const pd_op *op)
 {
+    const pd_aot_lazy *aot = pd_aot_lazy_loaded(); /* none loaded: op is no AOT op */
     pd_aot_info info;
-    if (pd_aot_op_info(op, &info) != PD_OK)
+    if (aot == NULL || aot->op_info(op, &info) != PD_OK)
         return;
     printf("  %-8s %s:%s (MindSpore AOT%s, %s std::string ABI)\n", "aot:", info.library,
            info.function, info.gpu ? " GPU kernel: runs on GPU tensors" : "",

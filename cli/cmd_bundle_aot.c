@@ -9,7 +9,7 @@
  */
 #include "pdext_cmd.h"
 
-#include "pdext_aot.h"
+#include "aot_lazy.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -259,10 +259,16 @@ char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, 
     }
     /* The bundle links libpdext_aot, found where this command's copy is. */
     Dl_info info;
-    pd_status (*load)(pd_registry *, const char *, const pd_aot_options *,
-                      pd_module **) = pd_aot_load;
+    const char *why = NULL;
+    const pd_aot_lazy *aot = pd_aot_lazy_get(&why);
+    if (aot == NULL) {
+        pd_cmd_error("bundle", "%s", why);
+        *rc = PD_CMD_FAILED;
+        free(text);
+        return NULL;
+    }
     void *sym;
-    memcpy(&sym, &load, sizeof sym);
+    memcpy(&sym, &aot->load, sizeof sym);
     if (dladdr(sym, &info) && info.dli_fname && strrchr(info.dli_fname, '/')) {
         const char *slash = strrchr(info.dli_fname, '/');
         size_t n = (size_t)(slash - info.dli_fname);

@@ -6,7 +6,7 @@
  */
 #include "py_internal.h"
 
-#include "pdext_aot.h"
+#include "aot_lazy.h"
 
 /* One entry of `outputs`: (dtype name or None, shape sequence or None). */
 static int output_fill(PyObject *item, int32_t index, pd_aot_output *out)
@@ -58,6 +58,7 @@ static int output_fill(PyObject *item, int32_t index, pd_aot_output *out)
 
 /* What the build thread gets: a source spec compiles (py_build.c). */
 typedef struct aot_args {
+    const pd_aot_lazy *aot; /* the adapter, loaded by the caller (with the GIL) */
     const char *spec;
     const pd_aot_options *options;
 } aot_args;
@@ -65,7 +66,7 @@ typedef struct aot_args {
 static pd_status aot_args_load(pd_registry *reg, const void *arg, pd_module **module)
 {
     const aot_args *a = arg;
-    return pd_aot_load(reg, a->spec, a->options, module);
+    return a->aot->load(reg, a->spec, a->options, module);
 }
 
 /* aot_load(spec, n_inputs, outputs, attrs, name=None, input_names=None, compile_flags=None,
@@ -118,7 +119,13 @@ PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs)
     o.compile_flags = cflags.items;
     o.n_compile_flags = cflags.n;
     o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
-    aot_args job = {PyBytes_AS_STRING(spec), &o};
+    const char *why = NULL;
+    const pd_aot_lazy *aot = pd_aot_lazy_get(&why);
+    if (aot == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "pdext.aot: %s", why);
+        goto done;
+    }
+    aot_args job = {aot, PyBytes_AS_STRING(spec), &o};
     result = pdext_build_library(aot_args_load, &job, "pdext.aot");
 done:
     pdext_strings_clear(&decls);
