@@ -117,20 +117,20 @@ void pd__device_stream_gone(pd__device *d, void *stream)
 void pd__device_record_stream(pd_storage *s, void *stream)
 {
     pd__device *d = s->device;
-    if (d == NULL || s->place.type == PD_PLACE_GPU_PINNED || stream == NULL)
-        return; /* host memory, or pinned memory, whose copies synchronize */
+    /* host or pinned memory (whose copies synchronize), or the block's own stream (set when
+     * it was allocated, not changed while it lives: no lock needed to compare) */
+    if (d == NULL || s->place.type == PD_PLACE_GPU_PINNED || stream == NULL || s->stream == stream)
+        return;
     pthread_mutex_lock(&d->lock);
-    if (s->stream != stream) {
-        int32_t k = 0, free_slot = -1;
-        for (; k < PD__USED_ON_MAX && s->used_on[k] != stream; ++k)
-            if (s->used_on[k] == NULL && free_slot < 0)
-                free_slot = k;
-        if (k == PD__USED_ON_MAX) { /* not noted yet */
-            if (free_slot >= 0)
-                s->used_on[free_slot] = stream;
-            else
-                s->used_on_more = true;
-        }
+    int32_t k = 0, free_slot = -1;
+    for (; k < PD__USED_ON_MAX && s->used_on[k] != stream; ++k)
+        if (s->used_on[k] == NULL && free_slot < 0)
+            free_slot = k;
+    if (k == PD__USED_ON_MAX) { /* not noted yet */
+        if (free_slot >= 0)
+            s->used_on[free_slot] = stream;
+        else
+            s->used_on_more = true;
     }
     pthread_mutex_unlock(&d->lock);
 }

@@ -39,14 +39,21 @@ pd_status pd__exec_device_stream(pd__exec_stream *st, pd_place place, pd_stream_
 
 pd_status pd__exec_device_synchronize(pd__exec_stream *st)
 {
-    pd_status first = PD_OK;
+    /* The streams are taken under the lock and waited for outside it, so that submitters
+     * of this executor stream are not held up for as long as its device work runs (a
+     * stream lives as long as the executor). */
+    pd_stream_t *streams[PD__EXEC_DEVICES];
     pthread_mutex_lock(&st->dev_mu);
-    for (int32_t i = 0; i < st->n_dev; ++i) {
-        pd_status s = pd_stream_synchronize(st->dev[i].stream);
+    int32_t n = st->n_dev;
+    for (int32_t i = 0; i < n; ++i)
+        streams[i] = st->dev[i].stream;
+    pthread_mutex_unlock(&st->dev_mu);
+    pd_status first = PD_OK;
+    for (int32_t i = 0; i < n; ++i) {
+        pd_status s = pd_stream_synchronize(streams[i]);
         if (first == PD_OK)
             first = s;
     }
-    pthread_mutex_unlock(&st->dev_mu);
     return first;
 }
 

@@ -501,6 +501,18 @@ pd_status pd_run_async(pd_executor *ex, int32_t stream, const char *name, const 
 /* --- The launch stage --------------------------------------------------------------------- */
 
 /* Waits for the inputs other calls make; the first failed one's error poisons this call. */
+/* Keeps the message of a failed launch step (this thread's last error) for the call's
+ * waiters. A device step's message gets the op's name in front, which the runner's own
+ * messages (kernel, output checks) carry already. */
+static pd_status keep_failure(pd__exec_call *call, pd_status s, bool name_op)
+{
+    if (name_op)
+        pd__fail_prefix("%s: ", call->ctx.op->name);
+    free(call->message);
+    call->message = strdup(pd_last_error());
+    return s;
+}
+
 static pd_status wait_deps(pd__exec_call *call)
 {
     for (int32_t j = 0; j < call->n_deps; ++j) {
@@ -520,11 +532,8 @@ static pd_status wait_deps(pd__exec_call *call)
         pd_status s = call->dev_stream != NULL && pd_place_equal(call->dep_places[j], place)
                           ? pd_event_wait(call->dev_stream, c->event)
                           : pd_event_synchronize(c->event);
-        if (s != PD_OK) {
-            free(call->message);
-            call->message = strdup(pd_last_error());
-            return s;
-        }
+        if (s != PD_OK)
+            return keep_failure(call, s, true);
     }
     return PD_OK;
 }
@@ -573,26 +582,20 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
     if (s == PD_OK)
         s = wait_deps(call);
     else
-        call->message = strdup(pd_last_error());
+        keep_failure(call, s, true);
     if (s == PD_OK) {
         if (!pd__runner_protected(ctx, launch_steps, NULL))
-            s = pd__ctx_report(ctx);
-        else if (!call->wait_launch)
-            s = settle_outputs(call);
-        if (s != PD_OK) {
-            free(call->message);
-            call->message = strdup(pd_last_error());
-        }
+            s = keep_failure(call, pd__ctx_report(ctx), false);
+        else if (!call->wait_launch && (s = settle_outputs(call)) != PD_OK)
+            keep_failure(call, s, false);
     }
     pd_event_t *event = NULL;
-    if (s == PD_OK && call->dev_stream != NULL) {
-        if (pd_event_create(place, &event) != PD_OK ||
-            pd_event_record(event, call->dev_stream) != PD_OK) {
-            s = pd_last_status();
-            call->message = strdup(pd_last_error());
-            pd_event_destroy(event);
-            event = NULL;
-        }
+    if (s == PD_OK && call->dev_stream != NULL &&
+        (pd_event_create(place, &event) != PD_OK ||
+         pd_event_record(event, call->dev_stream) != PD_OK)) {
+        s = keep_failure(call, pd_last_status(), true);
+        pd_event_destroy(event);
+        event = NULL;
     }
     pd__exec_note_done(ex, s, call->message);
     if (call->wait_launch) {

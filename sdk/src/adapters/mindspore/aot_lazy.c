@@ -49,18 +49,20 @@ static bool libpdext_dir(char *dir, size_t size)
     return true;
 }
 
-/* The adapter is the one built and installed with this libpdext, in its directory: by its
- * name alone, the loader could find another installation's (ld.so.cache, /usr/local/lib),
- * built against another pdext. Only when libpdext's directory cannot be known is the name
- * searched. */
+/* The adapter already in the process (a bundle linked it), so that there is one copy whose
+ * ops all answer pd_aot_op_info; else the one built and installed with this libpdext, in its
+ * directory: by its name alone, the loader could find another installation's (ld.so.cache,
+ * /usr/local/lib), built against another pdext. Only when libpdext's directory cannot be
+ * known is the name searched. */
 static void load_once(void)
 {
     char dir[768], path[1024];
-    if (libpdext_dir(dir, sizeof dir))
+    snprintf(path, sizeof path, AOT_SONAME);
+    void *lib = dlopen(AOT_SONAME, RTLD_NOW | RTLD_NOLOAD);
+    if (lib == NULL && libpdext_dir(dir, sizeof dir))
         snprintf(path, sizeof path, "%.700s/" AOT_SONAME, dir);
-    else
-        snprintf(path, sizeof path, AOT_SONAME);
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL)
+        lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
         snprintf(why_buf, sizeof why_buf,
                  "the MindSpore AOT adapter cannot be loaded: %.1500s; it is built and installed "
