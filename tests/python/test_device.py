@@ -235,3 +235,20 @@ def test_a_torch_cuda_tensor_runs_on_torchs_current_stream(pdext, gops, monkeypa
         np.testing.assert_array_equal(out.to("cpu").numpy(), np.maximum(a, 0))
     assert asked == ["cuda:0", "cuda:0"]
     assert x.streams == [handle, handle]
+
+
+def test_an_executor_chain_on_gpu_tensors_crosses_streams_in_order(pdext, gops):
+    """Each executor stream runs its GPU calls on a device stream of its own; a call on
+    stream 1 reading stream 0's result waits for it on the device (the sim runs a stream's
+    jobs only when something waits, so a missing wait would read unwritten memory)."""
+    a = np.linspace(-3, 3, 13, dtype=np.float32)
+    g = on_gpu(pdext, a)
+    with pdext.Executor(streams=2) as ex:
+        y = gops.custom_relu(g)  # stream 0
+        ex.stream = 1
+        z = gops.custom_relu(y)  # stream 1, after y
+        assert z.device == "gpu:0"
+        # read inside the block: only z's stream is waited for (the block's end would
+        # synchronize both streams, in order)
+        np.testing.assert_array_equal(z.to("cpu").numpy(), np.maximum(a, 0))
+    ex.close()
