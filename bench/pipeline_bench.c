@@ -10,6 +10,9 @@
  *   pipeline_chain_small_queued  that chain with every call handed to the worker
  *                             (inline_bytes -1): the hand-off's own price, reported.
  *   pipeline_chain_large      one dependent chain of relu on 64 MiB: target ratio <= 1.05.
+ *   pipeline_wait_each        a chain of relu on 64 Ki float32 (past the size run inline) that
+ *                             waits for each call's result before the next: what a host that
+ *                             reads every result pays for the hand-off and the wait, reported.
  *
  * The op is JIT-built from the source below with the JIT's default flags. Times are wall
  * time (the pipeline's work is on other threads) and include waiting for the chain's end.
@@ -51,8 +54,9 @@ static bool step(pd_executor *ex, int32_t stream, pd_tensor *cur)
 }
 
 /* Runs `chains` chains of `ops` relus each on `n` elements (interleaved, one op of each in
- * turn); with `ex`, chain c on stream c. Returns the wall time in ns, -1 on failure. */
-static double run_chains(pd_executor *ex, int chains, int ops, int64_t n)
+ * turn); with `ex`, chain c on stream c, and with `wait_each` a wait for each call's result
+ * before the next call. Returns the wall time in ns, -1 on failure. */
+static double run_chains(pd_executor *ex, int chains, int ops, int64_t n, bool wait_each)
 {
     pd_tensor cur[2];
     for (int c = 0; c < chains; ++c) {
@@ -64,7 +68,7 @@ static double run_chains(pd_executor *ex, int chains, int ops, int64_t n)
     uint64_t t0 = bench_now_ns();
     for (int k = 0; ok && k < ops; ++k)
         for (int c = 0; ok && c < chains; ++c)
-            ok = step(ex, c, &cur[c]);
+            ok = step(ex, c, &cur[c]) && (!wait_each || pd_tensor_wait(ex, &cur[c]) == PD_OK);
     for (int c = 0; ok && c < chains; ++c)
         ok = pd_tensor_wait(ex, &cur[c]) == PD_OK;
     uint64_t t1 = bench_now_ns();
@@ -79,8 +83,9 @@ typedef struct figure {
     int64_t n;
     bench_goal goal;
     double limit;
-    bool per_ms; /* ops per ms (higher is better) instead of us per op */
-    bool queued; /* through an executor that runs no call inline (inline_bytes -1) */
+    bool per_ms;    /* ops per ms (higher is better) instead of us per op */
+    bool queued;    /* through an executor that runs no call inline (inline_bytes -1) */
+    bool wait_each; /* the result of each call waited for before the next call */
 } figure;
 
 static void measure(pd_executor *ex, const figure *f)
@@ -89,10 +94,11 @@ static void measure(pd_executor *ex, const figure *f)
     const int ops = bench_smoke ? 4 : f->ops;
     const int64_t n = bench_smoke ? 64 : f->n;
     double p[9], b[9];
-    bool ok = run_chains(ex, f->chains, ops, n) > 0 && run_chains(NULL, f->chains, ops, n) > 0;
+    bool ok = run_chains(ex, f->chains, ops, n, f->wait_each) > 0 &&
+              run_chains(NULL, f->chains, ops, n, false) > 0;
     for (int k = 0; ok && k < samples; ++k) {
-        double tp = run_chains(ex, f->chains, ops, n);
-        double tb = run_chains(NULL, f->chains, ops, n);
+        double tp = run_chains(ex, f->chains, ops, n, f->wait_each);
+        double tb = run_chains(NULL, f->chains, ops, n, false);
         ok = tp > 0 && tb > 0;
         double total = (double)ops * f->chains;
         p[k] = f->per_ms ? total / (tp / 1e6) : tp / 1e3 / total;
@@ -123,17 +129,21 @@ int main(int argc, char **argv)
         {"pipeline_two_streams", "ops/ms", "ratio >= 1.7",
          "two independent chains of relu on 64 Ki float32, one per executor stream; baseline: "
          "one thread running both with pd_op_run",
-         2, 2000, 65536, BENCH_RATIO_AT_LEAST, 1.7, true, false},
+         2, 2000, 65536, BENCH_RATIO_AT_LEAST, 1.7, true, false, false},
         {"pipeline_chain_small", "us/op", "ratio <= 1.2",
          "one dependent chain of relu on 256 float32 through the executor; baseline: pd_op_run", 1,
-         20000, 256, BENCH_RATIO_AT_MOST, 1.2, false, false},
+         20000, 256, BENCH_RATIO_AT_MOST, 1.2, false, false, false},
         {"pipeline_chain_small_queued", "us/op", "-",
          "the same chain with every call handed to the worker (inline_bytes -1): the hand-off's "
          "price, reported (no target)",
-         1, 20000, 256, BENCH_NOT_APPLICABLE, 0, false, true},
+         1, 20000, 256, BENCH_NOT_APPLICABLE, 0, false, true, false},
         {"pipeline_chain_large", "us/op", "ratio <= 1.05",
          "one dependent chain of relu on 64 MiB through the executor; baseline: pd_op_run", 1, 8,
-         16 << 20, BENCH_RATIO_AT_MOST, 1.05, false, false},
+         16 << 20, BENCH_RATIO_AT_MOST, 1.05, false, false, false},
+        {"pipeline_wait_each", "us/op", "-",
+         "a chain of relu on 64 Ki float32 through the executor, each call's result waited for "
+         "before the next call; baseline: pd_op_run (reported, no target)",
+         1, 4000, 65536, BENCH_NOT_APPLICABLE, 0, false, false, true},
     };
     const int n_figures = (int)(sizeof figures / sizeof figures[0]);
     pd_registry *reg = NULL;

@@ -3,10 +3,10 @@
  * their jobs only when something waits for them, so that work left queued stays queued.
  * Each executor stream runs its calls on a device stream of its own, after the work its
  * submitter queued before; a tensor one stream makes is read by another after the device
- * waited for it; an output the kernel makes comes back from the launch; the device cache
- * reuses no memory under work still queued on another stream (pd_tensor_record_stream, and
- * the executor's own note); pd_executor_synchronize waits for the device work; destroying an
- * executor ends its streams.
+ * waited for it, even once the launch that made it has ended; an output the kernel makes comes back
+ * from the launch; the device cache reuses no memory under work still queued on another stream
+ * (pd_tensor_record_stream, and the executor's own note); pd_executor_synchronize waits for the
+ * device work; destroying an executor ends its streams.
  */
 #include "pd_sim_device.h"
 #include "pdext_executor.h"
@@ -122,6 +122,30 @@ PD_TEST(ExecutorDevice, ATensorOfOneStreamIsReadByAnotherAfterTheDeviceWaitedFor
     PD_EXPECT(after.pending > before.pending); /* queued on the device, nothing waited yet */
     for (int64_t i = 0; i < 64; ++i)           /* z's read drains stream 1, which drains 0 */
         PD_EXPECT_EQ(read_at(&z, i), i - 8 > 0 ? (double)(i - 8) : 0.0);
+    pd_tensor *all[] = {&x, &y, &z};
+    finish(ex, reg, all, 3);
+}
+
+/* A call whose launch has ended (its completion done) may still have its device work queued:
+ * a call of another stream that reads its output waits for that work on the device all the
+ * same. (Done completions were once left out of a call's dependencies, and the reader's
+ * kernel ran on memory nothing had written yet.) */
+PD_TEST(ExecutorDevice, AnInputWhoseLaunchEndedIsStillWaitedForOnTheDevice)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 2);
+    pd_tensor x = on_sim(64, -8), y = PD_TENSOR_UNDEFINED, z = PD_TENSOR_UNDEFINED;
+    pd_sim_stats before, after;
+    pd_sim_stats_get(&before);
+    PD_ASSERT_OK(run1(ex, 0, "sim_relu", &x, &y));
+    PD_ASSERT(launched(ex, 1));
+    PD_EXPECT(!pd_tensor_is_pending(&y)); /* launched: only its device work is left */
+    PD_ASSERT_OK(run1(ex, 1, "sim_relu", &y, &z));
+    PD_ASSERT(launched(ex, 2));
+    for (int64_t i = 0; i < 64; ++i) /* z's read drains stream 1, whose wait drains stream 0 */
+        PD_EXPECT_EQ(read_at(&z, i), i - 8 > 0 ? (double)(i - 8) : 0.0);
+    pd_sim_stats_get(&after);
+    PD_EXPECT_EQ(after.launches, before.launches + 2);
     pd_tensor *all[] = {&x, &y, &z};
     finish(ex, reg, all, 3);
 }

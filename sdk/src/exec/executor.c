@@ -24,7 +24,6 @@
 #define INLINE_DEFAULT 65536
 #define INLINE_MAX (1 << 20)
 #define QUEUED_BYTES_MAX ((size_t)2 << 20) /* see pd__exec_enqueue */
-#define LINGER_POLLS 4096                  /* about 20-50 us of polling before a worker sleeps */
 
 static atomic_uint_fast64_t next_id = 1;
 
@@ -132,29 +131,16 @@ void pd__exec_enqueue(pd_executor *ex, int32_t stream, pd__exec_call *call)
     pthread_mutex_unlock(&st->mu);
 }
 
-/* A spin-wait hint to the core (x86 pause, Arm yield); nothing elsewhere. */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Polls the queue for a while before the worker sleeps: a caller submitting a chain of small
  * ops then finds the worker awake and pays for no wake-up (a futex call of a few
  * microseconds, more than a small kernel). Called and returns with the mutex held. */
 static void linger(pd__exec_stream *st)
 {
     pthread_mutex_unlock(&st->mu);
-    for (int i = 0; i < LINGER_POLLS; ++i) {
+    for (int i = 0; i < PD__SPIN_POLLS; ++i) {
         if (atomic_load_explicit(&st->has_work, memory_order_relaxed))
             break;
-        if (i % 64 == 63)
-            sched_yield(); /* this machine's other threads may need the core */
-        else
-            cpu_relax();
+        pd__spin_pause(i);
     }
     pthread_mutex_lock(&st->mu);
 }

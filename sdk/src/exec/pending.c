@@ -154,8 +154,14 @@ void pd__completion_finish(pd__completion *c, pd_status status, const char *mess
 
 void pd__completion_wait_state(pd__completion *c)
 {
-    if (atomic_load_explicit(&c->state, memory_order_acquire) != PD__PENDING)
-        return;
+    /* A call submitted a moment ago (a caller that reads each result, a dependency on
+     * another stream) is usually done within the polls: sleeping at once cost a chain that
+     * waited for each call ~10 us a call, the futex sleep and the worker's wake-up. */
+    for (int i = 0; i < PD__SPIN_POLLS; ++i) {
+        if (atomic_load_explicit(&c->state, memory_order_acquire) != PD__PENDING)
+            return;
+        pd__spin_pause(i);
+    }
     pthread_mutex_lock(&c->mu);
     atomic_fetch_add_explicit(&c->sleepers, 1, memory_order_seq_cst);
     while (atomic_load_explicit(&c->state, memory_order_seq_cst) == PD__PENDING)

@@ -17,6 +17,8 @@
 
 #include "call/kernel_ctx.h"
 
+#include <sched.h>
+
 enum { PD__PENDING = 0, PD__DONE = 1, PD__FAILED = 2 };
 
 typedef struct pd__completion {
@@ -37,6 +39,27 @@ typedef struct pd__completion {
  * pending, which lets the synchronous runner skip looking at its inputs' completions. */
 extern atomic_long pd__async_in_flight;
 
+/* Polls a thread makes, about 20-50 us, before it sleeps on a condition: a worker waiting
+ * for calls (executor.c) and a host waiting for a call's completion. Work handed to another
+ * thread a moment ago usually arrives or ends within that time, sooner than a futex sleep and
+ * its wake-up (several microseconds each). */
+#define PD__SPIN_POLLS 4096
+
+/* One poll's pause: a spin-wait hint to the core (x86 pause, Arm yield), and every 64th
+ * poll the CPU given up, which this machine's other threads may need. */
+static inline void pd__spin_pause(int poll)
+{
+    if (poll % 64 == 63) {
+        sched_yield();
+        return;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* A new pending completion with one reference; NULL on out of memory (message set). */
 pd__completion *pd__completion_new(uint64_t executor_id);
 void pd__completion_retain(pd__completion *c);
@@ -46,7 +69,8 @@ void pd__completion_release(pd__completion *c);
  * work. Wakes every waiter. */
 void pd__completion_finish(pd__completion *c, pd_status status, const char *message,
                            pd_event_t *event, pd_stream_t *stream);
-/* Blocks until c is no longer pending (host side only: no event waited for). */
+/* Blocks until c is no longer pending (host side only: no event waited for): polls first
+ * (PD__SPIN_POLLS), then sleeps. */
 void pd__completion_wait_state(pd__completion *c);
 /* Blocks until c's call is computed, device work included; PD_OK, or its error recorded as
  * this thread's last error. */

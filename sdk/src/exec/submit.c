@@ -76,7 +76,7 @@ static pd_status copy_attrs(pd__exec_call *call)
 }
 
 /* Retains the bound input tensors into the call (the context then binds the copies) and
- * notes the completions of those still pending. */
+ * notes the completions of those still pending (device work included). */
 static pd_status capture_inputs(pd__exec_call *call)
 {
     pd_kernel_ctx *ctx = &call->ctx;
@@ -106,8 +106,12 @@ static pd_status capture_inputs(pd__exec_call *call)
             if (t->storage != NULL)
                 pd__storage_retain(t->storage);
             call->n_inputs = j + 1;
+            /* A call that is done may still have device work queued (its event): that is a
+             * dependency too, which the launch orders on the device (wait_deps). The event
+             * is read only once the done state is seen (it is written before the state). */
             pd__completion *c = pd__storage_pending(t->storage);
-            if (c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE) {
+            if (c != NULL && (atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE ||
+                              c->event != NULL)) {
                 pd__completion_retain(c);
                 call->dep_places[call->n_deps] = t->place;
                 call->deps[call->n_deps++] = c;
