@@ -108,7 +108,10 @@ PD_TEST(ExecutorDevice, EachExecutorStreamRunsOnADeviceStreamOfItsOwn)
     finish(ex, reg, all, 4);
 }
 
-PD_TEST(ExecutorDevice, ATensorOfOneStreamIsReadByAnotherAfterTheDeviceWaitedForIt)
+/* y = relu(x) on stream 0, then z = relu(y) on stream 1 (once y's launch has ended, with
+ * `after_launch`: its device work is then all that is left of it), both left queued on the
+ * device; z's read drains stream 1, whose wait for y's event drains stream 0. */
+static void relu_on_two_streams(bool after_launch)
 {
     pd_registry *reg = ops();
     pd_executor *ex = executor(reg, 2);
@@ -116,38 +119,32 @@ PD_TEST(ExecutorDevice, ATensorOfOneStreamIsReadByAnotherAfterTheDeviceWaitedFor
     pd_sim_stats before, after;
     pd_sim_stats_get(&before);
     PD_ASSERT_OK(run1(ex, 0, "sim_relu", &x, &y));
+    if (after_launch) {
+        PD_ASSERT(launched(ex, 1));
+        PD_EXPECT(!pd_tensor_is_pending(&y));
+    }
     PD_ASSERT_OK(run1(ex, 1, "sim_relu", &y, &z)); /* reads y, made on stream 0 */
     PD_ASSERT(launched(ex, 2));
     pd_sim_stats_get(&after);
     PD_EXPECT(after.pending > before.pending); /* queued on the device, nothing waited yet */
-    for (int64_t i = 0; i < 64; ++i)           /* z's read drains stream 1, which drains 0 */
-        PD_EXPECT_EQ(read_at(&z, i), i - 8 > 0 ? (double)(i - 8) : 0.0);
-    pd_tensor *all[] = {&x, &y, &z};
-    finish(ex, reg, all, 3);
-}
-
-/* A call whose launch has ended (its completion done) may still have its device work queued:
- * a call of another stream that reads its output waits for that work on the device all the
- * same. (Done completions were once left out of a call's dependencies, and the reader's
- * kernel ran on memory nothing had written yet.) */
-PD_TEST(ExecutorDevice, AnInputWhoseLaunchEndedIsStillWaitedForOnTheDevice)
-{
-    pd_registry *reg = ops();
-    pd_executor *ex = executor(reg, 2);
-    pd_tensor x = on_sim(64, -8), y = PD_TENSOR_UNDEFINED, z = PD_TENSOR_UNDEFINED;
-    pd_sim_stats before, after;
-    pd_sim_stats_get(&before);
-    PD_ASSERT_OK(run1(ex, 0, "sim_relu", &x, &y));
-    PD_ASSERT(launched(ex, 1));
-    PD_EXPECT(!pd_tensor_is_pending(&y)); /* launched: only its device work is left */
-    PD_ASSERT_OK(run1(ex, 1, "sim_relu", &y, &z));
-    PD_ASSERT(launched(ex, 2));
-    for (int64_t i = 0; i < 64; ++i) /* z's read drains stream 1, whose wait drains stream 0 */
+    for (int64_t i = 0; i < 64; ++i)
         PD_EXPECT_EQ(read_at(&z, i), i - 8 > 0 ? (double)(i - 8) : 0.0);
     pd_sim_stats_get(&after);
     PD_EXPECT_EQ(after.launches, before.launches + 2);
     pd_tensor *all[] = {&x, &y, &z};
     finish(ex, reg, all, 3);
+}
+
+PD_TEST(ExecutorDevice, ATensorOfOneStreamIsReadByAnotherAfterTheDeviceWaitedForIt)
+{
+    relu_on_two_streams(false);
+}
+
+/* Done completions were once left out of a call's dependencies: the reader's kernel ran on
+ * memory nothing had written yet. */
+PD_TEST(ExecutorDevice, AnInputWhoseLaunchEndedIsStillWaitedForOnTheDevice)
+{
+    relu_on_two_streams(true);
 }
 
 /* The host's own work queued on its stream before a call (a synchronous call on the default
