@@ -3,7 +3,8 @@
  * their jobs only when something waits for them, so that work left queued stays queued.
  * Each executor stream runs its calls on a device stream of its own, after the work its
  * submitter queued before; a tensor one stream makes is read by another after the device
- * waited for it, even once the launch that made it has ended; an output the kernel makes comes back
+ * waited for it, even once the launch that made it has ended, and so is a synchronous call;
+ * an output the kernel makes comes back
  * from the launch; the device cache reuses no memory under work still queued on another stream
  * (pd_tensor_record_stream, and the executor's own note); pd_executor_synchronize waits for the
  * device work; destroying an executor ends its streams.
@@ -145,6 +146,26 @@ PD_TEST(ExecutorDevice, ATensorOfOneStreamIsReadByAnotherAfterTheDeviceWaitedFor
 PD_TEST(ExecutorDevice, AnInputWhoseLaunchEndedIsStillWaitedForOnTheDevice)
 {
     relu_on_two_streams(true);
+}
+
+/* Once the executor has launched every call, a synchronous call (on the host's own stream of
+ * the device) reading one of their outputs still waits for that output's device work. (It
+ * once looked at its inputs only while calls were in flight, and ran first.) */
+PD_TEST(ExecutorDevice, ASynchronousCallWaitsForTheDeviceWorkOfALaunchedCall)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pd_tensor x = on_sim(64, -8), y = PD_TENSOR_UNDEFINED, z = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(ex, 0, "sim_relu", &x, &y));
+    PD_ASSERT(launched(ex, 1));
+    struct timespec pause = {0, 2000000}; /* the worker's in-flight count follows its batch */
+    nanosleep(&pause, NULL);
+    pd_arg in = pd_arg_of(&y), out = pd_arg_of(&z);
+    PD_ASSERT_OK(pd_run(reg, "sim_relu", &in, 1, NULL, 0, &out, 1));
+    for (int64_t i = 0; i < 64; ++i) /* z's read drains the host's stream only */
+        PD_EXPECT_EQ(read_at(&z, i), i - 8 > 0 ? (double)(i - 8) : 0.0);
+    pd_tensor *all[] = {&x, &y, &z};
+    finish(ex, reg, all, 3);
 }
 
 /* The host's own work queued on its stream before a call (a synchronous call on the default

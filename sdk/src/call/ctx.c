@@ -40,15 +40,6 @@ static inline pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, in
     return &slot->items[item];
 }
 
-const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx)
-{
-    static const pd_place cpu = {PD_PLACE_CPU, 0};
-    for (int32_t i = 0; i < ctx->n_inputs; ++i)
-        if (ctx->in[i].count > 0)
-            return &ctx->in[i].tensors[0].place;
-    return &cpu;
-}
-
 /* pd_output's tensor for item `it`, whose dtype and shape inference set (and checked): on the
  * place of the op's first bound input. The byte size and the place (a host's tensor struct
  * may carry any place) are still checked; a refusal throws the usual message. */

@@ -255,8 +255,15 @@ void pd__ctx_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t item, i
 void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype);
 
 /* The place outputs are made on and the call's stream belongs to: the first bound input's,
- * CPU for an op without inputs. */
-const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx);
+ * CPU for an op without inputs. Inline: the runner asks it on every call. */
+static inline const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx)
+{
+    static const pd_place cpu = {PD_PLACE_CPU, 0};
+    for (int32_t i = 0; i < ctx->n_inputs; ++i)
+        if (ctx->in[i].count > 0)
+            return &ctx->in[i].tensors[0].place;
+    return &cpu;
+}
 /* pd_stream(ctx): the device handle of the call's stream (device/stream.c); NULL on CPU. */
 void *pd__ctx_stream(pd_kernel_ctx *ctx);
 

@@ -839,8 +839,11 @@ CALL_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inpu
     pd_kernel_ctx ctx;
     const int32_t *source = op->default_source;
     pd_status s = bind_call(&ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
-    if (s == PD_OK && atomic_load_explicit(&pd__async_in_flight, memory_order_acquire) != 0)
-        s = pd__ctx_wait_inputs(&ctx); /* inputs an executor may still be computing */
+    /* Inputs an executor may still be computing: while calls are in flight, and on a device
+     * always (a launched call's work may still be queued on its executor stream). */
+    if (s == PD_OK && (atomic_load_explicit(&pd__async_in_flight, memory_order_acquire) != 0 ||
+                       !pd_place_is_host(*pd__ctx_first_input_place(&ctx))))
+        s = pd__ctx_wait_inputs(&ctx);
     if (s == PD_OK && !run_protected(&ctx, source))
         s = pd__ctx_report(&ctx);
     if (s == PD_OK)
