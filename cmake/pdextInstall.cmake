@@ -14,6 +14,12 @@ set(PDEXT_INSTALL_BINDIR ${CMAKE_INSTALL_BINDIR})
 # install time, so that it is the prefix actually installed to (`cmake --install build
 # --prefix DIR` included, which the installed-SDK test uses).
 set(PDEXT_PC_PREFIX "@PDEXT_INSTALLED_PREFIX@")
+# A wheel is installed wherever pip puts it (a venv, ~/.local, a system site-packages), which
+# is not known when it is built: its .pc files find the prefix from their own place.
+if(SKBUILD)
+  file(RELATIVE_PATH _pd_pc_up "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+  set(PDEXT_PC_PREFIX "\${pcfiledir}/${_pd_pc_up}")
+endif()
 foreach(pc pdext pdext-jit)
   configure_file(${PROJECT_SOURCE_DIR}/templates/${pc}.pc.in
                  ${PROJECT_BINARY_DIR}/${pc}.pc.install @ONLY)

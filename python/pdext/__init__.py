@@ -69,9 +69,37 @@ __all__ = [
     "BuildError",
     "Executor",
     "set_gil_threshold",
+    "include_dir",
+    "lib_dir",
+    "cmake_dir",
 ]
 
 __version__ = _pdext.version()
+
+
+def lib_dir():
+    """The directory of the libpdext this package runs on: libpdext, libpdext_jit, their
+    static archives and plug-ins, pkgconfig/ (PKG_CONFIG_PATH=<lib_dir>/pkgconfig) and
+    cmake/pdext."""
+    return os.path.dirname(_pdext._library_path())
+
+
+def include_dir():
+    """The SDK's headers (extension.h, pdext.h, paddle/extension.h): -I<include_dir()>.
+    The JIT compiles against the same directory."""
+    return _pdext._sdk_include_dir()
+
+
+def cmake_dir():
+    """The CMake package: cmake -DCMAKE_PREFIX_PATH=<cmake_dir()> finds it with
+    find_package(pdext). FileNotFoundError when this pdext is not installed (a build tree)."""
+    path = os.path.join(lib_dir(), "cmake", "pdext")
+    if not os.path.isfile(os.path.join(path, "pdextConfig.cmake")):
+        raise FileNotFoundError(
+            "pdext.cmake_dir(): %s holds no pdextConfig.cmake; this pdext runs from a build "
+            "tree, not an install (pip install . or ./setup.sh installs one)" % path
+        )
+    return path
 
 
 def _module(name, library):

@@ -23,7 +23,7 @@ static bool is_integer(PyObject *v) { return !PyBool_Check(v) && PyIndex_Check(v
 static bool is_real(PyObject *v)
 {
     return PyFloat_Check(v) || is_integer(v) ||
-           (pdext_numpy_seen() && PyArray_IsScalar(v, Floating));
+           (pdext_numpy_seen() > 0 && PyArray_IsScalar(v, Floating));
 }
 
 /* An integer value in [lo, hi]; -1 with an exception naming the attr otherwise. */
@@ -151,7 +151,7 @@ int pdext_attr_convert(const char *op, const pd_attr_info *info, PyObject *value
     double d;
     switch (info->type) {
     case PD_ATTR_BOOL:
-        if (!PyBool_Check(value) && !(pdext_numpy_seen() && PyArray_IsScalar(value, Bool)))
+        if (!PyBool_Check(value) && !(pdext_numpy_seen() > 0 && PyArray_IsScalar(value, Bool)))
             return type_error(op, info, value);
         a->v.b = PyObject_IsTrue(value) != 0;
         return 0;

@@ -22,26 +22,27 @@
 /* pdext dtype of a numpy dtype, by kind and size (numpy has two names for some of them). */
 static pd_data_type numpy_dtype(const PyArray_Descr *d)
 {
+    const npy_intp elsize = PyDataType_ELSIZE(d);
     switch (d->kind) {
-    case 'b': return d->elsize == 1 ? PD_BOOL : PD_UNDEFINED;
+    case 'b': return elsize == 1 ? PD_BOOL : PD_UNDEFINED;
     case 'i':
-        return d->elsize == 1   ? PD_INT8
-               : d->elsize == 2 ? PD_INT16
-               : d->elsize == 4 ? PD_INT32
-               : d->elsize == 8 ? PD_INT64
+        return elsize == 1   ? PD_INT8
+               : elsize == 2 ? PD_INT16
+               : elsize == 4 ? PD_INT32
+               : elsize == 8 ? PD_INT64
                                 : PD_UNDEFINED;
     case 'u':
-        return d->elsize == 1   ? PD_UINT8
-               : d->elsize == 2 ? PD_UINT16
-               : d->elsize == 4 ? PD_UINT32
-               : d->elsize == 8 ? PD_UINT64
+        return elsize == 1   ? PD_UINT8
+               : elsize == 2 ? PD_UINT16
+               : elsize == 4 ? PD_UINT32
+               : elsize == 8 ? PD_UINT64
                                 : PD_UNDEFINED;
     case 'f':
-        return d->elsize == 2   ? PD_FLOAT16
-               : d->elsize == 4 ? PD_FLOAT32
-               : d->elsize == 8 ? PD_FLOAT64
+        return elsize == 2   ? PD_FLOAT16
+               : elsize == 4 ? PD_FLOAT32
+               : elsize == 8 ? PD_FLOAT64
                                 : PD_UNDEFINED;
-    case 'c': return d->elsize == 8 ? PD_COMPLEX64 : d->elsize == 16 ? PD_COMPLEX128 : PD_UNDEFINED;
+    case 'c': return elsize == 8 ? PD_COMPLEX64 : elsize == 16 ? PD_COMPLEX128 : PD_UNDEFINED;
     default: return PD_UNDEFINED;
     }
 }
@@ -121,7 +122,7 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const pdext_input_name 
         return 0;
     }
     const npy_intp *strides = PyArray_STRIDES(a);
-    int64_t size = descr->elsize;
+    int64_t size = PyDataType_ELSIZE(descr);
     for (int d = 0; d < ndim; ++d) {
         if (strides[d] % size != 0) {
             PyErr_Format(PyExc_ValueError,
@@ -238,7 +239,9 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
 {
     b->buffer_owner = NULL;
     b->dl_managed = NULL;
-    bool numpy = pdext_numpy_seen();
+    int numpy = pdext_numpy_seen();
+    if (numpy < 0)
+        return -1;
     if (numpy && PyArray_Check(obj))
         return borrow_numpy((PyArrayObject *)obj, writable, who, t);
     if (Py_TYPE(obj) == &pdext_TensorType) {

@@ -24,16 +24,39 @@
 #define NO_IMPORT_ARRAY
 #endif
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+/* Built against numpy 2's headers (the wheel's build requirement), the extension runs under
+ * numpy 1.23 and later as well as numpy 2: numpy 2's headers target an older C API on
+ * request and resolve the fields that moved at run time. Built against numpy 1.x headers
+ * (Debian's python3-numpy, for the system install) it runs under numpy 1.x only, which is
+ * what that interpreter has. */
+#ifndef NPY_TARGET_VERSION
+#define NPY_TARGET_VERSION NPY_1_23_API_VERSION
+#endif
 #include <numpy/arrayobject.h>
+#if defined(PDEXT_NUMPY2_HEADERS_REQUIRED) && NPY_ABI_VERSION < 0x02000000
+#error "a pdext wheel must be built against numpy 2's headers (found numpy 1.x headers first)"
+#endif
+/* numpy 2 moved a dtype's item size out of the struct; numpy 1.x headers lack the accessor
+ * (numpy 2's is an inline function, not a macro). */
+#if NPY_ABI_VERSION < 0x02000000
+#define PyDataType_ELSIZE(descr) ((descr)->elsize)
+#endif
+/* The oldest numpy this build runs under, for the message that refuses an older one. */
+#ifdef NPY_FEATURE_VERSION_STRING
+#define PDEXT_NUMPY_MIN NPY_FEATURE_VERSION_STRING
+#else
+#define PDEXT_NUMPY_MIN "1.23"
+#endif
 
 /* numpy is imported lazily, so that `import pdext` and a warm load cost no numpy import
  * (tens of milliseconds): its C API table is attached the first time a call can meet a numpy
  * object, i.e. once numpy is in sys.modules, or when a numpy result is asked for.
- * pdext_numpy_seen: the table is attached, attaching it now if numpy is loaded (true), or
- * numpy is not loaded, so no numpy object exists (false). pdext_numpy_require: attached,
+ * pdext_numpy_seen: 1 when the table is attached, attaching it now if numpy is loaded; 0 when
+ * numpy is not loaded, so no numpy object exists; -1 with an ImportError when the loaded
+ * numpy cannot serve this build (older than PDEXT_NUMPY_MIN). pdext_numpy_require: attached,
  * importing numpy if need be; 0, or -1 with an exception. (py_module.c) */
-bool pdext_numpy_attach(void);
-static inline bool pdext_numpy_seen(void) { return PyArray_API != NULL || pdext_numpy_attach(); }
+int pdext_numpy_attach(void);
+static inline int pdext_numpy_seen(void) { return PyArray_API != NULL ? 1 : pdext_numpy_attach(); }
 int pdext_numpy_require(void);
 
 /* --- Exceptions (py_module.c) ------------------------------------------------------------- */

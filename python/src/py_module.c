@@ -10,6 +10,12 @@
 #include "py_executor.h"
 #include "py_internal.h"
 
+#include "pdext_jit.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
 PyObject *pdext_Error;
 PyObject *pdext_OpError;
 PyObject *pdext_BuildError;
@@ -39,27 +45,69 @@ PyObject *pdext_raise_status(pd_status status, const char *who)
     return pdext_raise_text(status, who, pd_last_error());
 }
 
-bool pdext_numpy_attach(void)
+/* ImportError for a loaded numpy this build cannot use, naming both versions; -1. */
+static int refuse_numpy(PyObject *numpy)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *said = value ? PyObject_Str(value) : NULL;
+    PyObject *version = PyObject_GetAttrString(numpy, "__version__");
+    PyObject *file = PyObject_GetAttrString(numpy, "__file__");
+    PyErr_Clear();
+#if NPY_ABI_VERSION < 0x02000000
+    /* Built against numpy 1.x headers (Debian's python3-numpy): numpy 2 cannot serve it. */
+    PyErr_Format(PyExc_ImportError,
+                 "this pdext extension was built against numpy 1.x headers and runs only under "
+                 "numpy 1.x, but numpy %S is loaded from %S; install pdext with pip (its wheel "
+                 "is built against numpy 2 and serves numpy >= %s and 2.x), or use numpy < 2 "
+                 "(numpy said: %S)",
+                 version ? version : Py_None, file ? file : Py_None, PDEXT_NUMPY_MIN,
+                 said ? said : Py_None);
+#else
+    PyErr_Format(PyExc_ImportError,
+                 "pdext needs numpy >= %s (its extension is built for numpy's C API of %s and "
+                 "later), but numpy %S is loaded from %S; upgrade it: "
+                 "pip install --upgrade 'numpy>=%s' (numpy said: %S)",
+                 PDEXT_NUMPY_MIN, PDEXT_NUMPY_MIN, version ? version : Py_None,
+                 file ? file : Py_None, PDEXT_NUMPY_MIN, said ? said : Py_None);
+#endif
+    Py_XDECREF(said);
+    Py_XDECREF(version);
+    Py_XDECREF(file);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return -1;
+}
+
+int pdext_numpy_attach(void)
 {
     static PyObject *name;
     if (name == NULL && (name = PyUnicode_InternFromString("numpy")) == NULL) {
         PyErr_Clear();
-        return false;
+        return 0;
     }
     PyObject *numpy = PyImport_GetModule(name);
     if (numpy == NULL) {
         PyErr_Clear();
-        return false;
+        return 0;
     }
+    int rc = _import_array() < 0 ? refuse_numpy(numpy) : 1;
     Py_DECREF(numpy);
-    if (_import_array() < 0) {
-        PyErr_Clear();
-        return false;
-    }
-    return true;
+    return rc;
 }
 
-int pdext_numpy_require(void) { return PyArray_API != NULL || _import_array() >= 0 ? 0 : -1; }
+int pdext_numpy_require(void)
+{
+    if (PyArray_API != NULL)
+        return 0;
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    if (numpy == NULL)
+        return -1;
+    int rc = pdext_numpy_attach();
+    Py_DECREF(numpy);
+    return rc > 0 ? 0 : -1;
+}
 
 PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_load_library(PyObject *self, PyObject *arg);
@@ -71,6 +119,49 @@ static PyObject *module_version(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     return PyUnicode_FromString(pd_version());
+}
+
+/* The file a symbol was loaded from, for messages ("?" when the loader cannot say). */
+static const char *symbol_file(const void *sym)
+{
+    Dl_info info;
+    return dladdr(sym, &info) && info.dli_fname ? info.dli_fname : "?";
+}
+
+/* Any object of this extension, for dladdr. */
+static const char extension_anchor;
+
+/* A symbol of libpdext (ISO C has no function-to-object pointer cast). */
+static void *libpdext_symbol(void)
+{
+    const char *(*fn)(void) = pd_version;
+    void *sym;
+    memcpy(&sym, &fn, sizeof sym);
+    return sym;
+}
+
+static PyObject *module_library_path(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    char *real = realpath(symbol_file(libpdext_symbol()), NULL);
+    if (real == NULL)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    PyObject *path = PyUnicode_DecodeFSDefault(real);
+    free(real);
+    return path;
+}
+
+static PyObject *module_sdk_include_dir(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    char *dir = pd_jit_sdk_include_dir();
+    if (dir == NULL)
+        return pdext_raise_status(PD_ERR_NOT_FOUND, NULL);
+    PyObject *path = PyUnicode_DecodeFSDefault(dir);
+    free(dir);
+    return path;
 }
 
 static PyMethodDef module_methods[] =
@@ -102,6 +193,10 @@ static PyMethodDef module_methods[] =
      {"_gil_releases", pdext_gil_releases, METH_NOARGS,
       "_gil_releases() -> int\nHow many op calls released the GIL (for the tests)."},
      {"version", module_version, METH_NOARGS, "The version of libpdext in use."},
+     {"_library_path", module_library_path, METH_NOARGS,
+      "_library_path() -> str\nThe file of the libpdext this extension runs on."},
+     {"_sdk_include_dir", module_sdk_include_dir, METH_NOARGS,
+      "_sdk_include_dir() -> str\nWhere the JIT finds the SDK headers (extension.h)."},
      {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def =
@@ -135,8 +230,28 @@ static int add_exception(PyObject *m, PyObject **slot, const char *name, PyObjec
     return 0;
 }
 
+/* The extension and the libpdext the loader gave it must be one pdext: a libpdext of another
+ * version (an older system install found first through LD_LIBRARY_PATH, or one already loaded
+ * into the process) would run this extension's calls against another ABI. */
+static int check_libpdext_version(void)
+{
+    const char *runtime = pd_version();
+    if (strcmp(runtime, PD_VERSION_STRING) == 0)
+        return 0;
+    PyErr_Format(PyExc_ImportError,
+                 "pdext: the extension %s is pdext %s, but the libpdext it loaded, %s, is pdext "
+                 "%s: they come from different installs. Remove the other install or the "
+                 "LD_LIBRARY_PATH / LD_PRELOAD entry that puts it first, or reinstall pdext "
+                 "(pip install --force-reinstall pdext)",
+                 symbol_file(&extension_anchor), PD_VERSION_STRING, symbol_file(libpdext_symbol()),
+                 runtime);
+    return -1;
+}
+
 PyMODINIT_FUNC PyInit__pdext(void)
 {
+    if (check_libpdext_version() < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
