@@ -18,6 +18,7 @@ set(PDEXT_PC_PREFIX "@PDEXT_INSTALLED_PREFIX@")
 # is not known when it is built: its .pc files find the prefix from their own place.
 if(SKBUILD)
   file(RELATIVE_PATH _pd_pc_up "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+  string(REGEX REPLACE "/$" "" _pd_pc_up "${_pd_pc_up}")
   set(PDEXT_PC_PREFIX "\${pcfiledir}/${_pd_pc_up}")
 endif()
 foreach(pc pdext pdext-jit)

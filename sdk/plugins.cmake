@@ -11,6 +11,8 @@
 #     of the last; C++17, so that toolkits older than 12 build it too. Without nvcc the plug-in is built without them (casts then go through
 #     host memory).
 add_library(pdext_sim SHARED src/device/sim/sim_device.c src/device/sim/sim_convert.c)
+# Finds the libraries it needs beside itself in any prefix (a wheel, a staged install).
+set_target_properties(pdext_sim PROPERTIES INSTALL_RPATH "$ORIGIN")
 target_include_directories(pdext_sim PUBLIC $<BUILD_INTERFACE:${PDEXT_INCLUDE_DIR}>
                                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/pdext>)
 target_compile_options(pdext_sim PRIVATE ${PDEXT_C_WARNINGS})

@@ -62,7 +62,8 @@ for f in libpdext.so libpdext.a cmake/pdext/pdextConfig.cmake cmake/pdext/pdextC
 done
 PKG_CONFIG_PATH=$(dirname "$PC_FILE")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export PKG_CONFIG_PATH
-[ "$(pkg-config --variable=prefix pdext)" = "$PREFIX" ] ||
+# A wheel's .pc files name their prefix relative to themselves (${pcfiledir}/../..).
+[ "$(realpath -m "$(pkg-config --variable=prefix pdext)")" = "$(realpath -m "$PREFIX")" ] ||
     fail "pdext.pc says prefix=$(pkg-config --variable=prefix pdext), installed in $PREFIX"
 echo "installed: $PREFIX (pkg-config pdext $(pkg-config --modversion pdext), $PC_FILE)"
 

@@ -157,8 +157,19 @@ static pdext_dl_managed *dlpack_take(PyObject *obj, const pdext_input_name *who)
         }
         capsule = pdext_dlpack_request(obj, method); /* with the stream, for CUDA */
         Py_DECREF(method);
-        if (capsule == NULL)
+        if (capsule == NULL) {
+            /* The producer's own refusal (torch: a tensor that requires grad), of its own
+             * type, told with the op and the input it was meant for. */
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyErr_Format(type ? type : PyExc_ValueError, "%s: %.100s.__dlpack__() refused it: %S",
+                         input_text(who), Py_TYPE(obj)->tp_name, value ? value : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
             return NULL;
+        }
     }
     pdext_dl_managed *m = PyCapsule_GetPointer(capsule, "dltensor");
     if (m == NULL) {

@@ -280,6 +280,20 @@ pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, con
 pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs, int32_t n_inputs,
                  const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
 
+/* What a call of `op` on these inputs and attrs would output, without running it: for each of
+ * the first n_outputs declared outputs (by position), outputs[o].tensors[0..count-1] receive
+ * the items' dtype, rank, shape and dense strides, on the place the call would use; their data
+ * is NULL and they hold no storage (nothing to release). On entry outputs[o].count is the room
+ * in outputs[o].tensors; on return, the item count (a vector output's may be larger than one; an
+ * optional output the op would leave unset comes back undefined). The inputs need dtype, shape
+ * and place only: their data is not read by the runtime and may be NULL (an infer function that
+ * reads an input's data must not be asked this way). Infer functions, attr defaults and the
+ * checks run exactly as in pd_op_run, with the same messages; an output whose shape only the
+ * kernel knows is refused, naming it. This is what hosts use for their trace-time shapes (torch
+ * fake kernels, JAX, ONNX Runtime shape inference). Safe from many threads at once. */
+pd_status pd_op_infer(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, const pd_attr *attrs,
+                      int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
+
 /* Argument slot builders: one tensor by position, or a named list. */
 static inline pd_arg pd_arg_of(pd_tensor *t)
 {

@@ -44,3 +44,62 @@ TAPE_OPS = ROOT / "tests" / "tape_ops.c"
 def tape(pdext):
     """Small differentiable ops, some with deliberately wrong grad ops (tests/tape_ops.c)."""
     return pdext.load("tape_ops", [str(TAPE_OPS)])
+
+
+# --- frameworks -------------------------------------------------------------------------------
+# The frameworks pdext integrates with come from PyPI into the framework venv that
+# `./setup.sh test` makes (tests/python/frameworks.txt pins them). PDEXT_FRAMEWORKS names the
+# ones a run must have: setup.sh sets it to what it installed ("none" for none). A framework it
+# names that fails to import fails the test; one it leaves out skips, saying so. Without the
+# variable (a developer's own Python) a framework that is not installed skips too.
+FRAMEWORKS = {
+    "torch": ("torch",),
+    "jax": ("jax", "jaxlib"),
+    "onnxruntime": ("onnxruntime", "onnx"),
+    "paddle": ("paddle",),
+    "mindspore": ("mindspore",),
+}
+
+
+def frameworks_wanted():
+    """The frameworks this run must have, or None when PDEXT_FRAMEWORKS is unset."""
+    text = os.environ.get("PDEXT_FRAMEWORKS")
+    if text is None:
+        return None
+    names = [n for n in text.replace(",", " ").split() if n]
+    if names in (["none"], []):
+        return set()
+    if names == ["all"]:
+        return set(FRAMEWORKS)
+    unknown = sorted(set(names) - set(FRAMEWORKS))
+    if unknown:
+        raise RuntimeError(
+            "PDEXT_FRAMEWORKS names %s; the known frameworks are %s (or all, none)"
+            % (", ".join(unknown), ", ".join(sorted(FRAMEWORKS)))
+        )
+    return set(names)
+
+
+def require_framework(name):
+    """The framework's main module (torch, jax, onnxruntime, paddle, mindspore), imported;
+    skips the calling test module when this run leaves the framework out."""
+    import importlib
+
+    modules = FRAMEWORKS[name]
+    wanted = frameworks_wanted()
+    if wanted is not None and name not in wanted:
+        pytest.skip(
+            "%s is left out of this run (PDEXT_FRAMEWORKS=%s)" % (name, os.environ["PDEXT_FRAMEWORKS"]),
+            allow_module_level=True,
+        )
+    try:
+        imported = [importlib.import_module(m) for m in modules]
+    except ImportError as e:
+        if wanted is None:
+            pytest.skip(
+                "%s is not installed in this Python (%s); ./setup.sh test installs it in the "
+                "framework venv" % (name, e),
+                allow_module_level=True,
+            )
+        raise
+    return imported[0]

@@ -107,6 +107,10 @@ static bool has_zero_dim(const pd_tensor *t)
     return false;
 }
 
+/* Set while pd__runner_bind_meta binds (pd_op_infer): inputs then describe tensors and may
+ * have no data. Read only where an input was refused already, so a call pays nothing for it. */
+static _Thread_local bool binding_meta;
+
 /* A bound tensor the runtime and kernels can read safely: a known dtype, a rank within
  * PD_MAX_DIMS, no negative dim, and data unless it holds no elements. Hosts build tensor
  * structs themselves, so a garbage field must be an error here, not a crash in a kernel. */
@@ -130,7 +134,7 @@ static pd_status check_input_tensor(const pd_op *op, const pd__arg_decl *d, int3
                             "%s: %s has shape[%d] = %lld; dims must be "
                             ">= 0",
                             op->name, what, (int)i, (long long)t->shape[i]);
-    if (t->data == NULL && !has_zero_dim(t)) {
+    if (t->data == NULL && !has_zero_dim(t) && !binding_meta) {
         char shape[256];
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape %s but no data (NULL)", op->name,
                         what, pd__dims_text(t->ndim, t->shape, shape, sizeof shape));
@@ -883,6 +887,15 @@ pd_status pd__runner_bind(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inp
                           const pd_arg *outputs, int32_t n_outputs)
 {
     return bind_call(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+}
+
+pd_status pd__runner_bind_meta(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inputs,
+                               int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs)
+{
+    binding_meta = true;
+    pd_status s = bind_call(ctx, op, inputs, n_inputs, attrs, n_attrs, NULL, 0);
+    binding_meta = false;
+    return s;
 }
 
 bool pd__runner_protected(pd_kernel_ctx *ctx, pd__runner_stage_fn stage, void *arg)

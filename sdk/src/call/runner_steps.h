@@ -19,6 +19,11 @@ pd_status pd__runner_bind(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inp
                           int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs,
                           const pd_arg *outputs, int32_t n_outputs);
 
+/* pd__runner_bind for a call that will only infer (pd_op_infer): the inputs may have no data
+ * (dtype, shape and place are checked as in a call), and no outputs are bound. */
+pd_status pd__runner_bind_meta(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inputs,
+                               int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs);
+
 /* A step run under the runner's error frame: returns false when op code failed (the context
  * holds the message; pd__ctx_report turns it into the thread's last error). */
 typedef bool (*pd__runner_stage_fn)(pd_kernel_ctx *ctx, void *arg);
