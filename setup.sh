@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # setup.sh - the one set-up script of pdext: dependencies, build, install, tests, demo, bench.
 #
-#   ./setup.sh          install missing packages, configure, build and install (default)
-#   ./setup.sh test     the same, then the style and lint checks (tools/check-format.sh:
-#                       clang-format against .clang-format; tools/check-tidy.sh: clang-tidy
-#                       with .clang-tidy on sdk/src, jit and cli, warnings are errors), the
-#                       whole test suite, the installed-SDK check (tests/install_test.sh), and
-#                       the suite again under ASan + UBSan
-#   ./setup.sh demo     the same as the default, then `pdext demo` from the installed prefix
+#   ./setup.sh          install missing packages, configure, build and install the product
+#                       (libraries, plug-ins, the pdext command, the Python package) (default)
+#   ./setup.sh demo     the same, then `pdext demo` from the installed prefix
+#   ./setup.sh test     the same with the tests and benchmarks built too, then the style and
+#                       lint checks (tools/check-format.sh: clang-format against .clang-format;
+#                       tools/check-tidy.sh: clang-tidy with .clang-tidy on sdk/src, jit and
+#                       cli, warnings are errors), the framework venv (below), the whole test
+#                       suite, the installed-SDK check (tests/install_test.sh), the suite again
+#                       under ASan + UBSan, and the executor's under TSan
 #   ./setup.sh bench    a release build (-O2, no sanitizers), then bench/run.sh
+#
+# The framework venv (`test`): one Python venv, made by Debian's /usr/bin/python3 and reused
+# from run to run, holding the current PyPI releases of numpy, pytest and the frameworks pdext
+# integrates with, pinned by tests/python/frameworks.txt (torch, jax + jaxlib, onnx +
+# onnxruntime, paddlepaddle, mindspore: CPU builds, ~9 GB). pdext goes in with pip, from a
+# wheel built from this tree (`pip wheel .`, the same as a user's `pip install .`), and the
+# Python suites run there. The venv lives at $PDEXT_VENV_DIR, by default
+# ${XDG_CACHE_HOME:-~/.cache}/pdext/venv-<key>, the key a hash of the pins, the frameworks
+# asked for and the Python version: changing the pins makes a new venv.
 #
 # Environment:
 #   PREFIX            install prefix (default /usr/local)
@@ -16,10 +27,13 @@
 #   ASAN_BUILD_DIR    sanitizer build directory (default build-asan)
 #   BENCH_BUILD_DIR   benchmark build directory (default build-bench)
 #   JOBS              parallel jobs for ninja and ctest (default: nproc)
+#   PDEXT_FRAMEWORKS  the frameworks `test` installs and tests: "all" (default), "none" (no
+#                     venv: the Python suites run on Debian's python3 and the build tree, for
+#                     an offline machine), or a list of torch, jax, onnxruntime, paddle,
+#                     mindspore (comma- or space-separated). A framework left out makes its
+#                     tests skip, saying so.
+#   PDEXT_VENV_DIR    where the framework venv is (default: see above)
 #   PDEXT_CACHE_DIR, XDG_CACHE_HOME   passed through untouched to the JIT (see pdext_jit.h)
-#   PDEXT_WITH_TORCH  1: install python3-torch (~340 packages, ~260 MB) so that the PyTorch
-#                     tests and bench rows run; 0: leave it out (they skip, saying so).
-#                     Default: 1 for `test` (CI runs the torch tests), 0 otherwise
 #
 # Works on a fresh Debian 12 machine: as root it installs what is missing with apt-get, as
 # another user it goes through sudo when there is one, and otherwise it prints the exact
@@ -96,18 +110,18 @@ fi
 # Libraries (headers) we need, checked through dpkg, with a file that proves each is there
 # when dpkg-query itself is missing.
 declare -A LIB_FILE=(
-    [libgtest-dev]=/usr/include/gtest/gtest.h
     [zlib1g-dev]=/usr/include/zlib.h
-    # The Python front (python/): built for Debian's /usr/bin/python3, tested with pytest.
-    # PyTorch (python3-torch: ~340 more packages, ~260 MB to fetch, ~1 GB unpacked, some
-    # minutes of apt-get) is installed for `test` and with PDEXT_WITH_TORCH=1; where it is
-    # absent its tests skip, saying so.
+    # The Python front (python/) is built for Debian's /usr/bin/python3 and installed beside
+    # the libraries; Debian's numpy 1.x is what that interpreter has.
     [python3-dev]=/usr/bin/python3-config
     [python3-numpy]=/usr/lib/python3/dist-packages/numpy/__init__.py
-    [python3-pytest]=/usr/lib/python3/dist-packages/pytest/__init__.py
 )
-if [ "${PDEXT_WITH_TORCH:-$([ "$MODE" = test ] && echo 1 || echo 0)}" = 1 ]; then
-    LIB_FILE[python3-torch]=/usr/lib/python3/dist-packages/torch/__init__.py
+# Only the test mode builds the suites (GoogleTest, pytest on Debian's python3 when the
+# framework venv is left out) and makes the venv (python3-venv brings ensurepip).
+if [ "$MODE" = test ]; then
+    LIB_FILE[libgtest-dev]=/usr/include/gtest/gtest.h
+    LIB_FILE[python3-pytest]=/usr/lib/python3/dist-packages/pytest/__init__.py
+    LIB_FILE[python3-venv]=/usr/lib/python3.11/ensurepip/__init__.py
 fi
 
 package_installed() {
@@ -191,9 +205,16 @@ build() {
     ninja -C "$dir" -j"$JOBS"
 }
 
+# The plain build: the product alone for install and demo; with the tests and benchmarks for
+# test, whose Python suites then run with the framework venv's python (VENV_PYTHON, set by
+# framework_venv) on pdext installed there, or with Debian's python3 on the build tree.
 build_plain() {
+    local what=ON
+    [ "$MODE" = test ] || what=OFF
     begin_phase "build ($BUILD_DIR)" "Configuring and building ($BUILD_DIR)"
-    configure_build "$BUILD_DIR"
+    configure_build "$BUILD_DIR" -DPDEXT_BUILD_TESTS=$what -DPDEXT_BUILD_BENCH=$what \
+        -DPDEXT_TEST_PYTHON="${VENV_PYTHON:-}" -DPDEXT_TEST_FRAMEWORKS="$FRAMEWORKS" \
+        -DPDEXT_TEST_WHEEL="${WHEEL:-}"
     build "$BUILD_DIR"
     end_phase
 }
@@ -245,6 +266,89 @@ check_tidy() {
     begin_phase clang-tidy "Linting product code: tools/check-tidy.sh (.clang-tidy, $BUILD_DIR)"
     JOBS="$JOBS" bash "$ROOT/tools/check-tidy.sh" "$BUILD_DIR"
     end_phase
+}
+
+# --- the framework venv -----------------------------------------------------------------------
+
+# Frameworks by the name PDEXT_FRAMEWORKS uses, and the PyPI packages that bring each.
+declare -A FRAMEWORK_PACKAGES=(
+    [torch]=torch [jax]="jax jaxlib" [onnxruntime]="onnx onnxruntime"
+    [paddle]=paddlepaddle [mindspore]=mindspore
+)
+FRAMEWORK_PINS=$ROOT/tests/python/frameworks.txt
+
+# FRAMEWORKS: the sorted list PDEXT_FRAMEWORKS asks for ("" for none); dies naming the known
+# ones on an unknown name.
+FRAMEWORKS=""
+choose_frameworks() {
+    local asked=${PDEXT_FRAMEWORKS:-all} name list=()
+    asked=${asked//,/ }
+    case " $asked " in
+    " all ") list=("${!FRAMEWORK_PACKAGES[@]}") ;;
+    " none " | "  ") list=() ;;
+    *)
+        for name in $asked; do
+            [ -n "${FRAMEWORK_PACKAGES[$name]:-}" ] ||
+                die "PDEXT_FRAMEWORKS names '$name'; the known frameworks are: $(printf '%s\n' "${!FRAMEWORK_PACKAGES[@]}" | sort | tr '\n' ' ')(or all, none)"
+            list+=("$name")
+        done
+        ;;
+    esac
+    if [ "${#list[@]}" -gt 0 ]; then
+        FRAMEWORKS=$(printf '%s\n' "${list[@]}" | sort -u | tr '\n' ' ')
+        FRAMEWORKS=${FRAMEWORKS% }
+    fi
+}
+
+# Makes (or reuses) the venv; sets VENV_PYTHON. A venv is complete once its stamp is written:
+# one interrupted half-way is made again, not reused.
+VENV_PYTHON=""
+framework_venv() {
+    [ -n "$FRAMEWORKS" ] || {
+        echo "framework venv: PDEXT_FRAMEWORKS=none: the Python suites run on /usr/bin/python3"
+        return 0
+    }
+    local key dir pkgs=(numpy pytest scikit-build-core) name t0=$SECONDS
+    key=$( (cat "$FRAMEWORK_PINS"; echo "$FRAMEWORKS"; /usr/bin/python3 -V) | sha256sum | cut -c1-12)
+    dir=${PDEXT_VENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pdext/venv-$key}
+    begin_phase "framework venv" "The framework venv ($FRAMEWORKS): $dir"
+    if [ -f "$dir/.pdext-complete" ]; then
+        VENV_PYTHON=$dir/bin/python
+        end_phase "reused"
+        return 0
+    fi
+    for name in $FRAMEWORKS; do
+        # shellcheck disable=SC2206  # a package list
+        pkgs+=(${FRAMEWORK_PACKAGES[$name]})
+    done
+    rm -rf "$dir"
+    mkdir -p "$(dirname "$dir")"
+    /usr/bin/python3 -m venv "$dir"
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
+        -c "$FRAMEWORK_PINS" "${pkgs[@]}" ||
+        die "pip could not install ${pkgs[*]} (pinned by $FRAMEWORK_PINS) into $dir; without
+network access to PyPI, run with PDEXT_FRAMEWORKS=none"
+    touch "$dir/.pdext-complete"
+    VENV_PYTHON=$dir/bin/python
+    end_phase "made in $((SECONDS - t0))s, $(du -sh "$dir" | cut -f1)"
+}
+
+# Builds pdext's wheel from this tree the way `pip install .` does (scikit-build-core, its
+# own build dir kept for the next run) and installs it into the venv; sets WHEEL.
+WHEEL=""
+install_wheel() {
+    [ -n "$VENV_PYTHON" ] || return 0
+    begin_phase "wheel" "Building pdext's wheel and installing it into the framework venv"
+    local out=$BUILD_DIR/wheel
+    rm -rf "$out"
+    # No build isolation: the venv has the pinned scikit-build-core and numpy 2 already, so a
+    # second run needs no network.
+    "$VENV_PYTHON" -m pip wheel --quiet --disable-pip-version-check --no-deps \
+        --no-build-isolation -w "$out" --config-settings=build-dir="$BUILD_DIR/wheel-build" "$ROOT"
+    WHEEL=$(ls "$out"/pdext-*.whl)
+    "$VENV_PYTHON" -m pip install --quiet --disable-pip-version-check --no-deps \
+        --force-reinstall "$WHEEL"
+    end_phase "$(basename "$WHEEL"), $(du -h "$WHEEL" | cut -f1)"
 }
 
 # --- tests --------------------------------------------------------------------------------------
@@ -330,7 +434,10 @@ install)
     ;;
 test)
     install_deps
+    choose_frameworks
     check_format
+    framework_venv
+    install_wheel
     build_plain
     check_tidy
     install_plain

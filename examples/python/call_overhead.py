@@ -33,7 +33,7 @@ print("call, 1 element   pdext custom_relu %6.0f ns   numpy np.negative %6.0f ns
 try:
     import torch
 except ImportError:
-    print("torch rows skipped: python3-torch is not installed")
+    print("torch rows skipped: torch is not installed (pip install torch)")
 else:
     t1 = torch.ones(1)
     th_ns = per_call_ns(torch.relu, t1)

@@ -1,5 +1,5 @@
 """custom_concat from PyTorch: a list of tensors in, autograd through its grad op
-(pdext.torch.wrap), torch's gradcheck and pdext's. Needs Debian's python3-torch.
+(pdext.torch.wrap), torch's gradcheck and pdext's. Needs torch (pip install torch; ./setup.sh test has it in its framework venv).
 
     /usr/bin/python3 examples/python/concat_torch.py
 """

@@ -1,5 +1,5 @@
 """custom_relu from PyTorch: forward, backward and gradcheck through pdext.torch.wrap.
-Needs Debian's python3-torch.
+Needs torch (pip install torch; ./setup.sh test has it in its framework venv).
 
     /usr/bin/python3 examples/python/relu_torch.py
 """

@@ -1,6 +1,6 @@
 """A tiny PyTorch model trained through a pdext op: y = W2 relu(W1 x) with pdext's
 custom_relu as the activation, fitted to synthetic data; the loss goes down.
-Needs Debian's python3-torch.
+Needs torch (pip install torch; ./setup.sh test has it in its framework venv).
 
     /usr/bin/python3 examples/python/train_torch.py
 """

@@ -5,7 +5,7 @@ loaded prebuilt, with attrs, infer functions, several outputs and every failure 
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import require_framework, ROOT
 
 KERNELS = ROOT / "tests" / "ops" / "aot_kernels.cc"
 SCALE_CUMSUM = ROOT / "examples" / "aot" / "scale_cumsum.cc"
@@ -84,7 +84,7 @@ def test_prebuilt_library(pdext):
 
 
 def test_torch_tensors_in_and_out(pdext):
-    torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+    torch = require_framework("torch")
     add = pdext.aot(spec("CustomAdd"))
     out = add(torch.ones(3), torch.ones(3))
     assert isinstance(out, torch.Tensor) and out.tolist() == [2.0, 2.0, 2.0]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import require_framework
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "python"
@@ -42,13 +43,13 @@ def test_aot_numpy():
 
 @pytest.mark.parametrize("name", ["relu_torch.py", "concat_torch.py"])
 def test_torch_examples(name):
-    pytest.importorskip("torch", reason="python3-torch is not installed")
+    require_framework("torch")
     text = run(name)
     assert "gradcheck: True" in text
 
 
 def test_training_loop_lowers_the_loss():
-    pytest.importorskip("torch", reason="python3-torch is not installed")
+    require_framework("torch")
     m = re.search(r"loss ([0-9.]+) -> ([0-9.]+)", run("train_torch.py"))
     assert m and float(m.group(2)) < float(m.group(1)) / 2
 

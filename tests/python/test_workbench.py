@@ -3,6 +3,7 @@ rows of `pdext check` from Python. Wrong backward kernels (tests/tape_ops.c) are
 
 import numpy as np
 import pytest
+from conftest import require_framework
 
 
 def x64(*v):
@@ -79,7 +80,7 @@ def test_vector_inputs(pdext, tape):
 
 
 def test_torch_wrapped_functions_and_tensors(pdext, relu):
-    torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+    torch = require_framework("torch")
     import pdext.torch
 
     f = pdext.torch.wrap(relu).custom_relu
