@@ -13,7 +13,7 @@
 #   ./setup.sh bench    a release build (-O2, no sanitizers), then bench/run.sh
 #
 # The framework venv (`test`): one Python venv, made by Debian's /usr/bin/python3 and reused
-# from run to run, holding the current PyPI releases of numpy, pytest and the frameworks pdext
+# from run to run, holding the current PyPI releases of numpy, pytest, pybind11 and the frameworks pdext
 # integrates with, pinned by tests/python/frameworks.txt (torch, jax + jaxlib, onnx +
 # onnxruntime, paddlepaddle, mindspore: CPU builds, ~9 GB). pdext goes in with pip, from a
 # wheel built from this tree (`pip wheel .`, the same as a user's `pip install .`), and the
@@ -308,7 +308,7 @@ framework_venv() {
         echo "framework venv: PDEXT_FRAMEWORKS=none: the Python suites run on /usr/bin/python3"
         return 0
     }
-    local key dir pkgs=(numpy pytest scikit-build-core) name t0=$SECONDS
+    local key dir pkgs=(numpy pytest pybind11 scikit-build-core) name t0=$SECONDS
     key=$( (cat "$FRAMEWORK_PINS"; echo "$FRAMEWORKS"; /usr/bin/python3 -V) | sha256sum | cut -c1-12)
     dir=${PDEXT_VENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pdext/venv-$key}
     begin_phase "framework venv" "The framework venv ($FRAMEWORKS): $dir"

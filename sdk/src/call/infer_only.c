@@ -50,8 +50,7 @@ static pd_status describe_outputs(pd_kernel_ctx *ctx, pd_arg *outputs, int32_t n
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "pd_op_infer: %s: output '%s' has %d tensors, but its slot has room "
                             "for %d",
-                            op->name, op->outputs[o].base, (int)slot->count,
-                            (int)outputs[o].count);
+                            op->name, op->outputs[o].base, (int)slot->count, (int)outputs[o].count);
         pd_tensor probe;
         for (int32_t k = 0; k < slot->count; ++k)
             if (!describe_item(&slot->items[k], place, &probe) && !slot->may_stay_unset)
