@@ -433,8 +433,8 @@ install)
     install_plain
     ;;
 test)
-    install_deps
     choose_frameworks
+    install_deps
     check_format
     framework_venv
     install_wheel

@@ -33,3 +33,12 @@ def test_the_wheel_takes_its_version_from_the_cmake_project(pdext):
     regex = re.search(r"regex = '(.*)'", pyproject).group(1)
     assert re.search(regex, cmake).group("value") == version
     assert pdext.__version__ == version
+
+
+def test_setup_names_the_known_frameworks_for_an_unknown_one():
+    env = dict(os.environ, PDEXT_FRAMEWORKS="torch,tensorflow")
+    out = subprocess.run(["bash", str(ROOT / "setup.sh"), "test"], capture_output=True, text=True,
+                         env=env, stdin=subprocess.DEVNULL, timeout=60)
+    assert out.returncode == 1
+    assert "PDEXT_FRAMEWORKS names 'tensorflow'; the known frameworks are: jax mindspore " \
+        "onnxruntime paddle torch (or all, none)" in out.stderr, out.stderr
