@@ -19,8 +19,8 @@ How it works:
   with pd_op_infer's message.
 - Attrs are checked against the declaration (a TypeError names the attr and its declared
   type), defaults applied, and passed to XLA as typed attributes (int -> s32, int64_t -> s64,
-  float -> f32, double -> f64, bool -> pred, std::string -> string, vectors -> arrays).
-  std::vector<std::string> attrs cannot cross into XLA and are refused.
+  float -> f32, double -> f64, bool -> pred, std::string -> string, vectors -> arrays;
+  std::vector<std::string>, which XLA has no attribute for, as one encoded string).
 - Gradients: an op with a grad op is a jax.custom_vjp whose backward runs the grad op, itself
   differentiable where it has a grad op of its own (a double grad op). An op without one
   raises a TypeError naming it when differentiated. Ops with a vector output are not
@@ -227,11 +227,13 @@ def _ffi_attrs(op, applied):
             out[name] = _np.asarray(value, dtype=_VECTOR[decl])
         elif decl == "std::string":
             out[name] = value
+        elif decl == "std::vector<std::string>":
+            # XLA has no list-of-strings attribute: one string, each item <bytes>:<text>
+            # (xla_ffi_handler.c decodes it).
+            items = [v.encode() for v in value]
+            out["pd_strs_" + name] = b"".join(b"%d:%s" % (len(v), v) for v in items).decode()
         else:
-            raise TypeError(
-                "%s(): attr '%s' is declared '%s', which cannot be passed to XLA (it has no "
-                "attribute type for it)" % (op.__name__, name, decl)
-            )
+            raise TypeError("%s(): attr '%s' has type '%s', unknown to pdext.jax" % (op.__name__, name, decl))
     return out
 
 
@@ -279,7 +281,7 @@ def _no_grad(op):
 def _function(op, ops):
     """A JAX function of op: differentiable through its grad op where it has one."""
     grad = getattr(ops, op.grad_op, None) if op.grad_op else None
-    grad_fn = _function(grad, ops) if grad is not None and not any(grad.vector_outputs) else None
+    grad_fn = _function(grad, ops) if grad is not None else None
     differentiable = not any(op.vector_outputs)
 
     def call(*args, **kwargs):
@@ -304,7 +306,9 @@ def _function(op, ops):
             return tuple(_run(op, unflatten(xs), attrs))
 
         def fwd(*xs):
-            outs = tuple(_run(op, unflatten(xs), attrs))
+            # f itself, not its body: a second differentiation (jax.grad of jax.grad) sees
+            # the residuals come from a differentiable function.
+            outs = f(*xs)
             return outs, (xs, outs)
 
         def bwd(res, gouts):

@@ -11,7 +11,9 @@
  *   pd_out  (s32[]) tensors per declared output,
  * and the op's own attrs under their declared names, typed by pdext.jax from the declaration
  * (s32 -> int, s64 -> int64_t, f32 -> float, f64 -> double, pred -> bool, string ->
- * std::string, arrays -> vectors).
+ * std::string, arrays -> vectors). XLA attributes have no list of strings: a
+ * std::vector<std::string> attr comes as the string attribute "pd_strs_<name>", each item
+ * written as <bytes>:<text> ("4:four0:1:x").
  *
  * The inputs are XLA's buffers themselves (pd_tensor structs over them, no storage, no copy);
  * the runner (pd_op_run) makes the outputs, which are then copied into XLA's result buffers
@@ -36,8 +38,11 @@ static atomic_int op_count;
 
 /* Tensors per call kept on the stack; more go to the heap. */
 #define PD_XLA_STACK_TENSORS 32
-/* Bytes of attr names (NUL-terminated copies) and strings per call. */
+/* Bytes of attr names (NUL-terminated copies) and strings per call, and items of all
+ * std::vector<std::string> attrs of a call. */
 #define PD_XLA_TEXT 4096
+#define PD_XLA_STRINGS 256
+#define PD_XLA_STRS_PREFIX "pd_strs_"
 
 /* Adds op to the table; its index, or -1 when the table is full. Called with the GIL held
  * (Python serializes registrations); handlers read the table concurrently. */
@@ -99,6 +104,8 @@ typedef struct call {
     int32_t n_attrs;
     char text[PD_XLA_TEXT]; /* NUL-terminated names and strings of the attrs */
     size_t text_used;
+    const char *strings[PD_XLA_STRINGS];
+    int32_t n_strings;
     char message[1024];
 } call;
 
@@ -116,6 +123,29 @@ static const char *copy_text(call *c, const char *p, size_t n)
 static bool span_is(const XLA_FFI_ByteSpan *s, const char *name)
 {
     return s->len == strlen(name) && memcmp(s->ptr, name, s->len) == 0;
+}
+
+/* A std::vector<std::string> attr from its encoding (see the top of the file). */
+static bool strings_of(const XLA_FFI_ByteSpan *s, call *c, pd_attr *a)
+{
+    a->type = PD_ATTR_STRINGS;
+    a->v.strings = &c->strings[c->n_strings];
+    a->count = 0;
+    for (size_t at = 0; at < s->len;) {
+        size_t n = 0;
+        while (at < s->len && s->ptr[at] >= '0' && s->ptr[at] <= '9' && n < s->len)
+            n = n * 10 + (size_t)(s->ptr[at++] - '0');
+        if (at >= s->len || s->ptr[at] != ':' || n > s->len - at - 1 ||
+            c->n_strings == PD_XLA_STRINGS)
+            return false;
+        const char *item = copy_text(c, s->ptr + at + 1, n);
+        if (item == NULL)
+            return false;
+        c->strings[c->n_strings++] = item;
+        a->count++;
+        at += 1 + n;
+    }
+    return true;
 }
 
 /* One XLA attribute as a pd_attr (its name already set); false for a type pdext has none of. */
@@ -174,8 +204,12 @@ static const char *read_attrs(const XLA_FFI_Attrs *attrs, call *c)
                 return "too many attributes";
             pd_attr *a = &c->attrs[c->n_attrs++];
             memset(a, 0, sizeof *a);
-            a->name = copy_text(c, name->ptr, name->len);
-            if (a->name == NULL || !attr_of(type, value, c, a)) {
+            size_t skip = strlen(PD_XLA_STRS_PREFIX);
+            bool strs = name->len > skip && memcmp(name->ptr, PD_XLA_STRS_PREFIX, skip) == 0 &&
+                        type == XLA_FFI_AttrType_STRING;
+            a->name = strs ? copy_text(c, name->ptr + skip, name->len - skip)
+                           : copy_text(c, name->ptr, name->len);
+            if (a->name == NULL || !(strs ? strings_of(value, c, a) : attr_of(type, value, c, a))) {
                 snprintf(c->message, sizeof c->message,
                          "attribute '%.*s' has a type pdext cannot pass to an op", (int)name->len,
                          name->ptr);
@@ -352,5 +386,6 @@ PD_XLA_EXPORT XLA_FFI_Error *pdext_xla_ffi_handler(XLA_FFI_CallFrame *frame)
     c.in_counts = c.out_counts = NULL;
     c.n_attrs = 0;
     c.text_used = 0;
+    c.n_strings = 0;
     return run(frame, &c);
 }
