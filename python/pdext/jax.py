@@ -25,8 +25,11 @@ How it works:
   differentiable where it has a grad op of its own (a double grad op). An op without one
   raises a TypeError naming it when differentiated. Ops with a vector output are not
   differentiable here.
-- vmap: XLA FFI's "sequential" method: the op runs once per batch element (correct for any
-  op, and slow: one call per element).
+- vmap: by default XLA FFI's "sequential" method: the op runs once per batch element
+  (correct for any op, and slow: one call per element). register(ops, vmap={"custom_relu":
+  "expand_dims"}) declares how an op batches: "expand_dims" (or "broadcast_all") hands the
+  op the whole batch as a leading axis in one call, right for elementwise ops and for ops
+  whose leading dimensions are batch; "sequential_unrolled" unrolls the loop.
 - CPU only: the handler is registered for the "cpu" platform; an input on another device is
   refused naming it.
 """
@@ -237,7 +240,10 @@ def _ffi_attrs(op, applied):
     return out
 
 
-def _run(op, inputs, attrs):
+_VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all")
+
+
+def _run(op, inputs, attrs, vmap_method="sequential"):
     """One custom call of op: its outputs, one entry per declared output (an array, a list
     for a vector output, None for an unset optional one)."""
     flat, in_counts, meta = _flatten(op, inputs)
@@ -248,7 +254,7 @@ def _run(op, inputs, attrs):
         out_counts.append(len(items))
         results.extend(_jax.ShapeDtypeStruct(shape, _jnp.dtype(dt)) for dt, shape in items)
     name, index = _target(op)
-    call = _jax.ffi.ffi_call(name, results, vmap_method="sequential")
+    call = _jax.ffi.ffi_call(name, results, vmap_method=vmap_method)
     got = call(
         *flat,
         pd_op=_np.int64(index),
@@ -278,16 +284,17 @@ def _no_grad(op):
     return bwd
 
 
-def _function(op, ops):
+def _function(op, ops, vmap):
     """A JAX function of op: differentiable through its grad op where it has one."""
     grad = getattr(ops, op.grad_op, None) if op.grad_op else None
-    grad_fn = _function(grad, ops) if grad is not None else None
+    grad_fn = _function(grad, ops, vmap) if grad is not None else None
+    method = vmap.get(op.__name__, "sequential")
     differentiable = not any(op.vector_outputs)
 
     def call(*args, **kwargs):
         inputs, attrs = _bind(op, args, kwargs)
         if not differentiable:
-            return _result(op, _run(op, inputs, attrs))
+            return _result(op, _run(op, inputs, attrs, method))
         present = [i for i, x in enumerate(inputs) if x is not None]
         layout = [len(inputs[i]) if op.vector_inputs[i] else None for i in present]
         flat = []
@@ -303,7 +310,7 @@ def _function(op, ops):
 
         @_jax.custom_vjp
         def f(*xs):
-            return tuple(_run(op, unflatten(xs), attrs))
+            return tuple(_run(op, unflatten(xs), attrs, method))
 
         def fwd(*xs):
             # f itself, not its body: a second differentiation (jax.grad of jax.grad) sees
@@ -354,18 +361,30 @@ def _function(op, ops):
     return call
 
 
-def register(ops):
+def register(ops, vmap=None):
     """A module with one JAX function per op of `ops` (a module from pdext.load, load_inline,
     load_library, aot or a bundle): each runs as an XLA FFI custom call, eagerly and under
     jax.jit, differentiable through the op's grad op (see the module's doc). Builds the XLA FFI
     handler on first use (cached by pdext's JIT) and refuses a jaxlib whose FFI API is older
-    than the handler's."""
+    than the handler's.
+
+    vmap: {op name: method} for ops that batch otherwise than one call per element
+    ("expand_dims", "broadcast_all", "sequential_unrolled"; see the module's doc)."""
+    vmap = dict(vmap or {})
+    for name, method in vmap.items():
+        if not isinstance(getattr(ops, name, None), _pdext.Op):
+            raise ValueError("pdext.jax.register: vmap names %r, which is no op of %s" % (name, ops.__name__))
+        if method not in _VMAP_METHODS:
+            raise ValueError(
+                "pdext.jax.register: vmap method %r of %s is none of %s"
+                % (method, name, ", ".join(_VMAP_METHODS))
+            )
     with _lock:
         _load_handler()
     mod = types.ModuleType(ops.__name__ + ".jax", "JAX functions over " + ops.__name__)
     for name in dir(ops):
         op = getattr(ops, name)
         if isinstance(op, _pdext.Op):
-            setattr(mod, name, _function(op, ops))
+            setattr(mod, name, _function(op, ops, vmap))
     mod.ops = ops
     return mod

@@ -302,3 +302,19 @@ def test_vmap_of_grad(jrelu):
     x = rand((3, 4), np.float64)
     g = jax.vmap(jax.grad(lambda v: jrelu.custom_relu(v).sum()))(x)
     np.testing.assert_array_equal(g, (x > 0).astype(np.float64))
+
+
+def test_vmap_declared_expand_dims_is_one_call(pdext, pj):
+    ops = pdext.load("relu", [str(RELU)])
+    batched = pj.register(ops, vmap={"custom_relu": "expand_dims"})
+    plain = pj.register(ops)
+    x = rand((6, 5))
+    np.testing.assert_array_equal(jax.vmap(batched.custom_relu)(x), jax.nn.relu(x))
+    one = jax.jit(jax.vmap(batched.custom_relu)).lower(x).as_text()
+    loop = jax.jit(jax.vmap(plain.custom_relu)).lower(x).as_text()
+    assert one.count("custom_call") == 1 and "while" not in one
+    assert "while" in loop  # sequential: one call per batch element
+    with pytest.raises(ValueError, match="vmap method 'elementwise' of custom_relu is none of"):
+        pj.register(ops, vmap={"custom_relu": "elementwise"})
+    with pytest.raises(ValueError, match="vmap names 'nope', which is no op of relu"):
+        pj.register(ops, vmap={"nope": "expand_dims"})
