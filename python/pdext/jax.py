@@ -284,6 +284,14 @@ def _no_grad(op):
     return bwd
 
 
+def _zero_cotangent(x):
+    """The cotangent of an input the grad op gives none for: zeros, of JAX's float0 type for
+    an integer or bool input (what custom_vjp wants for them)."""
+    if _jnp.issubdtype(x.dtype, _jnp.inexact):
+        return _jnp.zeros_like(x)
+    return _np.zeros(x.shape, dtype=_jax.dtypes.float0)
+
+
 def _function(op, ops, vmap):
     """A JAX function of op: differentiable through its grad op where it has one."""
     grad = getattr(ops, op.grad_op, None) if op.grad_op else None
@@ -334,10 +342,10 @@ def _function(op, ops, vmap):
                 g = by_name.get(op.inputs[i] + "@GRAD")
                 xs_i = inputs_of(xs, i)
                 if k is None:
-                    flat_g.append(g if g is not None else _jnp.zeros_like(xs_i[0]))
+                    flat_g.append(g if g is not None else _zero_cotangent(xs_i[0]))
                 else:
                     flat_g.extend(
-                        g[j] if g is not None else _jnp.zeros_like(v) for j, v in enumerate(xs_i)
+                        g[j] if g is not None else _zero_cotangent(v) for j, v in enumerate(xs_i)
                     )
             return tuple(flat_g)
 
@@ -361,19 +369,40 @@ def _function(op, ops, vmap):
     return call
 
 
+def _ops_of(ops):
+    """name -> Op of what register takes: a module of ops, one Op, or a pdext.aot callable
+    loaded at creation (n_inputs or input_names given)."""
+    if isinstance(ops, _pdext.Op):
+        return ops.__name__, {ops.__name__: ops}
+    op = getattr(ops, "op", None)
+    if isinstance(op, _pdext.Op):  # pdext.aot(...)
+        return op.__name__, {op.__name__: op}
+    if hasattr(ops, "func") and hasattr(ops, "_load"):
+        raise TypeError(
+            "pdext.jax.register: %r has no op yet: pass n_inputs= (or input_names=) to "
+            "pdext.aot so that it loads at creation" % (ops,)
+        )
+    found = {n: getattr(ops, n) for n in dir(ops) if isinstance(getattr(ops, n), _pdext.Op)}
+    if not found:
+        raise TypeError("pdext.jax.register: %r holds no pdext ops" % (ops,))
+    return getattr(ops, "__name__", "ops"), found
+
+
 def register(ops, vmap=None):
     """A module with one JAX function per op of `ops` (a module from pdext.load, load_inline,
-    load_library, aot or a bundle): each runs as an XLA FFI custom call, eagerly and under
-    jax.jit, differentiable through the op's grad op (see the module's doc). Builds the XLA FFI
-    handler on first use (cached by pdext's JIT) and refuses a jaxlib whose FFI API is older
-    than the handler's.
+    load_library or a bundle; one op; a pdext.aot callable made with n_inputs): each runs as
+    an XLA FFI custom call, eagerly and under jax.jit, differentiable through the op's grad op
+    (see the module's doc). Builds the XLA FFI handler on first use (cached by pdext's JIT) and
+    refuses a jaxlib whose FFI API is older than the handler's.
 
     vmap: {op name: method} for ops that batch otherwise than one call per element
     ("expand_dims", "broadcast_all", "sequential_unrolled"; see the module's doc)."""
+    title, found = _ops_of(ops)
+    lookup = types.SimpleNamespace(**found)
     vmap = dict(vmap or {})
     for name, method in vmap.items():
-        if not isinstance(getattr(ops, name, None), _pdext.Op):
-            raise ValueError("pdext.jax.register: vmap names %r, which is no op of %s" % (name, ops.__name__))
+        if name not in found:
+            raise ValueError("pdext.jax.register: vmap names %r, which is no op of %s" % (name, title))
         if method not in _VMAP_METHODS:
             raise ValueError(
                 "pdext.jax.register: vmap method %r of %s is none of %s"
@@ -381,10 +410,8 @@ def register(ops, vmap=None):
             )
     with _lock:
         _load_handler()
-    mod = types.ModuleType(ops.__name__ + ".jax", "JAX functions over " + ops.__name__)
-    for name in dir(ops):
-        op = getattr(ops, name)
-        if isinstance(op, _pdext.Op):
-            setattr(mod, name, _function(op, ops, vmap))
+    mod = types.ModuleType(title + ".jax", "JAX functions over " + title)
+    for name, op in found.items():
+        setattr(mod, name, _function(op, lookup, vmap))
     mod.ops = ops
     return mod

@@ -5,7 +5,7 @@ op)."""
 
 import pytest
 
-from conftest import CONCAT, PY_OPS, RELU, TAPE_OPS, require_framework
+from conftest import CONCAT, PY_OPS, RELU, ROOT, TAPE_OPS, require_framework
 
 jax = require_framework("jax")
 jax.config.update("jax_enable_x64", True)  # float64 ops (py_ops, check_grads at order 2)
@@ -318,3 +318,61 @@ def test_vmap_declared_expand_dims_is_one_call(pdext, pj):
         pj.register(ops, vmap={"custom_relu": "elementwise"})
     with pytest.raises(ValueError, match="vmap names 'nope', which is no op of relu"):
         pj.register(ops, vmap={"nope": "expand_dims"})
+
+
+# --- ops from the other ways in: the Paddle front, MindSpore AOT, the training example ----------
+
+
+def test_paddle_front_relu_jit_and_grad(pdext, pj):
+    ops = pdext.load("paddle_relu", [str(ROOT / "examples" / "paddle" / "custom_relu_op.cc")])
+    jops = pj.register(ops)
+    x = jnp.asarray([-1.5, -0.25, 0.5, 2.0], dtype=jnp.float64)
+    np.testing.assert_array_equal(jax.jit(jops.custom_relu)(x), jax.nn.relu(x))
+    check_grads(jops.custom_relu, (x,), order=1, modes=["rev"])
+
+
+def test_aot_add(pdext, pj):
+    spec = "%s:CustomAdd" % (ROOT / "tests" / "ops" / "aot_kernels.cc")
+    add = pdext.aot(spec, out_shape=[4], out_dtype=np.float32, n_inputs=2)
+    jadd = pj.register(add)
+    a, b = rand((4,), seed=1), rand((4,), seed=2)
+    np.testing.assert_array_equal(jax.jit(getattr(jadd, add.op.__name__))(a, b), a + b)
+    with pytest.raises(TypeError, match="has no op yet: pass n_inputs="):
+        pj.register(pdext.aot(spec, out_shape=[4], out_dtype=np.float32))
+
+
+def test_training_step_with_pdext_ops_matches_jax(pdext, pj):
+    train = pj.register(pdext.load("train_ops", [str(ROOT / "examples" / "train" / "train_ops.c")]))
+    relu = pj.register(pdext.load("relu", [str(RELU)]))
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.standard_normal((8, 5)))
+    label = jnp.asarray(rng.integers(0, 3, 8), dtype=jnp.int64)
+    params = (jnp.asarray(rng.standard_normal((5, 3))), jnp.zeros(3))
+
+    def loss_pdext(p):
+        h = relu.custom_relu(train.train_linear(x, p[0], p[1]))
+        return train.train_softmax_xent(h, label)[0]
+
+    def loss_jax(p):
+        h = jax.nn.relu(x @ p[0] + p[1])
+        return -jnp.mean(jax.nn.log_softmax(h)[jnp.arange(8), label])
+
+    def training_step(loss):
+        def step(p):
+            value, g = jax.value_and_grad(loss)(p)
+            return value, jax.tree_util.tree_map(lambda w, d: w - 0.5 * d, p, g)
+
+        return jax.jit(step)
+
+    step_pd, step_jx = training_step(loss_pdext), training_step(loss_jax)
+    p_pd = p_jx = params
+    for _ in range(5):
+        (v_pd, p_pd), (v_jx, p_jx) = step_pd(p_pd), step_jx(p_jx)
+        np.testing.assert_allclose(v_pd, v_jx, rtol=1e-10)
+    for a, b in zip(p_pd, p_jx):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    check_grads(loss_pdext, (params,), order=1, modes=["rev"])
+    # the integer Label gets no gradient (float0 zeros), asked for or not
+    loss = lambda logits, lab: train.train_softmax_xent(logits, lab)[0]  # noqa: E731
+    g_label = jax.grad(loss, argnums=1, allow_int=True)(jnp.ones((8, 3)), label)
+    assert g_label.dtype == jax.dtypes.float0 and g_label.shape == (8,)
