@@ -376,3 +376,17 @@ def test_training_step_with_pdext_ops_matches_jax(pdext, pj):
     loss = lambda logits, lab: train.train_softmax_xent(logits, lab)[0]  # noqa: E731
     g_label = jax.grad(loss, argnums=1, allow_int=True)(jnp.ones((8, 3)), label)
     assert g_label.dtype == jax.dtypes.float0 and g_label.shape == (8,)
+
+
+def test_example_training_step_runs_as_printed():
+    import os
+    import subprocess
+    import sys
+
+    script = ROOT / "examples" / "jax" / "train_jax.py"
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    readme = (ROOT / "examples" / "jax" / "README.md").read_text()
+    for line in out.stdout.splitlines():
+        assert "# " + line in readme, line
