@@ -390,3 +390,18 @@ def test_example_training_step_runs_as_printed():
     readme = (ROOT / "examples" / "jax" / "README.md").read_text()
     for line in out.stdout.splitlines():
         assert "# " + line in readme, line
+
+
+def test_readme_jax_section_runs_as_printed():
+    import os
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## JAX", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ), timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    printed = [line.split("# ", 1)[1].strip() for line in code.splitlines() if "print(" in line]
+    assert out.stdout.split("\n")[: len(printed)] == printed
