@@ -258,6 +258,7 @@ def _run(op, inputs, attrs, vmap_method="sequential"):
     got = call(
         *flat,
         pd_op=_np.int64(index),
+        pd_name=op.__name__,
         pd_in=_np.asarray(in_counts, dtype=_np.int32),
         pd_out=_np.asarray(out_counts, dtype=_np.int32),
         **_ffi_attrs(op, applied),

@@ -7,6 +7,8 @@
  * An XLA FFI handler receives only its call frame: no user pointer. So pdext.jax registers
  * this same function under one target name per op and passes, as attributes of each call:
  *   pd_op   (s64)   the op's index in this library's table (pdext_xla_ffi_add_op),
+ *   pd_name (string) the op's name, checked against the table's op: an executable compiled
+ *                   by another process (JAX's persistent cache) must not run another op,
  *   pd_in   (s32[]) tensors per declared input (0: an absent optional input),
  *   pd_out  (s32[]) tensors per declared output,
  * and the op's own attrs under their declared names, typed by pdext.jax from the declaration
@@ -99,6 +101,7 @@ static pd_data_type dtype_of(XLA_FFI_DataType t)
 typedef struct call {
     const XLA_FFI_Api *api;
     int64_t op_index;
+    const XLA_FFI_ByteSpan *op_name;
     const XLA_FFI_Array *in_counts, *out_counts;
     pd_attr attrs[PD_MAX_ATTRS];
     int32_t n_attrs;
@@ -194,6 +197,10 @@ static const char *read_attrs(const XLA_FFI_Attrs *attrs, call *c)
             if (type != XLA_FFI_AttrType_SCALAR || s->dtype != XLA_FFI_DataType_S64)
                 return "attribute pd_op must be an s64 scalar";
             c->op_index = *(const int64_t *)s->value;
+        } else if (span_is(name, "pd_name")) {
+            if (type != XLA_FFI_AttrType_STRING)
+                return "attribute pd_name must be a string";
+            c->op_name = value;
         } else if (span_is(name, "pd_in") || span_is(name, "pd_out")) {
             const XLA_FFI_Array *arr = value;
             if (type != XLA_FFI_AttrType_ARRAY || arr->dtype != XLA_FFI_DataType_S32)
@@ -217,10 +224,17 @@ static const char *read_attrs(const XLA_FFI_Attrs *attrs, call *c)
             }
         }
     }
-    if (c->op_index < 0 || c->op_index >= atomic_load(&op_count) || c->in_counts == NULL ||
-        c->out_counts == NULL)
-        return "the call lacks pdext.jax's attributes pd_op, pd_in and pd_out (or names an op "
-               "this process did not register)";
+    if (c->op_index < 0 || c->op_index >= atomic_load(&op_count) || c->op_name == NULL ||
+        c->in_counts == NULL || c->out_counts == NULL)
+        return "the call lacks pdext.jax's attributes pd_op, pd_name, pd_in and pd_out (or names "
+               "an op this process did not register)";
+    if (!span_is(c->op_name, pd_op_name(op_table[c->op_index]))) {
+        snprintf(c->message, sizeof c->message,
+                 "the call is for op '%.*s', but pdext.jax registered '%s' under its index in "
+                 "this process: was it compiled by another process?",
+                 (int)c->op_name->len, c->op_name->ptr, pd_op_name(op_table[c->op_index]));
+        return c->message;
+    }
     return NULL;
 }
 
@@ -384,6 +398,7 @@ PD_XLA_EXPORT XLA_FFI_Error *pdext_xla_ffi_handler(XLA_FFI_CallFrame *frame)
     call c;
     c.api = api;
     c.in_counts = c.out_counts = NULL;
+    c.op_name = NULL;
     c.n_attrs = 0;
     c.text_used = 0;
     c.n_strings = 0;

@@ -405,3 +405,17 @@ def test_readme_jax_section_runs_as_printed():
     assert out.returncode == 0, out.stdout + out.stderr
     printed = [line.split("# ", 1)[1].strip() for line in code.splitlines() if "print(" in line]
     assert out.stdout.split("\n")[: len(printed)] == printed
+
+
+def test_handler_refuses_a_call_for_another_op(jrelu, pj):
+    name, index = pj._target(jrelu.custom_relu.op)
+    call = jax.ffi.ffi_call(name, jax.ShapeDtypeStruct((3,), jnp.float32))
+    x = jnp.ones(3, jnp.float32)
+    counts = dict(pd_in=np.array([1], np.int32), pd_out=np.array([1], np.int32))
+    with pytest.raises(Exception, match="the call is for op 'custom_concat', but pdext.jax registered 'custom_relu'"):
+        jax.block_until_ready(call(x, pd_op=np.int64(index), pd_name="custom_concat", **counts))
+    with pytest.raises(Exception, match="lacks pdext.jax's attributes"):
+        jax.block_until_ready(call(x, pd_op=np.int64(index), **counts))
+    with pytest.raises(Exception, match="custom_relu: the call has 1 operands and 1 results, but pd_in"):
+        jax.block_until_ready(call(x, pd_op=np.int64(index), pd_name="custom_relu",
+                                   pd_in=np.array([2], np.int32), pd_out=np.array([1], np.int32)))
