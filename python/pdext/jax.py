@@ -285,6 +285,23 @@ def _no_grad(op):
     return bwd
 
 
+def _attrs_key(attrs):
+    """A hashable key of the attrs given, or None (then the call is not cached). Values are
+    keyed with their types: 1, 1.0 and True are equal in Python, but not to a declaration."""
+
+    def typed(v):
+        if isinstance(v, (list, tuple)):
+            return (type(v), tuple(typed(e) for e in v))
+        return (type(v), v)
+
+    try:
+        key = tuple(sorted((k, typed(v)) for k, v in attrs.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
 def _zero_cotangent(x):
     """The cotangent of an input the grad op gives none for: zeros, of JAX's float0 type for
     an integer or bool input (what custom_vjp wants for them)."""
@@ -300,8 +317,30 @@ def _function(op, ops, vmap):
     method = vmap.get(op.__name__, "sequential")
     differentiable = not any(op.vector_outputs)
 
+    eager_cache = {}
+
     def call(*args, **kwargs):
         inputs, attrs = _bind(op, args, kwargs)
+        # An eager call (no tracer among the inputs) runs a jitted call cached per attrs
+        # (jax.jit caches per shapes in turn): building the custom call anew costs
+        # milliseconds, a cached one what a jitted function costs.
+        leaves = [v for x in inputs if x is not None for v in (x if isinstance(x, (list, tuple)) else [x])]
+        if not any(isinstance(v, _jax.core.Tracer) for v in leaves):
+            for i, x in enumerate(inputs):
+                if x is not None:
+                    for v in x if isinstance(x, (list, tuple)) else [x]:
+                        _as_array(op, op.inputs[i], v)  # refuses a device other than the CPU
+            key = _attrs_key(attrs)
+            if key is not None:
+                fn = eager_cache.get(key)
+                if fn is None:
+                    if len(eager_cache) >= 64:
+                        eager_cache.clear()
+                    fn = eager_cache[key] = _jax.jit(lambda ins: traced(ins, attrs))
+                return fn(inputs)
+        return traced(inputs, attrs)
+
+    def traced(inputs, attrs):
         if not differentiable:
             return _result(op, _run(op, inputs, attrs, method))
         present = [i for i, x in enumerate(inputs) if x is not None]

@@ -213,6 +213,9 @@ def test_unknown_and_wrongly_typed_attrs_are_type_errors(jconcat, jpy):
         jconcat.custom_concat([a, a], axes=1)
     with pytest.raises(TypeError, match=r"attr 'axis' is declared 'axis: int64_t'.*float"):
         jconcat.custom_concat([a, a], axis=1.5)
+    jconcat.custom_concat([a, a], axis=1)  # cached eager call: 1.0 == 1 must not hit it
+    with pytest.raises(TypeError, match=r"attr 'axis' is declared 'axis: int64_t'.*float"):
+        jconcat.custom_concat([a, a], axis=1.0)
     with pytest.raises(ValueError, match=r"attr 'axis' \(int64_t\) is missing"):
         jconcat.custom_concat([a, a])
     with pytest.raises(TypeError, match=r"attr 'strs' is declared .*std::string> = \{\}', got int"):
@@ -419,3 +422,15 @@ def test_handler_refuses_a_call_for_another_op(jrelu, pj):
     with pytest.raises(Exception, match="custom_relu: the call has 1 operands and 1 results, but pd_in"):
         jax.block_until_ready(call(x, pd_op=np.int64(index), pd_name="custom_relu",
                                    pd_in=np.array([2], np.int32), pd_out=np.array([1], np.int32)))
+
+
+def test_eager_calls_reuse_one_traced_call_per_attrs(jconcat, pj, monkeypatch):
+    traces = []
+    run = pj._run
+    monkeypatch.setattr(pj, "_run", lambda *a, **k: traces.append(1) or run(*a, **k))
+    a = rand((2, 2), seed=7)
+    for _ in range(3):
+        np.testing.assert_array_equal(jconcat.custom_concat([a, a], axis=0), jnp.concatenate([a, a]))
+    assert len(traces) == 1
+    jconcat.custom_concat([a, a], axis=1)  # other attrs: traced once more
+    assert len(traces) == 2
