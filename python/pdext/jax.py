@@ -107,9 +107,10 @@ def _load_handler():
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xla_ffi_handler.c")
     libpdext = _pdext._library_path()
     # Linked against the very libpdext this package runs on (the loader finds it already
-    # loaded by its soname), so that op handles and the runner are one.
+    # loaded by its soname), so that op handles and the runner are one. The JIT's cache key
+    # covers the headers the source includes: another jaxlib's c_api.h is a rebuild.
     path = _pdext._build_library(
-        "pdext_xla_ffi_%d_%d" % runtime,
+        "pdext_xla_ffi",
         [source],
         include_dirs=[include],
         ldflags=[libpdext, "-Wl,-rpath," + os.path.dirname(libpdext)],
