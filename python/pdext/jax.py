@@ -197,14 +197,18 @@ def _flatten(op, inputs):
             meta.append(None)
         elif vec:
             if not isinstance(x, (list, tuple)):
-                raise TypeError("%s(): vector input '%s' takes a list of arrays" % (op.__name__, name))
+                raise TypeError(
+                    "%s(): vector input '%s' takes a list of arrays" % (op.__name__, name)
+                )
             items = [_as_array(op, name, v) for v in x]
             flat.extend(items)
             counts.append(len(items))
             meta.append([(_jnp.dtype(v.dtype).name, tuple(v.shape)) for v in items])
         else:
             if isinstance(x, (list, tuple)):
-                raise TypeError("%s(): input '%s' takes one array, not a list" % (op.__name__, name))
+                raise TypeError(
+                    "%s(): input '%s' takes one array, not a list" % (op.__name__, name)
+                )
             v = _as_array(op, name, x)
             flat.append(v)
             counts.append(1)
@@ -237,7 +241,9 @@ def _ffi_attrs(op, applied):
             items = [v.encode() for v in value]
             out["pd_strs_" + name] = b"".join(b"%d:%s" % (len(v), v) for v in items).decode()
         else:
-            raise TypeError("%s(): attr '%s' has type '%s', unknown to pdext.jax" % (op.__name__, name, decl))
+            raise TypeError(
+                "%s(): attr '%s' has type '%s', unknown to pdext.jax" % (op.__name__, name, decl)
+            )
     return out
 
 
@@ -325,12 +331,15 @@ def _function(op, ops, vmap):
         # An eager call (no tracer among the inputs) runs a jitted call cached per attrs
         # (jax.jit caches per shapes in turn): building the custom call anew costs
         # milliseconds, a cached one what a jitted function costs.
-        leaves = [v for x in inputs if x is not None for v in (x if isinstance(x, (list, tuple)) else [x])]
-        if not any(isinstance(v, _jax.core.Tracer) for v in leaves):
-            for i, x in enumerate(inputs):
-                if x is not None:
-                    for v in x if isinstance(x, (list, tuple)) else [x]:
-                        _as_array(op, op.inputs[i], v)  # refuses a device other than the CPU
+        leaves = [
+            (i, v)
+            for i, x in enumerate(inputs)
+            if x is not None
+            for v in (x if isinstance(x, (list, tuple)) else [x])
+        ]
+        if not any(isinstance(v, _jax.core.Tracer) for _, v in leaves):
+            for i, v in leaves:
+                _as_array(op, op.inputs[i], v)  # refuses a device other than the CPU
             key = _attrs_key(attrs)
             if key is not None:
                 fn = eager_cache.get(key)
@@ -443,7 +452,9 @@ def register(ops, vmap=None):
     vmap = dict(vmap or {})
     for name, method in vmap.items():
         if name not in found:
-            raise ValueError("pdext.jax.register: vmap names %r, which is no op of %s" % (name, title))
+            raise ValueError(
+                "pdext.jax.register: vmap names %r, which is no op of %s" % (name, title)
+            )
         if method not in _VMAP_METHODS:
             raise ValueError(
                 "pdext.jax.register: vmap method %r of %s is none of %s"

@@ -163,11 +163,21 @@ static bool attr_of(XLA_FFI_AttrType type, void *value, call *c, pd_attr *a)
     if (type == XLA_FFI_AttrType_SCALAR) {
         const XLA_FFI_Scalar *s = value;
         switch (s->dtype) {
-        case XLA_FFI_DataType_PRED: a->type = PD_ATTR_BOOL, a->v.b = *(const bool *)s->value; return true;
-        case XLA_FFI_DataType_S32: a->type = PD_ATTR_INT, a->v.i = *(const int32_t *)s->value; return true;
-        case XLA_FFI_DataType_S64: a->type = PD_ATTR_INT64, a->v.i64 = *(const int64_t *)s->value; return true;
-        case XLA_FFI_DataType_F32: a->type = PD_ATTR_FLOAT, a->v.f = *(const float *)s->value; return true;
-        case XLA_FFI_DataType_F64: a->type = PD_ATTR_DOUBLE, a->v.d = *(const double *)s->value; return true;
+        case XLA_FFI_DataType_PRED:
+            a->type = PD_ATTR_BOOL, a->v.b = *(const bool *)s->value;
+            return true;
+        case XLA_FFI_DataType_S32:
+            a->type = PD_ATTR_INT, a->v.i = *(const int32_t *)s->value;
+            return true;
+        case XLA_FFI_DataType_S64:
+            a->type = PD_ATTR_INT64, a->v.i64 = *(const int64_t *)s->value;
+            return true;
+        case XLA_FFI_DataType_F32:
+            a->type = PD_ATTR_FLOAT, a->v.f = *(const float *)s->value;
+            return true;
+        case XLA_FFI_DataType_F64:
+            a->type = PD_ATTR_DOUBLE, a->v.d = *(const double *)s->value;
+            return true;
         default: return false;
         }
     }
@@ -389,8 +399,8 @@ PD_XLA_EXPORT XLA_FFI_Error *pdext_xla_ffi_handler(XLA_FFI_CallFrame *frame)
         snprintf(message, sizeof message,
                  "pdext.jax: the XLA FFI API of this jaxlib is %d.%d, older than the %d.%d the "
                  "pdext handler was built against",
-                 api->api_version.major_version, api->api_version.minor_version,
-                 XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
+                 api->api_version.major_version, api->api_version.minor_version, XLA_FFI_API_MAJOR,
+                 XLA_FFI_API_MINOR);
         return fail(api, XLA_FFI_Error_Code_FAILED_PRECONDITION, message);
     }
     if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE)

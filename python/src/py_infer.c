@@ -28,8 +28,8 @@
 
 static int bad_input(const char *op, const pd_arg_info *in, const char *what)
 {
-    PyErr_Format(PyExc_TypeError,
-                 "%s: infer: input '%s' must be %s: a (dtype, shape) pair%s", op, in->name, what,
+    PyErr_Format(PyExc_TypeError, "%s: infer: input '%s' must be %s: a (dtype, shape) pair%s", op,
+                 in->name, what,
                  in->is_vector ? " per item, in a list" : (in->is_optional ? " or None" : ""));
     return -1;
 }
@@ -43,8 +43,9 @@ static int describe(const char *op, const pd_arg_info *in, PyObject *pair, pd_te
     const char *name = PyUnicode_Check(dt) ? PyUnicode_AsUTF8(dt) : NULL;
     pd_data_type dtype = name ? pd_dtype_from_name(name) : PD_UNDEFINED;
     if (dtype == PD_UNDEFINED) {
-        PyErr_Format(PyExc_TypeError, "%s: infer: input '%s' has dtype %R, which pdext does not know",
-                     op, in->name, dt);
+        PyErr_Format(PyExc_TypeError,
+                     "%s: infer: input '%s' has dtype %R, which pdext does not know", op, in->name,
+                     dt);
         return -1;
     }
     PyObject *seq = PySequence_Fast(shape, "shape must be a sequence of ints");
@@ -282,14 +283,14 @@ static PyObject *py_op_handle(PyObject *self, PyObject *obj)
     return op ? PyLong_FromVoidPtr((void *)op) : NULL;
 }
 
-PyMethodDef pdext_infer_methods[] = {
-    {"infer", py_infer, METH_VARARGS,
-     "infer(op, inputs, attrs=None) -> (outputs, attrs)\n"
-     "Output dtypes and shapes of a call of op from input descriptions, without data "
-     "(pd_op_infer). inputs: per declared input None, (dtype, shape) or a list of pairs "
-     "(vector input); attrs: dict. Returns per declared output (dtype, shape), a list of "
-     "pairs or None, and every declared attr's value, defaults applied."},
-    {"_op_handle", py_op_handle, METH_O,
-     "_op_handle(op) -> int\nThe address of the registered op (const pd_op *), for native "
-     "code that calls pd_op_run; valid while the op's library is loaded."},
-    {NULL, NULL, 0, NULL}};
+PyMethodDef pdext_infer_methods[] =
+    {{"infer", py_infer, METH_VARARGS,
+      "infer(op, inputs, attrs=None) -> (outputs, attrs)\n"
+      "Output dtypes and shapes of a call of op from input descriptions, without data "
+      "(pd_op_infer). inputs: per declared input None, (dtype, shape) or a list of pairs "
+      "(vector input); attrs: dict. Returns per declared output (dtype, shape), a list of "
+      "pairs or None, and every declared attr's value, defaults applied."},
+     {"_op_handle", py_op_handle, METH_O,
+      "_op_handle(op) -> int\nThe address of the registered op (const pd_op *), for native "
+      "code that calls pd_op_run; valid while the op's library is loaded."},
+     {NULL, NULL, 0, NULL}};

@@ -66,10 +66,9 @@ done:
     return result;
 }
 
-PyMethodDef pdext_jit_library_methods[] = {
-    {"_build_library", (PyCFunction)(void (*)(void))py_build_library,
-     METH_VARARGS | METH_KEYWORDS,
-     "_build_library(name, sources, cflags=None, ldflags=None, include_dirs=None) -> str\n"
-     "Builds (or finds in the JIT cache) a shared library that is not an op module and "
-     "returns its path."},
-    {NULL, NULL, 0, NULL}};
+PyMethodDef pdext_jit_library_methods[] =
+    {{"_build_library", (PyCFunction)(void (*)(void))py_build_library, METH_VARARGS | METH_KEYWORDS,
+      "_build_library(name, sources, cflags=None, ldflags=None, include_dirs=None) -> str\n"
+      "Builds (or finds in the JIT cache) a shared library that is not an op module and "
+      "returns its path."},
+     {NULL, NULL, 0, NULL}};

@@ -57,7 +57,10 @@ static void opt_shape(pd_kernel_ctx *ctx)
     const pd_tensor *x = pd_input(ctx, 0);
     pd_set_output_shape(ctx, 0, x->ndim, x->shape);
 }
-static void opt_dtype(pd_kernel_ctx *ctx) { pd_set_output_dtype(ctx, 0, pd_dtype(pd_input(ctx, 0))); }
+static void opt_dtype(pd_kernel_ctx *ctx)
+{
+    pd_set_output_dtype(ctx, 0, pd_dtype(pd_input(ctx, 0)));
+}
 PD_BUILD_OP(jx_opt, .inputs = {"X", PD_OPTIONAL("Y")}, .outputs = {"Out"}, .kernel = opt,
             .infer_shape = opt_shape, .infer_dtype = opt_dtype);
 
@@ -243,7 +246,8 @@ def test_older_jaxlib_ffi_api_refused_naming_both(pdext, pj, monkeypatch):
     # a jaxlib whose c_api.h says an older version than the handler's: register refuses it
     monkeypatch.setattr(pj, "_handler", None)
     monkeypatch.setattr(pj, "ffi_api_version", lambda include_dir=None: older)
-    with pytest.raises(RuntimeError, match=r"XLA FFI API is %d\.%d, older than %d\.%d" % (older + built)):
+    message = r"XLA FFI API is %d\.%d, older than %d\.%d" % (older + built)
+    with pytest.raises(RuntimeError, match=message):
         pj.register(pdext.load("relu", [str(RELU)]))
 
 
@@ -418,11 +422,12 @@ def test_handler_refuses_a_call_for_another_op(jrelu, pj):
     call = jax.ffi.ffi_call(name, jax.ShapeDtypeStruct((3,), jnp.float32))
     x = jnp.ones(3, jnp.float32)
     counts = dict(pd_in=np.array([1], np.int32), pd_out=np.array([1], np.int32))
-    with pytest.raises(Exception, match="the call is for op 'custom_concat', but pdext.jax registered 'custom_relu'"):
+    other = "the call is for op 'custom_concat', but pdext.jax registered 'custom_relu'"
+    with pytest.raises(Exception, match=other):
         jax.block_until_ready(call(x, pd_op=np.int64(index), pd_name="custom_concat", **counts))
     with pytest.raises(Exception, match="lacks pdext.jax's attributes"):
         jax.block_until_ready(call(x, pd_op=np.int64(index), **counts))
-    with pytest.raises(Exception, match="custom_relu: the call has 1 operands and 1 results, but pd_in"):
+    with pytest.raises(Exception, match="custom_relu: the call has 1 operands and 1 results"):
         jax.block_until_ready(call(x, pd_op=np.int64(index), pd_name="custom_relu",
                                    pd_in=np.array([2], np.int32), pd_out=np.array([1], np.int32)))
 
@@ -433,7 +438,21 @@ def test_eager_calls_reuse_one_traced_call_per_attrs(jconcat, pj, monkeypatch):
     monkeypatch.setattr(pj, "_run", lambda *a, **k: traces.append(1) or run(*a, **k))
     a = rand((2, 2), seed=7)
     for _ in range(3):
-        np.testing.assert_array_equal(jconcat.custom_concat([a, a], axis=0), jnp.concatenate([a, a]))
+        got = jconcat.custom_concat([a, a], axis=0)
+        np.testing.assert_array_equal(got, jnp.concatenate([a, a]))
     assert len(traces) == 1
     jconcat.custom_concat([a, a], axis=1)  # other attrs: traced once more
     assert len(traces) == 2
+
+
+def test_many_independent_calls_in_one_computation(jrelu, jconcat):
+    # XLA may run independent custom calls at once: the handler and runner are thread-safe
+    xs = [rand((257,), seed=k) for k in range(16)]
+    f = jax.jit(
+        lambda xs: jconcat.custom_concat(
+            [jrelu.custom_relu(x * (k + 1)) for k, x in enumerate(xs)], axis=0
+        )
+    )
+    want = jnp.concatenate([jax.nn.relu(x * (k + 1)) for k, x in enumerate(xs)])
+    for _ in range(3):
+        np.testing.assert_array_equal(f(xs), want)
