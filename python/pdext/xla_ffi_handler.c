@@ -107,6 +107,7 @@ typedef struct call {
     int32_t n_attrs;
     char text[PD_XLA_TEXT]; /* NUL-terminated names and strings of the attrs */
     size_t text_used;
+    bool text_full; /* copy_text found no room */
     const char *strings[PD_XLA_STRINGS];
     int32_t n_strings;
     char message[1024];
@@ -114,8 +115,10 @@ typedef struct call {
 
 static const char *copy_text(call *c, const char *p, size_t n)
 {
-    if (n + 1 > sizeof c->text - c->text_used)
+    if (n + 1 > sizeof c->text - c->text_used) {
+        c->text_full = true;
         return NULL;
+    }
     char *dst = c->text + c->text_used;
     memcpy(dst, p, n);
     dst[n] = '\0';
@@ -226,10 +229,20 @@ static const char *read_attrs(const XLA_FFI_Attrs *attrs, call *c)
                         type == XLA_FFI_AttrType_STRING;
             a->name = strs ? copy_text(c, name->ptr + skip, name->len - skip)
                            : copy_text(c, name->ptr, name->len);
-            if (a->name == NULL || !(strs ? strings_of(value, c, a) : attr_of(type, value, c, a))) {
+            bool ok = a->name != NULL &&
+                      (strs ? strings_of(value, c, a) : attr_of(type, value, c, a));
+            if (!ok && c->text_full) {
                 snprintf(c->message, sizeof c->message,
-                         "attribute '%.*s' has a type pdext cannot pass to an op", (int)name->len,
-                         name->ptr);
+                         "attribute '%.*s': the attrs' names and strings of one call exceed "
+                         "pdext.jax's %d bytes",
+                         (int)name->len, name->ptr, PD_XLA_TEXT);
+                return c->message;
+            }
+            if (!ok) {
+                snprintf(c->message, sizeof c->message,
+                         "attribute '%.*s' has a type pdext cannot pass to an op (or a malformed "
+                         "encoding)",
+                         (int)name->len, name->ptr);
                 return c->message;
             }
         }
@@ -411,6 +424,7 @@ PD_XLA_EXPORT XLA_FFI_Error *pdext_xla_ffi_handler(XLA_FFI_CallFrame *frame)
     c.op_name = NULL;
     c.n_attrs = 0;
     c.text_used = 0;
+    c.text_full = false;
     c.n_strings = 0;
     return run(frame, &c);
 }

@@ -456,3 +456,31 @@ def test_many_independent_calls_in_one_computation(jrelu, jconcat):
     want = jnp.concatenate([jax.nn.relu(x * (k + 1)) for k, x in enumerate(xs)])
     for _ in range(3):
         np.testing.assert_array_equal(f(xs), want)
+
+
+def test_attr_text_past_the_handlers_room_is_an_error(jpy):
+    x = jnp.zeros((1,))
+    ok = jpy.py_attrs(x, b=True, i64=1, s="y" * 1000, strs=["ab"] * 100)
+    assert ok[5] == 1000 and ok[9] == 100 + 2
+    with pytest.raises(Exception, match="attribute 's': the attrs' names and strings of one call"):
+        jax.block_until_ready(jpy.py_attrs(x, b=True, i64=1, s="y" * 5000))
+
+
+def test_infer_binding_refuses_bad_descriptions(pdext, jconcat, jrelu):
+    infer = pdext._pdext.infer
+    relu, concat = jrelu.custom_relu.op, jconcat.custom_concat.op
+    assert infer(relu, [("float64", (2, 3))]) == ([("float64", (2, 3))], {})
+    assert infer(concat, [[("float32", (2, 3)), ("float32", (2, 1))]], {"axis": 1}) == (
+        [("float32", (2, 4))],
+        {"axis": 1},
+    )
+    with pytest.raises(TypeError, match="has dtype 'float128', which pdext does not know"):
+        infer(relu, [("float128", (2,))])
+    with pytest.raises(TypeError, match="input 'X' must be a list"):
+        infer(concat, [("float32", (2,))], {"axis": 0})
+    with pytest.raises(TypeError, match="2 inputs described, the op declares 1"):
+        infer(relu, [None, None])
+    with pytest.raises(ValueError, match="input 'X' is missing"):
+        infer(relu, [None])
+    with pytest.raises(TypeError, match="expected a pdext op"):
+        infer(len, [])
