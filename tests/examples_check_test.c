@@ -61,6 +61,7 @@ static const struct {
     {"host", "a C host of the relu and concat examples' libraries"},
     {"inference", "a program linking the relu and concat examples as a static bundle"},
     {"python", "Python scripts calling the relu and concat examples"},
+    {"jax", "a JAX training step through the train and relu examples (pdext.jax)"},
     {"pipeline", "a C host and a Python script running the relu example through an executor"},
 };
 

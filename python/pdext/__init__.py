@@ -37,7 +37,15 @@ _LAZY = {
 }
 
 
+# Framework fronts, imported on first use of pdext.<name> (each imports its framework).
+_SUBMODULES = ("jax",)
+
+
 def __getattr__(name):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module("." + name, __name__)
     where = _LAZY.get(name)
     if where is None:
         raise AttributeError("module 'pdext' has no attribute %r" % name)
@@ -49,7 +57,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
 
 __all__ = [
     "load",

@@ -204,6 +204,10 @@ static struct PyModuleDef module_def =
      .m_doc = "The C core of the pdext package: loading op libraries and calling their ops.",
      .m_size = -1, .m_methods = module_methods};
 
+/* Functions defined beside their concern (py_infer.c, py_jit_library.c). */
+extern PyMethodDef pdext_infer_methods[];
+extern PyMethodDef pdext_jit_library_methods[];
+
 static int add_type(PyObject *m, PyTypeObject *type, const char *name)
 {
     if (PyType_Ready(type) < 0)
@@ -265,7 +269,9 @@ PyMODINIT_FUNC PyInit__pdext(void)
                       "diagnostics.") < 0 ||
         add_type(m, &pdext_TensorType, "Tensor") < 0 ||
         add_type(m, &pdext_LibraryType, "Library") < 0 || add_type(m, &pdext_OpType, "Op") < 0 ||
-        add_type(m, &pdext_ExecutorType, "Executor") < 0) {
+        add_type(m, &pdext_ExecutorType, "Executor") < 0 ||
+        PyModule_AddFunctions(m, pdext_infer_methods) < 0 ||
+        PyModule_AddFunctions(m, pdext_jit_library_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }
