@@ -113,6 +113,8 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_load_library(PyObject *self, PyObject *arg);
 PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_gradcheck(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pdext_op_infer(PyObject *self, PyObject *args);
+PyObject *pdext_op_infer_facts(PyObject *self, PyObject *op);
 
 static PyObject *module_version(PyObject *self, PyObject *unused)
 {
@@ -179,6 +181,13 @@ static PyMethodDef module_methods[] =
       "gradcheck(op, args, kwargs, step=0.0, atol=0.0, rtol=0.0, keep_dtype=False, "
       "skip_double_grad=False, max_elements=0, seed=0) -> dict\n"
       "pd_gradcheck on op called with args and kwargs; the report as a dict."},
+     {"op_infer", pdext_op_infer, METH_VARARGS,
+      "op_infer(op, inputs, attrs=None) -> tuple\nWhat a call of op would output, from its "
+      "inference on shapes only (pd_op_infer): inputs one (dtype_name, shape), None or list of "
+      "them per declared input; one (dtype_name, shape), None or list per output (py_infer.c)."},
+     {"op_infer_facts", pdext_op_infer_facts, METH_O,
+      "op_infer_facts(op) -> dict\nWhether op has infer_shape / infer_dtype functions and, "
+      "per output, the input its default inference mirrors (-1: none) (py_infer.c)."},
      {"_torch_stream", pdext_torch_stream, METH_O,
       "_torch_stream(obj) -> int or None\ntorch's current stream handle on obj's device when obj "
       "is a torch CUDA tensor (py_device.c)."},
