@@ -219,6 +219,8 @@ def _ops_of(ops):
     one op), by name."""
     if isinstance(ops, _pdext.Op):
         return {ops.__name__: ops}
+    if isinstance(getattr(ops, "op", None), _pdext.Op):  # pdext.aot(..., n_inputs=...)
+        return {ops.op.__name__: ops.op}
     found = {}
     for name in dir(ops):
         op = getattr(ops, name, None)
@@ -247,6 +249,13 @@ def _schema_default(value, type_name):
     return repr(int(value))
 
 
+def _identifier(name):
+    """py_op.c's Python name of a declared name: every character not allowed in an identifier
+    becomes '_'."""
+    return "".join(c if (c.isalnum() or c == "_") and (i or not c.isdigit()) else "_"
+                   for i, c in enumerate(name))
+
+
 class _Facts:
     """What the torch side needs of one pdext op, read once from its declaration."""
 
@@ -261,12 +270,14 @@ class _Facts:
         self.attrs = op.attrs
         self.outputs = op.outputs
         self.vector_out = op.vector_outputs
-        sig = _inspect.signature(op)
-        params = list(sig.parameters.values())
-        self.in_params = [p.name for p in params[: self.n_in]]
-        self.attr_params = [p.name for p in params[self.n_in :]]
-        self.attr_defaults = [p.default for p in params[self.n_in :]]
         infer = _pdext.op_infer_facts(op)
+        # Python names of the arguments ("Out@GRAD" -> "Out_GRAD"), as the op's call takes them.
+        self.in_params = [_identifier(n) for n in self.inputs]
+        self.attr_params = list(self.attrs)
+        self.attr_defaults = [
+            _inspect.Parameter.empty if required else d
+            for required, d in zip(op.attr_required, infer["attr_defaults"])
+        ]
         self.sources = infer["sources"]
         self.infer_shape = infer["infer_shape"]
         self.infer_dtype = infer["infer_dtype"]
@@ -277,10 +288,48 @@ class _Facts:
             self.written[s] if s >= 0 and self.written[s] else False for s in self.sources
         ]
         self.returned = [o for o in range(len(self.outputs)) if not self.inplace_out[o]]
-        self.differentiable_inputs = [i for i in range(self.n_in)]
+        # Argument positions whose None means the declared default (str[] attrs, see schema()).
+        self.none_defaults = {
+            self.n_in + j: d
+            for j, (t, d) in enumerate(zip(op.attr_types, self.attr_defaults))
+            if t == "std::vector<std::string>" and d is not _inspect.Parameter.empty
+        }
+
+        self.n_args = self.n_in + len(self.attrs)
+        self.arg_names = self.in_params + self.attr_params
+        empty = _inspect.Parameter.empty
+        self.arg_defaults = [None if o else empty for o in self.optional] + [
+            None if self.n_in + j in self.none_defaults else d
+            for j, d in enumerate(self.attr_defaults)
+        ]
+
+    def with_defaults(self, args, kwargs=None):
+        """The torch op's arguments as the pdext op takes them, all positional: torch hands a
+        kernel its keyword-only arguments as keywords and may leave out those equal to their
+        defaults."""
+        if kwargs or len(args) < self.n_args:
+            kwargs = kwargs or {}
+            full = list(args)
+            for k in range(len(args), self.n_args):
+                name = self.arg_names[k]
+                if name in kwargs:
+                    full.append(kwargs[name])
+                elif self.arg_defaults[k] is not _inspect.Parameter.empty:
+                    full.append(self.arg_defaults[k])
+                else:
+                    raise TypeError("%s: missing argument '%s'" % (self.name, name))
+            args = full
+        if not self.none_defaults:
+            return args
+        args = list(args)
+        for k, d in self.none_defaults.items():
+            if k < len(args) and args[k] is None:
+                args[k] = list(d)
+        return args
 
     def schema(self):
         args = []
+        seen_default = False
         alias = iter("abcdefghijklmnopqrstuvwxyz")
         for i in range(self.n_in):
             t = "Tensor"
@@ -293,6 +342,7 @@ class _Facts:
             arg = "%s %s" % (t, self.in_params[i])
             if self.optional[i]:
                 arg += "=None"
+            seen_default = seen_default or self.optional[i]
             args.append(arg)
         for name, type_name, default in zip(self.attr_params, self.op.attr_types, self.attr_defaults):
             t = _SCHEMA_TYPES.get(type_name)
@@ -301,8 +351,19 @@ class _Facts:
                     "pdext.torch.register: %s: attr '%s' has type %s, which has no torch schema "
                     "type" % (self.name, name, type_name)
                 )
+            has_default = default is not _inspect.Parameter.empty
+            if seen_default and not has_default and "*" not in args:
+                # torch's schemas take no positional argument without a default after one with
+                # a default: from here on the attrs are keyword-only.
+                args.append("*")
+            seen_default = seen_default or has_default
+            if has_default and t == "str[]":
+                # torch's schemas have no str[] defaults: the attr is optional, and None stands
+                # for the declared default (the kernels put it back, with_defaults).
+                args.append("str[]? %s=None" % name)
+                continue
             arg = "%s %s" % (t, name)
-            if default is not _inspect.Parameter.empty:
+            if has_default:
                 arg += "=" + _schema_default(default, t)
             args.append(arg)
         rets = ["Tensor[]" if self.vector_out[o] else "Tensor" for o in self.returned]
@@ -323,20 +384,45 @@ def _detach(x):
 def _make_kernel(f):
     op, n_in, returned = f.op, f.n_in, f.returned
     n_out = len(f.outputs)
-    needs_detach = True
+
+    fill = f.with_defaults
+    written = [i for i in range(n_in) if f.written[i]]
+    if written:
+        plain = _make_kernel_body(f, fill)
+
+        def kernel(*args, **kwargs):
+            if _torch.is_grad_enabled():
+                for i in written:
+                    x = args[i] if i < len(args) else kwargs.get(f.in_params[i])
+                    for t in x if isinstance(x, (list, tuple)) else (x,):
+                        if isinstance(t, _torch.Tensor) and t.requires_grad:
+                            raise RuntimeError(
+                                "%s(): input '%s' requires grad, but the op writes it in place "
+                                "and has no autograd rule; call it under torch.no_grad() or "
+                                "on a detached tensor" % (f.name, f.inputs[i])
+                            )
+            return plain(*args, **kwargs)
+
+        kernel.__name__ = f.name
+        return kernel
+    return _make_kernel_body(f, fill)
+
+
+def _make_kernel_body(f, fill):
+    op, n_in, returned = f.op, f.n_in, f.returned
+    n_out = len(f.outputs)
 
     if n_out == 1 and returned == [0]:
 
-        def kernel(*args):
-            if needs_detach:
-                args = [_detach(a) for a in args[:n_in]] + list(args[n_in:])
-            return op(*args)
+        def kernel(*args, **kwargs):
+            args = fill(args, kwargs)
+            return op(*[_detach(a) for a in args[:n_in]], *args[n_in:])
 
     else:
 
-        def kernel(*args):
-            args = [_detach(a) for a in args[:n_in]] + list(args[n_in:])
-            res = op(*args)
+        def kernel(*args, **kwargs):
+            args = fill(args, kwargs)
+            res = op(*[_detach(a) for a in args[:n_in]], *args[n_in:])
             if n_out == 1:
                 res = (res,)
             out = tuple(res[o] for o in returned)
@@ -368,7 +454,8 @@ def _make_fake(f):
     which guards: a new size recompiles) before it runs."""
     op, n_in = f.op, f.n_in
 
-    def fake(*args):
+    def fake(*args, **kwargs):
+        args = f.with_defaults(args, kwargs)
         inputs = args[:n_in]
         attrs = dict(zip(f.attrs, args[n_in:]))
         device = None
@@ -454,7 +541,8 @@ def _autograd(f, grad, qual_grad):
     attr_pos = {a: f.n_in + f.attrs.index(a) for a in grad_attrs}
     grad_fn = [None]
 
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx, inputs, output, keyword_only_inputs=None):
+        inputs = f.with_defaults(inputs, keyword_only_inputs)
         outs = output if len(f.outputs) > 1 else (output,)
         flat, layout = [], []
         for v in [inputs[i] for i in need_in] + [outs[o] for o in need_out]:
@@ -491,6 +579,24 @@ def _autograd(f, grad, qual_grad):
         res = res if len(grad.returned) > 1 else (res,)
         by_name = {grad.outputs[o]: r for o, r in zip(grad.returned, res)}
         return tuple(by_name.get(n + "@GRAD") for n in f.inputs) + (None,) * len(f.attrs)
+
+    return setup_context, backward
+
+
+def _not_differentiable(f):
+    """The autograd rule of an op without a grad op: its outputs are marked non-differentiable,
+    as torch's own integer-valued ops are, so that a backward through them alone fails with
+    torch's usual "does not require grad" and a backward that only passes by goes on."""
+
+    def setup_context(ctx, inputs, output, keyword_only_inputs=None):
+        outs = output if isinstance(output, tuple) else (output,)
+        flat = []
+        for o in outs:
+            flat.extend(o if isinstance(o, list) else [o])
+        ctx.mark_non_differentiable(*[t for t in flat if t is not None])
+
+    def backward(ctx, *gouts):
+        return (None,) * f.n_args
 
     return setup_context, backward
 
@@ -598,10 +704,13 @@ def _define(found, namespace, key):
             _torch.library.register_fake(qual, _make_fake(f), lib=lib)
             result.qualnames[name] = qual
         for name, f in facts.items():
+            if any(f.written):
+                continue  # the kernel refuses inputs that record history (_make_kernel)
             grad = facts.get(f.op.grad_op) if f.op.grad_op else None
-            if grad is None or any(f.written) or any(grad.written):
-                continue
-            setup_context, backward = _autograd(f, grad, result.qualnames[grad.name])
+            if grad is None or any(grad.written):
+                setup_context, backward = _not_differentiable(f)
+            else:
+                setup_context, backward = _autograd(f, grad, result.qualnames[grad.name])
             _torch.library.register_autograd(
                 result.qualnames[name], backward, setup_context=setup_context, lib=lib
             )

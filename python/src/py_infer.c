@@ -15,7 +15,7 @@
  * op_infer_facts(op) says what a host needs to carry symbolic sizes through the default
  * inference: whether the op has infer_shape / infer_dtype functions, and per output the input it
  * mirrors when it has none (-1: none), the rule of the runner's registration (opdef.c's
- * default_source) read from the public declaration.
+ * default_source) read from the public declaration; and the attrs' declared defaults.
  */
 #include "py_internal.h"
 
@@ -345,6 +345,26 @@ PyObject *pdext_op_infer_facts(PyObject *self, PyObject *op_obj)
     }
     if (sources == NULL)
         return NULL;
-    return Py_BuildValue("{s:O,s:O,s:N}", "infer_shape", def->infer_shape ? Py_True : Py_False,
-                         "infer_dtype", def->infer_dtype ? Py_True : Py_False, "sources", sources);
+    /* The attrs' defaults, in declared order (None where an attr has none: attr_required says
+     * which), for a host's signature; a Python signature cannot always carry them (a required
+     * attr may follow one with a default). */
+    int32_t n_attr = pd_op_attr_count(op);
+    PyObject *defaults = PyTuple_New(n_attr);
+    for (int32_t j = 0; defaults != NULL && j < n_attr; ++j) {
+        pd_attr_info info;
+        pd_op_attr_info(op, j, &info);
+        PyObject *v = info.has_default ? pdext_attr_to_python(&info.default_value)
+                                       : Py_NewRef(Py_None);
+        if (v == NULL)
+            Py_CLEAR(defaults);
+        else
+            PyTuple_SET_ITEM(defaults, j, v);
+    }
+    if (defaults == NULL) {
+        Py_DECREF(sources);
+        return NULL;
+    }
+    return Py_BuildValue("{s:O,s:O,s:N,s:N}", "infer_shape", def->infer_shape ? Py_True : Py_False,
+                         "infer_dtype", def->infer_dtype ? Py_True : Py_False, "sources", sources,
+                         "attr_defaults", defaults);
 }
