@@ -164,6 +164,7 @@ def wrap(ops):
 # torch op itself (so that a grad op with a double grad op is twice differentiable).
 
 import inspect as _inspect
+import os
 import threading as _threading
 
 # pdext attr types -> torch schema types.
@@ -601,6 +602,116 @@ def _not_differentiable(f):
     return setup_context, backward
 
 
+# --- the native kernel ---------------------------------------------------------------------------
+#
+# torch_native.cpp, beside this file, is one boxed C++ kernel for every pdext op: built once per
+# torch and pdext version with torch's headers into pdext's cache, loaded with ctypes, it runs
+# the op through the pdext runner on the tensors' own memory. Where it cannot be built (no C++
+# compiler, torch without headers) the kernels are the Python ones above (_make_kernel), which
+# call the op through DLPack; PDEXT_TORCH_NATIVE=0 asks for those.
+
+_native = None  # the loaded library, False once it failed, None before the first try
+_native_error = None
+
+
+def _cache_dir():
+    d = os.environ.get("PDEXT_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "pdext")
+    return os.path.join(d, "torch-native")
+
+
+def _native_build_command(src, out):
+    from torch.utils import cpp_extension
+
+    torch_lib = os.path.join(os.path.dirname(_torch.__file__), "lib")
+    pdext_lib = os.path.dirname(_pdext._library_path())
+    cmd = [os.environ.get("CXX", "c++"), "-std=c++20", "-O2", "-fPIC", "-shared",
+           "-fvisibility=hidden",
+           "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(_torch._C._GLIBCXX_USE_CXX11_ABI)]
+    cmd += ["-I" + p for p in cpp_extension.include_paths()]
+    cmd += ["-I" + _pdext._sdk_include_dir(), src, "-o", out,
+            "-L" + torch_lib, "-lc10", "-ltorch_cpu", "-Wl,-rpath," + torch_lib,
+            "-L" + pdext_lib, "-l:" + os.path.basename(_pdext._library_path()),
+            "-Wl,-rpath," + pdext_lib]
+    return cmd
+
+
+def _native_lib():
+    """The native kernel library, built into the cache on first use (one build per torch and
+    pdext version; a concurrent build by another process is harmless: each writes its own
+    file and renames it into place). None, with _native_error saying why, where it cannot be
+    had."""
+    global _native, _native_error
+    if _native is not None:
+        return _native or None
+    if os.environ.get("PDEXT_TORCH_NATIVE", "1") == "0":
+        _native, _native_error = False, "PDEXT_TORCH_NATIVE=0"
+        return None
+    import ctypes
+    import hashlib
+    import subprocess
+    import tempfile
+
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_native.cpp")
+    try:
+        with open(src, "rb") as fh:
+            text = fh.read()
+        cmd = _native_build_command(src, "OUT")
+        key = hashlib.sha256(
+            text + repr((cmd, _torch.__version__, _pdext.version())).encode()
+        ).hexdigest()[:16]
+        d = _cache_dir()
+        path = os.path.join(d, "pdext_torch_%s.so" % key)
+        if not os.path.exists(path):
+            os.makedirs(d, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
+            os.close(fd)
+            try:
+                run = subprocess.run(_native_build_command(src, tmp), capture_output=True,
+                                     text=True)
+                if run.returncode != 0:
+                    raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        lib = ctypes.CDLL(path)
+        lib.pdext_torch_native_register.argtypes = [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,
+            ctypes.POINTER(ctypes.c_ubyte), ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+        lib.pdext_torch_native_register.restype = ctypes.c_int
+        lib.pdext_torch_native_drop.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        lib.pdext_torch_native_drop.restype = None
+        _native = lib
+        return lib
+    except Exception as e:  # no compiler, no headers: the Python kernels serve
+        _native, _native_error = False, "%s: %s" % (type(e).__name__, e)
+        return None
+
+
+def native_kernels():
+    """(True, path-or-None) when registered ops run pdext's native C++ kernel, else (False,
+    why)."""
+    lib = _native_lib()
+    return (True, lib._name) if lib is not None else (False, _native_error)
+
+
+def _native_register(lib, f, namespace, key):
+    import ctypes
+
+    returned = (ctypes.c_ubyte * max(1, len(f.outputs)))(
+        *[1 if o in f.returned else 0 for o in range(len(f.outputs))])
+    err = ctypes.create_string_buffer(2048)
+    rc = lib.pdext_torch_native_register(
+        namespace.encode(), f.name.encode(), _pdext.op_address(f.op), key.encode(), returned,
+        len(f.outputs), err, len(err))
+    if rc != 0:
+        raise RuntimeError("pdext.torch.register: %s: the native %s kernel: %s"
+                           % (f.name, key, err.value.decode(errors="replace")))
+
+
 class Registered(types.SimpleNamespace):
     """What pdext.torch.register returns: one attribute per op, the torch op
     (torch.ops.<namespace>.<name>), plus `namespace`, `qualnames` and `library` (the
@@ -614,9 +725,10 @@ class _Registration:
         self.library = library
         self.result = result
         self.names = []
+        self.native = []  # the ops whose CPU kernel is the native one
 
 
-def register(ops, namespace="pdext", replace=False):
+def register(ops, namespace="pdext", replace=False, native=None):
     """Defines every op of `ops` (forward, grad and double grad ops) as torch operators in
     `namespace`, callable as torch.ops.<namespace>.<op name>:
 
@@ -635,7 +747,12 @@ def register(ops, namespace="pdext", replace=False):
     Registering the same module in the same namespace again returns the first registration.
     An op name already defined in the namespace by another registration is a ValueError,
     unless replace=True: then that earlier registration is removed as a whole (all its ops)
-    before this one is made. Needs torch >= 2.4."""
+    before this one is made. Needs torch >= 2.4.
+
+    native: None (default) runs CPU calls through pdext's native C++ kernel
+    (torch_native.cpp, built once per torch version into pdext's cache) where it can be built,
+    else through the Python kernel (DLPack); True requires the native kernel; False uses the
+    Python one. Ops that write an input in place, and CUDA tensors, use the Python kernel."""
     if _torch_version() < _MIN_TORCH:
         raise RuntimeError(
             "pdext.torch.register needs torch >= %d.%d (torch.library.register_fake and "
@@ -668,7 +785,7 @@ def register(ops, namespace="pdext", replace=False):
                     "pdext.torch.register: torch.ops.%s.%s is already defined (not by pdext); "
                     "use another namespace" % (namespace, name)
                 )
-        return _define(found, namespace, key)
+        return _define(found, namespace, key, native)
 
 
 def _torch_has(namespace, name):
@@ -681,16 +798,26 @@ def _torch_has(namespace, name):
 
 
 def _unregister(reg):
+    if reg.native:
+        for name in reg.native:
+            _native.pdext_torch_native_drop(reg.namespace.encode(), name.encode())
+        reg.native = []
     reg.library._destroy()
     for name in reg.names:
         _defined.pop((reg.namespace, name), None)
     reg.names = []
 
 
-def _define(found, namespace, key):
+def _define(found, namespace, key, use_native):
     lib = _torch.library.Library(namespace, "FRAGMENT")
-    result = Registered(namespace=namespace, library=lib, qualnames={})
+    native = _native_lib() if use_native is not False else None
+    if use_native and native is None:
+        raise RuntimeError("pdext.torch.register: the native kernel cannot be built: %s"
+                           % _native_error)
+    result = Registered(namespace=namespace, library=lib, qualnames={},
+                        native=native is not None)
     reg = _Registration(key, namespace, lib, result)
+    reg.ops = found  # the pd_ops the native kernels run live as long as their Libraries
     facts = {name: _Facts(op) for name, op in found.items()}
     try:
         for name, f in facts.items():
@@ -699,7 +826,13 @@ def _define(found, namespace, key):
             _defined[(namespace, name)] = reg
             qual = "%s::%s" % (namespace, name)
             kernel = _make_kernel(f)
-            lib.impl(name, kernel, "CPU")
+            if native is not None and not any(f.written):
+                _native_register(native, f, namespace, "CPU")
+                reg.native.append(name)
+            else:
+                lib.impl(name, kernel, "CPU")
+            # CUDA tensors go through the Python kernel, which runs the op on torch's current
+            # stream (py_device.c); the native kernel does not pass the stream yet.
             lib.impl(name, kernel, "CUDA")
             _torch.library.register_fake(qual, _make_fake(f), lib=lib)
             result.qualnames[name] = qual

@@ -368,3 +368,13 @@ PyObject *pdext_op_infer_facts(PyObject *self, PyObject *op_obj)
                          "infer_dtype", def->infer_dtype ? Py_True : Py_False, "sources", sources,
                          "attr_defaults", defaults);
 }
+
+/* _pdext.op_address(op): the address of op's pd_op, for a native host kernel that runs it
+ * (pdext.torch's boxed torch kernel, python/pdext/torch_native.cpp). The pd_op lives as long as
+ * its Library object; the caller keeps that alive. */
+PyObject *pdext_op_address(PyObject *self, PyObject *op_obj)
+{
+    (void)self;
+    const pd_op *op = pdext_op_of(op_obj, "op_address", NULL);
+    return op == NULL ? NULL : PyLong_FromVoidPtr((void *)op);
+}

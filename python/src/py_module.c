@@ -115,6 +115,7 @@ PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_gradcheck(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_op_infer(PyObject *self, PyObject *args);
 PyObject *pdext_op_infer_facts(PyObject *self, PyObject *op);
+PyObject *pdext_op_address(PyObject *self, PyObject *op);
 
 static PyObject *module_version(PyObject *self, PyObject *unused)
 {
@@ -188,6 +189,9 @@ static PyMethodDef module_methods[] =
      {"op_infer_facts", pdext_op_infer_facts, METH_O,
       "op_infer_facts(op) -> dict\nWhether op has infer_shape / infer_dtype functions and, "
       "per output, the input its default inference mirrors (-1: none) (py_infer.c)."},
+     {"op_address", pdext_op_address, METH_O,
+      "op_address(op) -> int\nThe address of op's pd_op, for a native kernel that runs it "
+      "(valid while op's Library lives) (py_infer.c)."},
      {"_torch_stream", pdext_torch_stream, METH_O,
       "_torch_stream(obj) -> int or None\ntorch's current stream handle on obj's device when obj "
       "is a torch CUDA tensor (py_device.c)."},

@@ -395,3 +395,42 @@ def test_inplace_op_refuses_a_tensor_that_requires_grad(reg):
     with torch.no_grad():
         torch.ops.pd_pyops.py_inplace(t)
     assert t.tolist() == [2.0, 2.0, 2.0]
+
+
+# --- the kernels: native (C++, through the pdext runner) and Python (DLPack) ---------------------
+
+
+def test_native_kernel_serves_cpu_calls_where_it_builds(pt, reg):
+    ok, what = pt.native_kernels()
+    if not ok:
+        pytest.skip("the native kernel could not be built here: %s" % what)
+    assert reg["relu"].native
+    # an error from the runner comes back as torch's RuntimeError with pdext's message
+    with pytest.raises(RuntimeError, match="py_pair.*float64"):
+        torch.ops.pd_pyops.py_pair(torch.randn(3), torch.randn(3))
+
+
+def test_python_kernels_pass_the_same_checks(pdext, pt, relu, concat):
+    r = pt.register(relu, namespace="pd_py_relu", native=False)
+    c = pt.register(concat, namespace="pd_py_concat", native=False)
+    assert not r.native and not c.native
+    x = f64(3, 4, grad=True)
+    assert torch.equal(r.custom_relu(x), torch.relu(x))
+    opcheck(r.custom_relu.default, (x,))
+    a, b = f64(2, 3, grad=True), f64(2, 2, grad=True)
+    opcheck(c.custom_concat.default, ([a, b], 1))
+    assert torch.autograd.gradcheck(lambda a, b: c.custom_concat([a, b], 1), (a, b))
+
+
+def test_native_outputs_own_their_memory(reg):
+    """The native kernel's outputs keep pdext's storage alive after every other reference is
+    gone, and strided views of the inputs are read through their strides."""
+    x = torch.arange(-6.0, 6.0).reshape(3, 4)
+    outs = [torch.ops.pd_relu.custom_relu(v) for v in (x.t(), x[:, ::2], x.flip(0))]
+    expect = [v.clamp(min=0) for v in (x.t(), x[:, ::2], x.flip(0))]
+    del x
+    import gc
+
+    gc.collect()
+    for o, e in zip(outs, expect):
+        assert torch.equal(o, e) and o.is_contiguous()
