@@ -150,7 +150,7 @@ struct Attrs {
 };
 
 class Kernel final : public c10::OperatorKernel {
-  public:
+public:
     explicit Kernel(const pd_op *op) : op_(op)
     {
         name_ = pd_op_name(op);
@@ -243,7 +243,7 @@ class Kernel final : public c10::OperatorKernel {
         }
     }
 
-  private:
+private:
     void add_attr(const pd_attr_info &info, const c10::IValue &v, Attrs *at) const
     {
         if (v.isNone())

@@ -69,8 +69,7 @@ static int describe_input(const char *op, const char *input, Py_ssize_t index, P
         }
         if (v < 0) {
             Py_DECREF(shape);
-            PyErr_Format(PyExc_ValueError, "op_infer: %s: size %lld of dimension %zd", where, v,
-                         d);
+            PyErr_Format(PyExc_ValueError, "op_infer: %s: size %lld of dimension %zd", where, v, d);
             return -1;
         }
         t->shape[d] = v;
@@ -310,7 +309,8 @@ static int32_t mirrored_input(const pd_op *op, int32_t o)
         for (int32_t i = 0; i < n_in; ++i) {
             pd_arg_info in;
             pd_op_input_info(op, i, &in);
-            if (strcmp(def->inplace[k][0], in.decl) == 0 || strcmp(def->inplace[k][0], in.name) == 0)
+            if (strcmp(def->inplace[k][0], in.decl) == 0 ||
+                strcmp(def->inplace[k][0], in.name) == 0)
                 return i;
         }
     }
