@@ -434,3 +434,23 @@ def test_native_outputs_own_their_memory(reg):
     gc.collect()
     for o, e in zip(outs, expect):
         assert torch.equal(o, e) and o.is_contiguous()
+
+
+def test_without_a_compiler_the_python_kernels_serve(pt, relu, monkeypatch, tmp_path):
+    monkeypatch.setattr(pt, "_native", None)
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    monkeypatch.setenv("PDEXT_CACHE_DIR", str(tmp_path))
+    ok, why = pt.native_kernels()
+    assert not ok and "no-such-compiler" in why
+    with pytest.raises(RuntimeError, match="native kernel cannot be built"):
+        pt.register(relu, namespace="pd_need_native", native=True)
+    r = pt.register(relu, namespace="pd_no_native")
+    assert not r.native
+    x = torch.randn(4)
+    assert torch.equal(r.custom_relu(x), torch.relu(x))
+
+
+def test_old_torch_is_refused(pt, relu, monkeypatch):
+    monkeypatch.setattr(pt, "_torch_version", lambda: (2, 3))
+    with pytest.raises(RuntimeError, match=r"needs torch >= 2.4"):
+        pt.register(relu, namespace="pd_old")
