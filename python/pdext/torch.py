@@ -507,7 +507,11 @@ def _make_fake(f):
                     items.append(_torch.empty(shape, dtype=_TORCH_DTYPES[item[0]], device=device))
                 outs.append(items)
             else:
-                shape = tuple(inputs[src].shape) if mirror else r[1]
+                if mirror:  # a vector input's first tensor, as the runner mirrors it
+                    x = inputs[src]
+                    shape = tuple((x[0] if isinstance(x, (list, tuple)) else x).shape)
+                else:
+                    shape = r[1]
                 outs.append(_torch.empty(shape, dtype=_TORCH_DTYPES[r[0]], device=device))
         if not outs:
             return None

@@ -280,6 +280,16 @@ def test_relu_keeps_symbolic_sizes(reg):
     assert counter.frame_count == 1
 
 
+def test_vector_input_op_under_dynamic_shapes(reg):
+    """tp_addn (no infer_shape) mirrors its vector input's first tensor: symbolic sizes pass."""
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a, b: torch.ops.pd_tape.tp_addn([a, b]) * 2, fullgraph=True,
+                             dynamic=True)
+    for n in (3, 6):
+        a, b = f64(n), f64(n)
+        assert torch.allclose(compiled(a, b), (a + b) * 2)
+
+
 def test_compile_backward_equals_eager(reg):
     torch._dynamo.reset()
 
