@@ -62,6 +62,8 @@ static const struct {
     {"inference", "a program linking the relu and concat examples as a static bundle"},
     {"python", "Python scripts calling the relu and concat examples"},
     {"pipeline", "a C host and a Python script running the relu example through an executor"},
+    {"torch", "Python scripts registering the relu example with torch.library (run by "
+              "tests/python/test_torch_ddp.py)"},
 };
 
 PD_TEST(ExamplesCheck, EveryExampleDirectoryIsCheckedOrSaysWhyNot)
