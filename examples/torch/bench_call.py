@@ -52,6 +52,13 @@ def main():
     with torch.inference_mode():
         ti = t.clone()
         res += [(name + " [inference_mode]", per_call_us(fn, ti)) for name, fn, arg in rows[:4]]
+    # A torch.compile'd function with the op, warm (compiled on the first call), vs eager.
+    def f(x):
+        return torch.ops.bench_pd.custom_relu(x) + 1
+
+    compiled = torch.compile(f, fullgraph=True)
+    res += [("eager f(t) = custom_relu(t) + 1", per_call_us(f, t, number=5000)),
+            ("torch.compile(f, fullgraph=True), warm", per_call_us(compiled, t, number=5000))]
     base, py = res[0][1], res[1][1]
     print("torch %s, numpy %s, 1-element float32 CPU tensor, min of 7 x 20000 calls; native "
           "kernel: %s" % (torch.__version__, np.__version__, pdext.torch.native_kernels()[0]))
