@@ -447,7 +447,9 @@ def test_native_outputs_own_their_memory(reg):
 
 
 def test_without_a_compiler_the_python_kernels_serve(pt, relu, monkeypatch, tmp_path):
-    monkeypatch.setattr(pt, "_native", None)
+    import pdext.torch_library as tl
+
+    monkeypatch.setattr(tl, "_native", None)
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     monkeypatch.setenv("PDEXT_CACHE_DIR", str(tmp_path))
     ok, why = pt.native_kernels()
@@ -461,6 +463,8 @@ def test_without_a_compiler_the_python_kernels_serve(pt, relu, monkeypatch, tmp_
 
 
 def test_old_torch_is_refused(pt, relu, monkeypatch):
-    monkeypatch.setattr(pt, "_torch_version", lambda: (2, 3))
+    import pdext.torch_library as tl
+
+    monkeypatch.setattr(tl, "_torch_version", lambda: (2, 3))
     with pytest.raises(RuntimeError, match=r"needs torch >= 2.4"):
         pt.register(relu, namespace="pd_old")
