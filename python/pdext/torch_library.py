@@ -17,11 +17,11 @@ from . import _pdext
 
 # --- torch.library registration ----------------------------------------------------------------
 #
-# pdext.torch.register(ops, namespace) makes every op of `ops` a torch operator: a schema from
-# its declaration, a CPU and a CUDA kernel that call the pdext op on the tensors (zero-copy,
-# through DLPack), a fake kernel from pdext's own inference (_pdext.op_infer: pd_op_infer on
-# shapes only) and, for forward ops with a grad op, an autograd rule that calls the grad op as a
-# torch op itself (so that a grad op with a double grad op is twice differentiable).
+# What runs in Python per eager call: torch's own dispatch from torch.ops and, in grad mode,
+# torch's autograd kernel of register_autograd (which checks requires_grad and redispatches).
+# The CPU kernel itself is C++ (torch_native.cpp); the Python kernels below (_make_kernel)
+# serve CUDA tensors, in-place ops and machines where the native one cannot be built: they
+# detach, call the pdext op (DLPack in, torch.from_dlpack out) and drop in-place outputs.
 
 # pdext attr types -> torch schema types.
 _SCHEMA_TYPES = {
