@@ -63,6 +63,8 @@ static const struct {
     {"python", "Python scripts calling the relu and concat examples"},
     {"jax", "a JAX training step through the train and relu examples (pdext.jax)"},
     {"pipeline", "a C host and a Python script running the relu example through an executor"},
+    {"torch", "Python scripts registering the relu example with torch.library (run by "
+              "tests/python/test_torch_ddp.py)"},
 };
 
 PD_TEST(ExamplesCheck, EveryExampleDirectoryIsCheckedOrSaysWhyNot)

@@ -153,3 +153,7 @@ def wrap(ops):
         grad_fn = _function(grad, double) if twice else None
         setattr(mod, name, _function(op, grad, grad_fn))
     return mod
+
+
+# torch.library registration (pdext.torch.register) lives in its own file.
+from .torch_library import Registered, native_kernels, register  # noqa: E402,F401

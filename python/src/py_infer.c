@@ -18,6 +18,13 @@
  * what the kernel would read (a float attr's value rounded to float32). An output whose
  * shape only its kernel knows (data-dependent) raises pdext.OpError with pd_op_infer's
  * message, as does every check a real call would fail.
+ *
+ *   infer_facts(op) -> dict
+ *
+ * What a host needs to carry symbolic sizes through the default inference: whether the op has
+ * infer_shape / infer_dtype functions, per output the input it mirrors when it has none
+ * (pd_op_output_mirrors; -1: none), and the attrs' declared defaults (None where an attr has
+ * none).
  */
 #include "py_internal.h"
 
@@ -274,6 +281,38 @@ done:
     return result;
 }
 
+static PyObject *py_infer_facts(PyObject *self, PyObject *op_obj)
+{
+    (void)self;
+    const pd_op *op = pdext_op_of(op_obj, "pdext infer_facts", NULL);
+    if (op == NULL)
+        return NULL;
+    const pd_op_def *def = pd_op_definition(op);
+    int32_t n_out = pd_op_output_count(op), n_attr = pd_op_attr_count(op);
+    PyObject *sources = PyTuple_New(n_out);
+    for (int32_t o = 0; sources != NULL && o < n_out; ++o)
+        PyTuple_SET_ITEM(sources, o, PyLong_FromLong(pd_op_output_mirrors(op, o)));
+    PyObject *defaults = sources ? PyTuple_New(n_attr) : NULL;
+    for (int32_t j = 0; defaults != NULL && j < n_attr; ++j) {
+        pd_attr_info info;
+        pd_op_attr_info(op, j, &info);
+        PyObject *v = info.has_default ? pdext_attr_to_python(&info.default_value)
+                                       : Py_NewRef(Py_None);
+        if (v == NULL)
+            Py_CLEAR(defaults);
+        else
+            PyTuple_SET_ITEM(defaults, j, v);
+    }
+    if (sources == NULL || defaults == NULL || PyErr_Occurred()) {
+        Py_XDECREF(sources);
+        Py_XDECREF(defaults);
+        return NULL;
+    }
+    return Py_BuildValue("{s:O,s:O,s:N,s:N}", "infer_shape", def->infer_shape ? Py_True : Py_False,
+                         "infer_dtype", def->infer_dtype ? Py_True : Py_False, "sources", sources,
+                         "attr_defaults", defaults);
+}
+
 /* The op's address, for native code of this process that runs it (pd_op_run): valid while
  * the op's Library object lives. */
 static PyObject *py_op_handle(PyObject *self, PyObject *obj)
@@ -290,6 +329,9 @@ PyMethodDef pdext_infer_methods[] =
       "(pd_op_infer). inputs: per declared input None, (dtype, shape) or a list of pairs "
       "(vector input); attrs: dict. Returns per declared output (dtype, shape), a list of "
       "pairs or None, and every declared attr's value, defaults applied."},
+     {"infer_facts", py_infer_facts, METH_O,
+      "infer_facts(op) -> dict\nWhether op has infer_shape / infer_dtype functions, per output "
+      "the input the default inference mirrors (-1: none), and the attrs' defaults."},
      {"_op_handle", py_op_handle, METH_O,
       "_op_handle(op) -> int\nThe address of the registered op (const pd_op *), for native "
       "code that calls pd_op_run; valid while the op's library is loaded."},

@@ -218,6 +218,12 @@ const pd_module *pd_op_module(const pd_op *op);
 int32_t pd_op_input_count(const pd_op *op);
 int32_t pd_op_output_count(const pd_op *op);
 int32_t pd_op_attr_count(const pd_op *op);
+/* The input whose shape and dtype output `index` takes when the op's infer functions leave
+ * them unset (the runner's default inference: the input an in-place output aliases, "X" for
+ * "X@GRAD", the one input of a one-in one-out op, input 0 under PD_OP_OUTPUTS_LIKE_INPUT0);
+ * -1 when none. Hosts that carry symbolic sizes through the default inference read it here
+ * instead of repeating the rule. */
+int32_t pd_op_output_mirrors(const pd_op *op, int32_t index);
 /* Attr index's name (without ": type") and type. */
 const char *pd_op_attr_name(const pd_op *op, int32_t index);
 pd_attr_type pd_op_attr_type(const pd_op *op, int32_t index);

@@ -353,6 +353,11 @@ int32_t pd_op_input_count(const pd_op *op) { return op ? op->n_inputs : 0; }
 int32_t pd_op_output_count(const pd_op *op) { return op ? op->n_outputs : 0; }
 int32_t pd_op_attr_count(const pd_op *op) { return op ? op->n_attrs : 0; }
 
+int32_t pd_op_output_mirrors(const pd_op *op, int32_t index)
+{
+    return (op && index >= 0 && index < op->n_outputs) ? op->default_source[index] : -1;
+}
+
 const char *pd_op_attr_name(const pd_op *op, int32_t index)
 {
     return (op && index >= 0 && index < op->n_attrs) ? op->attrs[index].name : NULL;

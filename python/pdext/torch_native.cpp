@@ -1,0 +1,367 @@
+// torch_native.cpp - the one boxed torch kernel of pdext.torch.register: a torch op's arguments
+// (the dispatcher's stack) become pd_tensors over the tensors' own memory and pd_attrs, the
+// pdext runner runs the op (pd_op_run), and its outputs become at::Tensors that own the pdext
+// storage. No Python and no DLPack on the call path.
+//
+// pdext.torch builds this file once per torch version and pdext version with torch's headers
+// (torch.utils.cpp_extension.include_paths()) into pdext's cache, and loads it with ctypes; the
+// Python side only defines the schemas, the fake kernels and the autograd rules. Its C entry
+// points register the kernel of one op under a dispatch key (a torch::Library fragment of its
+// own, kept until dropped), and drop them again.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <ATen/ops/from_blob.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include "pdext.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+pd_data_type to_pd(at::ScalarType s)
+{
+    switch (s) {
+    case at::kBool: return PD_BOOL;
+    case at::kChar: return PD_INT8;
+    case at::kByte: return PD_UINT8;
+    case at::kShort: return PD_INT16;
+    case at::kInt: return PD_INT32;
+    case at::kLong: return PD_INT64;
+    case at::kHalf: return PD_FLOAT16;
+    case at::kBFloat16: return PD_BFLOAT16;
+    case at::kFloat: return PD_FLOAT32;
+    case at::kDouble: return PD_FLOAT64;
+    case at::kComplexFloat: return PD_COMPLEX64;
+    case at::kComplexDouble: return PD_COMPLEX128;
+    case at::kUInt16: return PD_UINT16;
+    case at::kUInt32: return PD_UINT32;
+    case at::kUInt64: return PD_UINT64;
+    default: return PD_UNDEFINED;
+    }
+}
+
+at::ScalarType to_torch(pd_data_type t)
+{
+    switch (t) {
+    case PD_BOOL: return at::kBool;
+    case PD_INT8: return at::kChar;
+    case PD_UINT8: return at::kByte;
+    case PD_INT16: return at::kShort;
+    case PD_INT32: return at::kInt;
+    case PD_INT64: return at::kLong;
+    case PD_FLOAT16: return at::kHalf;
+    case PD_BFLOAT16: return at::kBFloat16;
+    case PD_FLOAT32: return at::kFloat;
+    case PD_FLOAT64: return at::kDouble;
+    case PD_COMPLEX64: return at::kComplexFloat;
+    case PD_COMPLEX128: return at::kComplexDouble;
+    case PD_UINT16: return at::kUInt16;
+    case PD_UINT32: return at::kUInt32;
+    case PD_UINT64: return at::kUInt64;
+    default: TORCH_CHECK(false, "pdext dtype ", pd_dtype_name(t), " has no torch dtype");
+    }
+}
+
+// A borrowed pd_tensor (no storage) over tensor x's memory.
+void borrow(const char *op, const char *input, const at::Tensor &x, pd_tensor *t)
+{
+    TORCH_CHECK(x.defined(), op, "(): input '", input, "' is an undefined tensor");
+    pd_data_type dt = to_pd(x.scalar_type());
+    TORCH_CHECK(dt != PD_UNDEFINED, op, "(): input '", input, "' is ", x.scalar_type(),
+                ", which pdext has no dtype for");
+    TORCH_CHECK(x.dim() <= PD_MAX_DIMS, op, "(): input '", input, "' has ", x.dim(),
+                " dimensions; pdext tensors have at most ", PD_MAX_DIMS);
+    TORCH_CHECK(x.layout() == at::kStrided, op, "(): input '", input, "' has layout ", x.layout(),
+                "; pdext takes strided (dense) tensors");
+    std::memset(t, 0, sizeof *t);
+    if (x.is_cpu())
+        t->place = pd_place_cpu();
+    else if (x.is_cuda())
+        t->place = pd_place_make(PD_PLACE_GPU, x.get_device());
+    else
+        TORCH_CHECK(false, op, "(): input '", input, "' is on ", x.device(),
+                    "; pdext's torch kernels take CPU and CUDA tensors");
+    t->data = x.numel() > 0 ? x.data_ptr() : nullptr;
+    t->dtype = dt;
+    t->ndim = static_cast<int32_t>(x.dim());
+    bool dense = x.is_contiguous();
+    for (int32_t d = 0; d < t->ndim; ++d) {
+        t->shape[d] = x.size(d);
+        t->strides[d] = x.stride(d);
+    }
+    t->layout = dense ? PD_LAYOUT_DENSE : PD_LAYOUT_STRIDED;
+    if (dense) { // dense strides as the runtime writes them (size-1 dims may differ in torch)
+        int64_t s = 1;
+        for (int32_t d = t->ndim - 1; d >= 0; --d) {
+            t->strides[d] = s;
+            s *= t->shape[d];
+        }
+    }
+}
+
+// An at::Tensor owning the pdext tensor *t (its reference moves; *t becomes undefined).
+at::Tensor adopt(pd_tensor *t)
+{
+    if (t->dtype == PD_UNDEFINED)
+        return at::Tensor();
+    auto options = at::TensorOptions().dtype(to_torch(t->dtype));
+    if (t->place.type == PD_PLACE_GPU)
+        options = options.device(at::kCUDA, static_cast<c10::DeviceIndex>(t->place.device_id));
+    std::vector<int64_t> shape(t->shape, t->shape + t->ndim);
+    std::vector<int64_t> strides(t->ndim);
+    int64_t s = 1;
+    for (int32_t d = t->ndim - 1; d >= 0; --d) {
+        strides[d] = t->layout == PD_LAYOUT_DENSE ? s : t->strides[d];
+        s *= t->shape[d];
+    }
+    if (t->storage == nullptr) {
+        // A view of a borrowed input: torch ops return no alias of an input, so a copy.
+        at::Tensor view = at::from_blob(t->data, shape, strides, options);
+        at::Tensor copy = view.clone(at::MemoryFormat::Contiguous);
+        pd_tensor_release(t);
+        return copy;
+    }
+    auto *owned = new pd_tensor(*t);
+    *t = pd_tensor{};
+    return at::from_blob(
+        owned->data, shape, strides,
+        [owned](void *) {
+            pd_tensor_release(owned);
+            delete owned;
+        },
+        options);
+}
+
+struct Attrs {
+    std::vector<pd_attr> list;
+    std::vector<std::vector<int32_t>> ints;
+    std::vector<std::vector<int64_t>> int64s;
+    std::vector<std::vector<float>> floats;
+    std::vector<std::vector<std::string>> strs;
+    std::vector<std::vector<const char *>> cstrs;
+    std::vector<std::string> strings;
+};
+
+class Kernel final : public c10::OperatorKernel {
+public:
+    explicit Kernel(const pd_op *op) : op_(op)
+    {
+        name_ = pd_op_name(op);
+        n_in_ = pd_op_input_count(op);
+        n_out_ = pd_op_output_count(op);
+        n_attr_ = pd_op_attr_count(op);
+        for (int32_t i = 0; i < n_in_; ++i)
+            pd_op_input_info(op, i, &in_[i]);
+        for (int32_t o = 0; o < n_out_; ++o)
+            pd_op_output_info(op, o, &out_[o]);
+        for (int32_t j = 0; j < n_attr_; ++j)
+            pd_op_attr_info(op, j, &attr_[j]);
+    }
+
+    void set_returned(const std::vector<bool> &returned) { returned_ = returned; }
+
+    void operator()(const c10::OperatorHandle &, c10::DispatchKeySet, torch::jit::Stack *stack)
+    {
+        const size_t n_args = static_cast<size_t>(n_in_ + n_attr_);
+        auto args = torch::jit::last(*stack, n_args);
+        // Inputs: one pd_arg per declared input, over the tensors' memory.
+        pd_tensor one[PD_MAX_INPUTS];
+        std::vector<pd_tensor> many;
+        size_t total = 0;
+        for (int32_t i = 0; i < n_in_; ++i)
+            if (args[i].isTensorList())
+                total += args[i].toTensorList().size();
+        many.resize(total);
+        pd_arg in[PD_MAX_INPUTS];
+        size_t used = 0;
+        for (int32_t i = 0; i < n_in_; ++i) {
+            const c10::IValue &v = args[i];
+            in[i] = pd_arg{nullptr, &one[i], 0};
+            if (v.isNone())
+                continue;
+            if (v.isTensorList()) {
+                auto list = v.toTensorList();
+                in[i].tensors = many.data() + used;
+                for (size_t k = 0; k < list.size(); ++k)
+                    borrow(name_, in_[i].name, list.get(k), &many[used + k]);
+                in[i].count = static_cast<int32_t>(list.size());
+                used += list.size();
+            } else {
+                borrow(name_, in_[i].name, v.toTensor(), &one[i]);
+                in[i].count = 1;
+            }
+        }
+        Attrs at;
+        at.list.reserve(n_attr_);
+        at.ints.reserve(n_attr_);
+        at.int64s.reserve(n_attr_);
+        at.floats.reserve(n_attr_);
+        at.strs.reserve(n_attr_);
+        at.cstrs.reserve(n_attr_);
+        at.strings.reserve(n_attr_);
+        for (int32_t j = 0; j < n_attr_; ++j)
+            add_attr(attr_[j], args[n_in_ + j], &at);
+        // Outputs: one tensor each, room for a vector output's items.
+        int32_t room = static_cast<int32_t>(total > 64 ? total : 64);
+        std::vector<pd_tensor> outs;
+        int32_t need = 0;
+        for (int32_t o = 0; o < n_out_; ++o)
+            need += out_[o].is_vector ? room : 1;
+        outs.assign(static_cast<size_t>(need), pd_tensor{});
+        pd_arg out[PD_MAX_OUTPUTS];
+        for (int32_t o = 0, k = 0; o < n_out_; ++o) {
+            int32_t cap = out_[o].is_vector ? room : 1;
+            out[o] = pd_arg{nullptr, outs.data() + k, cap};
+            k += cap;
+        }
+        pd_status st = pd_op_run(op_, in, n_in_, at.list.data(),
+                                 static_cast<int32_t>(at.list.size()), out, n_out_);
+        TORCH_CHECK(st == PD_OK, pd_last_error());
+        torch::jit::drop(*stack, n_args);
+        for (int32_t o = 0; o < n_out_; ++o) {
+            bool keep = returned_.empty() || returned_[o];
+            if (!keep) {
+                for (int32_t k = 0; k < out[o].count; ++k)
+                    pd_tensor_release(&out[o].tensors[k]);
+                continue;
+            }
+            if (out_[o].is_vector) {
+                std::vector<at::Tensor> items;
+                for (int32_t k = 0; k < out[o].count; ++k)
+                    items.push_back(adopt(&out[o].tensors[k]));
+                torch::jit::push(*stack, c10::IValue(items));
+            } else {
+                torch::jit::push(*stack, adopt(&out[o].tensors[0]));
+            }
+        }
+    }
+
+private:
+    void add_attr(const pd_attr_info &info, const c10::IValue &v, Attrs *at) const
+    {
+        if (v.isNone())
+            return; // a str[] attr left to its declared default (pdext.torch's schemas)
+        pd_attr a;
+        std::memset(&a, 0, sizeof a);
+        a.name = info.name;
+        a.type = info.type;
+        switch (info.type) {
+        case PD_ATTR_BOOL: a.v.b = v.toBool(); break;
+        case PD_ATTR_INT: {
+            int64_t x = v.toInt();
+            TORCH_CHECK(x >= INT32_MIN && x <= INT32_MAX, name_, "(): attr '", info.name, "' is ",
+                        x, ", outside int32_t");
+            a.v.i = static_cast<int32_t>(x);
+            break;
+        }
+        case PD_ATTR_INT64: a.v.i64 = v.toInt(); break;
+        case PD_ATTR_FLOAT: a.v.f = static_cast<float>(v.toDouble()); break;
+        case PD_ATTR_DOUBLE: a.v.d = v.toDouble(); break;
+        case PD_ATTR_STRING:
+            at->strings.push_back(v.toStringRef());
+            a.v.s = at->strings.back().c_str();
+            break;
+        case PD_ATTR_INTS: {
+            std::vector<int32_t> xs;
+            for (int64_t x : v.toIntVector()) {
+                TORCH_CHECK(x >= INT32_MIN && x <= INT32_MAX, name_, "(): attr '", info.name,
+                            "' holds ", x, ", outside int32_t");
+                xs.push_back(static_cast<int32_t>(x));
+            }
+            at->ints.push_back(std::move(xs));
+            a.v.ints = at->ints.back().data();
+            a.count = static_cast<int32_t>(at->ints.back().size());
+            break;
+        }
+        case PD_ATTR_INT64S:
+            at->int64s.push_back(v.toIntVector());
+            a.v.int64s = at->int64s.back().data();
+            a.count = static_cast<int32_t>(at->int64s.back().size());
+            break;
+        case PD_ATTR_FLOATS: {
+            std::vector<float> xs;
+            for (double x : v.toDoubleVector())
+                xs.push_back(static_cast<float>(x));
+            at->floats.push_back(std::move(xs));
+            a.v.floats = at->floats.back().data();
+            a.count = static_cast<int32_t>(at->floats.back().size());
+            break;
+        }
+        case PD_ATTR_STRINGS: {
+            std::vector<std::string> xs;
+            for (const auto &x : v.toListRef())
+                xs.push_back(x.toStringRef());
+            at->strs.push_back(std::move(xs));
+            std::vector<const char *> cs;
+            for (const auto &x : at->strs.back())
+                cs.push_back(x.c_str());
+            at->cstrs.push_back(std::move(cs));
+            a.v.strings = at->cstrs.back().data();
+            a.count = static_cast<int32_t>(at->cstrs.back().size());
+            break;
+        }
+        default: TORCH_CHECK(false, name_, "(): attr '", info.name, "' has an unknown type");
+        }
+        at->list.push_back(a);
+    }
+
+    const pd_op *op_;
+    const char *name_;
+    int32_t n_in_, n_out_, n_attr_;
+    pd_arg_info in_[PD_MAX_INPUTS];
+    pd_arg_info out_[PD_MAX_OUTPUTS];
+    pd_attr_info attr_[PD_MAX_ATTRS];
+    std::vector<bool> returned_;
+};
+
+std::mutex libs_mutex;
+// "ns::name" -> the fragments holding its kernels.
+std::map<std::string, std::vector<std::unique_ptr<torch::Library>>> libs;
+
+void copy_message(const char *what, char *err, size_t size)
+{
+    if (err != nullptr && size > 0) {
+        std::strncpy(err, what, size - 1);
+        err[size - 1] = '\0';
+    }
+}
+
+} // namespace
+
+// Registers the boxed kernel of `op` for torch op ns::name under dispatch key `key` ("CPU" or
+// "CUDA"); returned[o] (n_out entries) says which outputs the schema returns. 0, or -1 with
+// the message in err.
+extern "C" __attribute__((visibility("default"))) int
+pdext_torch_native_register(const char *ns, const char *name, const void *op, const char *key,
+                            const unsigned char *returned, int n_out, char *err, size_t err_size)
+{
+    try {
+        auto k = c10::parseDispatchKey(key);
+        auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, ns, k,
+                                                    "pdext/torch_native.cpp", __LINE__);
+        auto kernel = std::make_unique<Kernel>(static_cast<const pd_op *>(op));
+        kernel->set_returned(std::vector<bool>(returned, returned + n_out));
+        lib->impl(name, torch::CppFunction::makeFromBoxedFunctor(std::move(kernel)));
+        std::lock_guard<std::mutex> lock(libs_mutex);
+        libs[std::string(ns) + "::" + name].push_back(std::move(lib));
+        return 0;
+    } catch (const std::exception &e) {
+        copy_message(e.what(), err, err_size);
+        return -1;
+    }
+}
+
+// Drops every kernel registered for ns::name.
+extern "C" __attribute__((visibility("default"))) void pdext_torch_native_drop(const char *ns,
+                                                                               const char *name)
+{
+    std::lock_guard<std::mutex> lock(libs_mutex);
+    libs.erase(std::string(ns) + "::" + name);
+}
