@@ -1,0 +1,78 @@
+"""Defects a fault probe found in the Python front and the executor under it (issue 22, N1-N11):
+each test is the probe's reproducer, asserting the behaviour the fix gives. Those whose bug
+crashed or hung the interpreter run their reproducer in a child process, so that the bug
+fails the test instead of ending the whole run."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+FAULT_SOURCE = r"""
+#include "extension.h"
+#include <time.h>
+/* Out = X + 1, after sleeping `ms` milliseconds: a call that stays in flight for a while. */
+static void sleep_kernel(pd_kernel_ctx *ctx)
+{
+    int64_t ms = pd_attr_int64(ctx, 0);
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    const float *in = pd_data(pd_input(ctx, 0));
+    float *out = pd_data(pd_output(ctx, 0));
+    for (int64_t i = 0, n = pd_numel(pd_input(ctx, 0)); i < n; ++i)
+        out[i] = in[i] + 1;
+}
+PD_BUILD_OP(flt_sleep, .inputs = {"X"}, .outputs = {"Out"}, .attrs = {"ms: int64_t"},
+            .kernel = sleep_kernel);
+
+/* Always fails, its output never written. */
+static void fail_kernel(pd_kernel_ctx *ctx)
+{
+    (void)ctx;
+    PD_THROW("flt_fail always fails");
+}
+PD_BUILD_OP(flt_fail, .inputs = {"X"}, .outputs = {"Out"}, .kernel = fail_kernel);
+"""
+
+
+@pytest.fixture(scope="module")
+def faults(pdext):
+    return pdext.load_inline("py_faults", FAULT_SOURCE)
+
+
+def run_child(code, timeout=120):
+    """Runs `code` in a fresh interpreter with this run's environment (the same pdext, the
+    same build cache); returns (returncode, stdout + stderr)."""
+    src = "import numpy as np, pdext\nFAULT_SOURCE = %r\n" % FAULT_SOURCE + textwrap.dedent(code)
+    p = subprocess.run(
+        [sys.executable, "-c", src],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ),
+    )
+    return p.returncode, p.stdout
+
+
+def test_n1_a_pending_call_keeps_its_library_loaded(faults):
+    # The library is the only reference to its module; dropping it while its call sleeps on
+    # the worker must not unload the code the worker runs (a use after free, then SIGSEGV).
+    rc, out = run_child(
+        """
+        import gc
+        x = pdext.from_dlpack(np.arange(4, dtype=np.float32))
+        with pdext.Executor(inline_bytes=-1) as ex:
+            lib = pdext.load_inline("py_faults", FAULT_SOURCE)
+            y = lib.flt_sleep(x, ms=300)
+            assert ex.pending(y)
+            del lib  # its last reference: the library is unloaded here (or waits for y)
+            gc.collect()
+            print("result", y.numpy().tolist())
+        """
+    )
+    assert rc == 0, out
+    assert "result [1.0, 2.0, 3.0, 4.0]" in out, out
