@@ -76,3 +76,17 @@ def test_n1_a_pending_call_keeps_its_library_loaded(faults):
     )
     assert rc == 0, out
     assert "result [1.0, 2.0, 3.0, 4.0]" in out, out
+
+
+def test_n2_a_poisoned_tensor_is_refused_by_a_synchronous_call(pdext, faults, relu):
+    x = pdext.from_dlpack(np.ones(4, np.float32))
+    with pdext.Executor(inline_bytes=-1) as ex:
+        y = faults.flt_fail(x)  # accepted; fails on the worker
+        with pytest.raises(pdext.OpError, match="flt_fail always fails"):
+            ex.synchronize()
+    # Outside any executor: the synchronous runner must see the poison, not read the
+    # failed call's unwritten output as data.
+    with pytest.raises(pdext.OpError, match="flt_fail always fails"):
+        relu.custom_relu(y)
+    with pytest.raises(pdext.OpError, match="flt_fail always fails"):
+        y.numpy()

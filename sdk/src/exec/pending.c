@@ -108,6 +108,8 @@ void pd__completion_release(pd__completion *c)
 {
     if (c == NULL || atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
         return;
+    if (atomic_load_explicit(&c->state, memory_order_relaxed) == PD__FAILED)
+        atomic_fetch_sub_explicit(&pd__async_in_flight, 1, memory_order_release);
     if (c->event != NULL)
         pd_event_destroy(c->event);
     free(c->message);
@@ -140,6 +142,11 @@ void pd__completion_finish(pd__completion *c, pd_status status, const char *mess
     c->message = status != PD_OK && message ? strdup(message) : NULL;
     c->event = event;
     c->event_stream = stream;
+    /* A poisoned completion counts as in flight while it lives, so that the synchronous
+     * runner keeps looking at its inputs' completions and refuses a poisoned one with its
+     * error instead of reading the failed call's unwritten output (pending.h). */
+    if (status != PD_OK)
+        atomic_fetch_add_explicit(&pd__async_in_flight, 1, memory_order_relaxed);
     /* No sleeper (the usual case: the caller is ahead): a store, no lock. A waiter counts
      * itself in `sleepers` before it tests the state, and both sides use sequentially
      * consistent operations, so either the waiter sees the new state or this sees the

@@ -35,9 +35,11 @@ typedef struct pd__completion {
 } pd__completion;
 
 /* Async calls submitted and not yet done, over all executors (a worker subtracts its calls
- * once per batch, so the count may lag behind, never ahead). While it is 0 no storage is
- * pending, which lets the synchronous runner skip looking at its host inputs' completions
- * (a device input may still have its call's work queued on the device: see the event). */
+ * once per batch, so the count may lag behind, never ahead), plus the failed completions
+ * still alive (a poisoned tensor must never be read as data). While it is 0 no storage is
+ * pending or poisoned, which lets the synchronous runner skip looking at its host inputs'
+ * completions (a device input may still have its call's work queued on the device: see the
+ * event). */
 extern atomic_long pd__async_in_flight;
 
 /* Polls a thread makes, about 20-50 us, before it sleeps on a condition: a worker waiting
