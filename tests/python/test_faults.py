@@ -90,3 +90,43 @@ def test_n2_a_poisoned_tensor_is_refused_by_a_synchronous_call(pdext, faults, re
         relu.custom_relu(y)
     with pytest.raises(pdext.OpError, match="flt_fail always fails"):
         y.numpy()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_n3_the_parents_executor_is_refused_in_a_forked_child(faults):
+    # In the child the parent's workers do not exist: a call, a wait on a tensor the parent
+    # left pending, and leaving the block must each fail at once with a clear error, where
+    # they hung for ever.
+    rc, out = run_child(
+        """
+        import os
+        x = pdext.from_dlpack(np.arange(4, dtype=np.float32))
+        lib = pdext.load_inline("py_faults", FAULT_SOURCE)
+        with pdext.Executor(inline_bytes=-1) as ex:
+            y = lib.flt_sleep(x, ms=2000)  # still pending when the child starts
+            pid = os.fork()
+            if pid == 0:
+                import signal
+                signal.alarm(20)  # a hang must not outlive the test
+                code = 0
+                for what, f in (("call", lambda: lib.flt_sleep(x, ms=0)),
+                                ("wait", lambda: y.numpy()),
+                                ("sync", lambda: ex.synchronize())):
+                    try:
+                        f()
+                        print(what, "returned")
+                        code = 1
+                    except (ValueError, pdext.Error) as e:
+                        print(what, "refused:", e)
+                os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            print("child exit", os.waitstatus_to_exitcode(status))
+            print("parent", y.numpy().tolist())
+        """,
+        timeout=60,
+    )
+    assert rc == 0, out
+    assert "child exit 0" in out, out
+    for what in ("call", "wait", "sync"):
+        assert "%s refused:" % what in out and "forked" in out.split("%s refused:" % what)[1], out
+    assert "parent [1.0, 2.0, 3.0, 4.0]" in out, out
