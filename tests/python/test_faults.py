@@ -130,3 +130,13 @@ def test_n3_the_parents_executor_is_refused_in_a_forked_child(faults):
     for what in ("call", "wait", "sync"):
         assert "%s refused:" % what in out and "forked" in out.split("%s refused:" % what)[1], out
     assert "parent [1.0, 2.0, 3.0, 4.0]" in out, out
+
+
+def test_n6_a_string_attr_with_a_nul_is_refused(pyops):
+    x = np.zeros(1)
+    # The kernel reads strlen(s): without the check it saw "ab" and answered 2.
+    assert pyops.py_attrs(x, b=True, i64=0, s="ab")[5] == 2
+    with pytest.raises(ValueError, match=r"py_attrs\(\): attr 's' .*NUL.* at byte 2"):
+        pyops.py_attrs(x, b=True, i64=0, s="ab\0cd")
+    with pytest.raises(ValueError, match=r"py_attrs\(\): attr 'strs': item 1 .*NUL.* at byte 0"):
+        pyops.py_attrs(x, b=True, i64=0, strs=["ok", "\0x"])
