@@ -324,6 +324,31 @@ PD_TEST(JitErrors, BuildOutputDirectoryMustExistAndBeWritableBeforeBuilding)
     jit_teardown();
 }
 
+/* A FIFO in place of build.ninja hung every cold build while it held the lock (the read
+ * blocked for a writer): a file the build writes that is not a regular file is refused. */
+PD_TEST(JitErrors, AFifoInPlaceOfBuildNinjaIsRefusedNotWaitedOn)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_jit_options o = options("fifo", srcs, 1);
+    o.build_dir = tmp_path("fifobuild");
+    PD_ASSERT_EQ(mkdir(tmp_path("fifobuild"), 0700), 0);
+    PD_ASSERT_EQ(mkfifo(tmp_path("fifobuild/build.ninja"), 0600), 0);
+    pd_module *m = NULL;
+    char expected[600];
+    snprintf(expected, sizeof expected, "'%s' is not a regular file (a FIFO)",
+             tmp_path("fifobuild/build.ninja"));
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_IO, expected);
+    PD_EXPECT_EQ(ninja_runs(), 0);
+    /* Removed, the next load builds. */
+    PD_ASSERT_EQ(unlink(tmp_path("fifobuild/build.ninja")), 0);
+    PD_ASSERT_OK(pd_jit_load(reg, &o, &m));
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
 /* The first write of a rebuild is the build's session id into .busy, by the child that then
  * runs Ninja; when the disk was full it exited 127 and the error said nothing. A file size
  * limit of 0 bytes (SIGXFSZ ignored: EFBIG) makes that write fail as a full disk does, in a
