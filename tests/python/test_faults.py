@@ -140,3 +140,27 @@ def test_n6_a_string_attr_with_a_nul_is_refused(pyops):
         pyops.py_attrs(x, b=True, i64=0, s="ab\0cd")
     with pytest.raises(ValueError, match=r"py_attrs\(\): attr 'strs': item 1 .*NUL.* at byte 0"):
         pyops.py_attrs(x, b=True, i64=0, strs=["ok", "\0x"])
+
+
+def test_n10_ctrl_c_interrupts_a_wait_for_a_pending_tensor():
+    # A real SIGINT while .numpy() waits for a 3 s kernel: KeyboardInterrupt must arrive while
+    # the call is still running (the tensor still pending), not once the kernel ends.
+    rc, out = run_child(
+        """
+        import os, signal, threading
+        x = pdext.from_dlpack(np.arange(4, dtype=np.float32))
+        lib = pdext.load_inline("py_faults", FAULT_SOURCE)
+        with pdext.Executor(inline_bytes=-1) as ex:
+            y = lib.flt_sleep(x, ms=3000)
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+            try:
+                y.numpy()
+                print("not interrupted")
+            except KeyboardInterrupt:
+                print("interrupted, still pending:", ex.pending(y))
+        print("after", y.numpy().tolist())
+        """
+    )
+    assert rc == 0, out
+    assert "interrupted, still pending: True" in out, out
+    assert "after [1.0, 2.0, 3.0, 4.0]" in out, out
