@@ -142,6 +142,58 @@ def test_n6_a_string_attr_with_a_nul_is_refused(pyops):
         pyops.py_attrs(x, b=True, i64=0, strs=["ok", "\0x"])
 
 
+def dlpack_capsule(shape, keep):
+    """A DLPack capsule (no deleter) of a float32 tensor of `shape` over a small buffer, built
+    by hand as a hostile or buggy producer could; `keep` holds the ctypes objects alive."""
+    import ctypes
+
+    class Device(ctypes.Structure):
+        _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+    class DType(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [
+            ("data", ctypes.c_void_p),
+            ("device", Device),
+            ("ndim", ctypes.c_int32),
+            ("dtype", DType),
+            ("shape", ctypes.POINTER(ctypes.c_int64)),
+            ("strides", ctypes.POINTER(ctypes.c_int64)),
+            ("byte_offset", ctypes.c_uint64),
+        ]
+
+    class Managed(ctypes.Structure):
+        _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                    ("deleter", ctypes.c_void_p)]
+
+    buf = (ctypes.c_float * 16)()
+    dims = (ctypes.c_int64 * len(shape))(*shape)
+    m = Managed()
+    m.dl_tensor.data = ctypes.cast(buf, ctypes.c_void_p)
+    m.dl_tensor.device = Device(1, 0)  # kDLCPU
+    m.dl_tensor.ndim = len(shape)
+    m.dl_tensor.dtype = DType(2, 32, 1)  # float32
+    m.dl_tensor.shape = dims
+    keep.extend([buf, dims, m])
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return new(ctypes.addressof(m), b"dltensor", None)
+
+
+def test_n11_a_dlpack_shape_whose_element_count_overflows_is_refused(relu):
+    keep = []
+    with pytest.raises(ValueError, match=r"DLPack shape \[4611686018427387904, 4\].*more elements"):
+        relu.custom_relu(dlpack_capsule([2**62, 4], keep))
+    with pytest.raises(ValueError, match=r"DLPack shape \[3, -2\].*negative dim"):
+        relu.custom_relu(dlpack_capsule([3, -2], keep))
+    # A sane capsule over the same kind of memory still works.
+    np.testing.assert_array_equal(np.asarray(relu.custom_relu(dlpack_capsule([4, 4], keep))),
+                                  np.zeros((4, 4), np.float32))
+
+
 def test_n10_ctrl_c_interrupts_a_wait_for_a_pending_tensor():
     # A real SIGINT while .numpy() waits for a 3 s kernel: KeyboardInterrupt must arrive while
     # the call is still running (the tensor still pending), not once the kernel ends.
