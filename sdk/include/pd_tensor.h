@@ -56,7 +56,7 @@ typedef struct pd_tensor {
      * for a dense one), readable (and writable, for an output or an inplace input) until the
      * call returns or, through an executor, until the call is computed. A shape larger than
      * the memory is the host's bug, and a kernel reading it may crash. Hosts that cannot
-     * promise that wrap their memory in storage of a known size (pd_tensor_from_blob,
+     * promise that wrap their memory in storage of a known size (pd_tensor_from_buffer,
      * pdext.h) or copy it into a runtime tensor. */
     pd_storage *storage;
     /* Element type; PD_UNDEFINED for an undefined tensor. */
