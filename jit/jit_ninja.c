@@ -246,6 +246,21 @@ static pd_status write_if_changed(const pd__plan *p, const char *rel, const char
     pd__sb_addf(&path, "%s/%s", p->build_dir, rel);
     if (path.oom)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
+    /* A FIFO or device in its place would block the read (a FIFO hangs every build holding
+     * the lock) or take the text elsewhere: the build directory holds only regular files. */
+    struct stat st;
+    if (lstat(path.s, &st) == 0 && !S_ISREG(st.st_mode)) {
+        pd_status bad = pd__fail(PD_ERR_IO,
+                                 "%s: '%s' is not a regular file (%s); the build directory "
+                                 "holds only files the build writes: remove it and load again",
+                                 p->who, path.s,
+                                 S_ISFIFO(st.st_mode)  ? "a FIFO"
+                                 : S_ISLNK(st.st_mode) ? "a symbolic link"
+                                 : S_ISDIR(st.st_mode) ? "a directory"
+                                                       : "a device or socket");
+        pd__sb_free(&path);
+        return bad;
+    }
     size_t len = 0;
     char *old = pd__read_file(path.s, &len);
     pd_status s = PD_OK;

@@ -39,6 +39,37 @@ static char **child_environment(void)
     return env;
 }
 
+/* errno as words, for the child (strerror is not async-signal-safe): the errors a full,
+ * read-only or missing file system and a missing tool give. */
+static const char *child_errno_text(int e)
+{
+    switch (e) {
+    case ENOSPC: return "no space left on device";
+    case EDQUOT: return "disk quota exceeded";
+    case EFBIG: return "file too large";
+    case EROFS: return "read-only file system";
+    case EIO: return "input/output error";
+    case EACCES: return "permission denied";
+    case ENOENT: return "no such file or directory";
+    case ENOEXEC: return "not an executable";
+    default: return "system error";
+    }
+}
+
+/* Says on the child's output (the build's error text) why it gives up, then exits 127: an
+ * empty message after a failed build told the user nothing (a full disk showed no error). */
+static void child_fail(const char *what, const char *path, int e)
+{
+    const char *parts[] = {"pdext: ",           what, " '", path ? path : "", "': ",
+                           child_errno_text(e), "\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
+        size_t n = strlen(parts[i]);
+        if (n > 0 && write(2, parts[i], n) < 0)
+            break;
+    }
+    _exit(127);
+}
+
 /* In the child, between fork and exec: only async-signal-safe calls. */
 static void child_exec(char *const argv[], char **env, const char *dir, int out_fd, int keep_fd,
                        pid_t parent)
@@ -74,13 +105,15 @@ static void child_exec(char *const argv[], char **env, const char *dir, int out_
         while (n > 0)
             text[len++] = digits[--n];
         text[len++] = '\n';
+        errno = 0;
         if (sid > 0 && (ftruncate(keep_fd, 0) != 0 || pwrite(keep_fd, text, (size_t)len, 0) != len))
-            _exit(127);
+            child_fail("cannot record the build's session in the lock file .busy of", dir,
+                       errno == 0 ? ENOSPC : errno); /* a short write: the disk filled */
     }
     if (dir && chdir(dir) != 0)
-        _exit(127);
+        child_fail("cannot enter the build directory", dir, errno);
     execve(argv[0], argv, env);
-    _exit(127);
+    child_fail("cannot run", argv[0], errno);
 }
 
 /* Splits buffered output into lines and hands each to on_line; keeps the unfinished tail. */

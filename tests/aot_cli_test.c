@@ -122,6 +122,15 @@ PD_TEST(AotCli, InferShapeReadsTheAttrsGivenOnTheCommandLine)
                  kernels());
     static const float cols[3] = {5, 7, 9};
     expect_floats("out/out0.npy", 1, s3, cols);
+    /* A number with no int64_t value is refused, never converted (undefined behaviour that
+     * gave INT64_MIN). */
+    static const char *const huge[] = {"1e30", "9223372036854775808", "nan", "inf", "-1e19"};
+    for (size_t i = 0; i < sizeof huge / sizeof *huge; ++i) {
+        EXPECT_PDEXT(1, "run %s:CustomSum --input x.npy --attr axis=%s --attr keep_dim=True",
+                     kernels(), huge[i]);
+        PD_EXPECT_CONTAINS(err_text, "attr 'axis'");
+        PD_EXPECT_CONTAINS(err_text, "cannot be read as int64_t (outside -2^63 .. 2^63-1)");
+    }
     done();
 }
 

@@ -448,6 +448,18 @@ PD_TEST(Aot, FunctionNotExportedListsSimilarNames)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(Aot, DataSymbolIsRefusedAsAFunction)
+{
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_aot_options o = options(2);
+    PD_EXPECT_ERROR(pd_aot_load(reg, spec_of("new", "CustomTable"), &o, NULL),
+                    PD_ERR_INVALID_ARGUMENT, "'CustomTable' in ");
+    PD_EXPECT_CONTAINS(pd_last_error(), "is a data object, not a function");
+    PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(Aot, SpecWithoutFunctionIsRefused)
 {
     pd_registry *reg;

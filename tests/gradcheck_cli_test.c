@@ -92,6 +92,17 @@ PD_TEST(CheckCli, PassesOnTheExampleSourcesThroughTheJit)
     PD_EXPECT_CONTAINS(out_buf, "int64     gradcheck      skip not differentiable");
 }
 
+/* An in-place op that declares no strided inputs only ever gets dense ones (the runner
+ * refuses a strided view it would write): its strided row is skipped, saying why, where it
+ * failed and made the whole check fail. */
+PD_TEST(CheckCli, AnInPlaceOpWithoutStridedInputsSkipsTheStridedRow)
+{
+    EXPECT_CHECK(0, "'%s/tests/ops/check_inplace.c'", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf, "float32   strided        skip in-place input 'X' is not "
+                                "declared strided");
+    PD_EXPECT_CONTAINS(out_buf, ", 0 failed");
+}
+
 PD_TEST(CheckCli, GuessesZeroForAnIntAttrWithoutDefaultAndSaysSo)
 {
     EXPECT_CHECK(0, "'%s/concat/concat.c'", PDEXT_EXAMPLES);

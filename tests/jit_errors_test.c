@@ -6,6 +6,8 @@
  */
 #include "jit_support.h"
 
+#include <sys/resource.h>
+
 PD_TEST(JitErrors, CompileErrorShowsFileLineAndBuildDirectory)
 {
     jit_setup();
@@ -319,6 +321,82 @@ PD_TEST(JitErrors, BuildOutputDirectoryMustExistAndBeWritableBeforeBuilding)
     }
     PD_EXPECT_EQ(ninja_runs(), 0); /* refused before building */
     chmod(tmp_path("ro"), 0700);
+    jit_teardown();
+}
+
+/* A FIFO in place of build.ninja hung every cold build while it held the lock (the read
+ * blocked for a writer): a file the build writes that is not a regular file is refused. */
+PD_TEST(JitErrors, AFifoInPlaceOfBuildNinjaIsRefusedNotWaitedOn)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_jit_options o = options("fifo", srcs, 1);
+    o.build_dir = tmp_path("fifobuild");
+    PD_ASSERT_EQ(mkdir(tmp_path("fifobuild"), 0700), 0);
+    PD_ASSERT_EQ(mkfifo(tmp_path("fifobuild/build.ninja"), 0600), 0);
+    pd_module *m = NULL;
+    char expected[600];
+    snprintf(expected, sizeof expected, "'%s' is not a regular file (a FIFO)",
+             tmp_path("fifobuild/build.ninja"));
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_IO, expected);
+    PD_EXPECT_EQ(ninja_runs(), 0);
+    /* Removed, the next load builds. */
+    PD_ASSERT_EQ(unlink(tmp_path("fifobuild/build.ninja")), 0);
+    PD_ASSERT_OK(pd_jit_load(reg, &o, &m));
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+/* The first write of a rebuild is the build's session id into .busy, by the child that then
+ * runs Ninja; when the disk was full it exited 127 and the error said nothing. A file size
+ * limit of 0 bytes (SIGXFSZ ignored: EFBIG) makes that write fail as a full disk does, in a
+ * child process so that the limit ends with it. */
+PD_TEST(JitErrors, AFailedFirstWriteOfABuildSaysWhyAndWhere)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_jit_options o = options("fullbusy", srcs, 1);
+    o.build_dir = tmp_path("fullbuild");
+    pd_module *m = NULL;
+    PD_ASSERT_OK(pd_jit_load(reg, &o, &m)); /* every file of the build directory written */
+    edit(srcs[0], "#define SHIFT 10.0f", "#define SHIFT 20.0f"); /* a rebuild, same build.ninja */
+    int fds[2];
+    PD_ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    PD_ASSERT(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_FSIZE, &none);
+        pd_registry *r2 = NULL;
+        pd_module *m2 = NULL;
+        pd_status s = pd_registry_create(&r2) == PD_OK ? pd_jit_load(r2, &o, &m2) : PD_ERR_IO;
+        const char *e = s == PD_OK ? "(built)" : pd_last_error();
+        if (write(fds[1], e, strlen(e)) < 0)
+            _exit(2);
+        _exit(s == PD_OK ? 1 : 0);
+    }
+    close(fds[1]);
+    char buf[4096] = {0};
+    char *err = buf; /* a pointer: PD_EXPECT_CONTAINS tests it for NULL */
+    size_t got = 0;
+    for (ssize_t r;
+         got < sizeof buf - 1 && (r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0;)
+        got += (size_t)r;
+    close(fds[0]);
+    int status = 0;
+    PD_ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    PD_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    PD_EXPECT_CONTAINS(err, "building module 'fullbusy' failed");
+    PD_EXPECT_CONTAINS(err, "cannot record the build's session in the lock file .busy of");
+    PD_EXPECT_CONTAINS(err, tmp_path("fullbuild"));
+    PD_EXPECT_CONTAINS(err, "file too large");
+    pd_registry_destroy(reg);
     jit_teardown();
 }
 

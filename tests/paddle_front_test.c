@@ -381,6 +381,20 @@ PD_TEST(PaddleFront, InferShapeMinusOneLeavesTheShapeToTheKernel)
     pd_registry_destroy(reg);
 }
 
+PD_TEST(PaddleFront, InferShapeNegativeDimOtherThanMinusOneIsRefusedNamingTheOp)
+{
+    pd_registry *reg = forms();
+    PD_ASSERT(reg != NULL);
+    int64_t n = 3;
+    double vx[3] = {1, -1, 2};
+    pd_tensor x = f32(1, &n, vx), out = PD_TENSOR_UNDEFINED;
+    PD_EXPECT_ERROR(run1(reg, "pf_bad_dim", &x, NULL, 0, &out), PD_ERR_OP_FAILED, "pf_bad_dim");
+    PD_EXPECT_CONTAINS(pd_last_error(), "returned dim 1 = -7 for output 'Out'");
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(PaddleFront, ComplexElementsHaveRealAndImag)
 {
     pd_registry *reg = forms();

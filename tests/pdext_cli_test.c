@@ -53,6 +53,8 @@ PD_TEST(Cli, HelpListsEveryCommand)
              (const char *const[]){"build", "list", "run", "demo", "bundle", NULL};
          *c; ++c)
         PD_EXPECT_CONTAINS(out_text, *c);
+    /* each command's options that change what it makes (new's languages were missing) */
+    PD_EXPECT_CONTAINS(out_text, "new NAME [--lang c|cuda|paddle|aot] [--dir DIR]");
     EXPECT_PDEXT(0, "run --help");
     PD_EXPECT_CONTAINS(out_text, "--input [NAME=]FILE");
     done();

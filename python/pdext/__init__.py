@@ -18,6 +18,7 @@ inputs, **attrs) and pdext.check(ops) tell whether an op is right; pdext.torch.w
 PyTorch autograd functions.
 """
 
+import difflib
 import os
 import types
 
@@ -115,8 +116,24 @@ def _module(name, library):
     mod = types.ModuleType(name, "pdext ops loaded from %s" % library.path)
     mod.__file__ = library.path
     mod._library = library
+    names = []
     for op in library.ops():
         setattr(mod, op.__name__, op)
+        names.append(op.__name__)
+    names.sort()
+
+    def __getattr__(attr):
+        # An unknown op is told with the module's ops (and the closest one), as pdext run
+        # and pd_op_find tell it.
+        if attr.startswith("__"):
+            raise AttributeError("module %r has no attribute %r" % (name, attr))
+        close = difflib.get_close_matches(attr, names, n=1)
+        raise AttributeError(
+            "module %r has no op %r%s; its ops: %s"
+            % (name, attr, "; did you mean %r?" % close[0] if close else "", ", ".join(names))
+        )
+
+    mod.__getattr__ = __getattr__
     return mod
 
 

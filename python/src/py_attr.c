@@ -10,6 +10,7 @@
 #include "py_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int type_error(const char *op, const pd_attr_info *info, PyObject *value)
 {
@@ -71,6 +72,33 @@ static void *slot_room(pdext_attr_slot *slot, Py_ssize_t n, size_t size)
     return slot->heap;
 }
 
+/* The UTF-8 form of a str attr (cached in the str, which the caller keeps alive), or NULL with
+ * an exception: a NUL inside it is refused, since kernels read a C string and would see only
+ * what comes before it. `item` is the list index, or -1 for a plain string attr. */
+static const char *c_string_of(const char *op, const pd_attr_info *info, PyObject *value,
+                               Py_ssize_t item)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(value, &n);
+    if (s == NULL)
+        return NULL;
+    const char *nul = memchr(s, '\0', (size_t)n);
+    if (nul == NULL)
+        return s;
+    if (item < 0)
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): attr '%s' holds a string with a NUL character ('\\0') at byte %zd; "
+                     "a string attr reaches the kernel as a C string, which would end there",
+                     op, info->name, (Py_ssize_t)(nul - s));
+    else
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): attr '%s': item %zd holds a string with a NUL character ('\\0') at "
+                     "byte %zd; a string attr reaches the kernel as a C string, which would end "
+                     "there",
+                     op, info->name, item, (Py_ssize_t)(nul - s));
+    return NULL;
+}
+
 static int convert_list(const char *op, const pd_attr_info *info, PyObject *value,
                         pdext_attr_slot *slot)
 {
@@ -129,7 +157,7 @@ static int convert_list(const char *op, const pd_attr_info *info, PyObject *valu
             if (!PyUnicode_Check(items[i]))
                 return type_error(op, info, items[i]);
             /* The UTF-8 form is cached in the str, which the caller's list keeps alive. */
-            v[i] = PyUnicode_AsUTF8(items[i]);
+            v[i] = c_string_of(op, info, items[i], i);
             if (v[i] == NULL)
                 return -1;
         }
@@ -170,7 +198,7 @@ int pdext_attr_convert(const char *op, const pd_attr_info *info, PyObject *value
     case PD_ATTR_STRING:
         if (!PyUnicode_Check(value))
             return type_error(op, info, value);
-        a->v.s = PyUnicode_AsUTF8(value);
+        a->v.s = c_string_of(op, info, value, -1);
         return a->v.s == NULL ? -1 : 0;
     case PD_ATTR_INTS:
     case PD_ATTR_FLOATS:

@@ -12,6 +12,9 @@
 
 #include "pdext_executor.h"
 
+#include <sched.h>
+#include <time.h>
+
 typedef struct pdext_ExecutorObject {
     PyObject_HEAD pd_executor *ex;
     int32_t n_streams;
@@ -51,17 +54,39 @@ pd_status pdext_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
     return pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
 }
 
+/* Polls, without the GIL, until t is not pending or about 50 ms have passed: first spinning
+ * (a call handed over a moment ago usually ends within microseconds), then sleeping in steps
+ * that grow to 1 ms. */
+static void wait_slice(const pd_tensor *t)
+{
+    for (int i = 0; i < 2048; ++i) {
+        if (!pd_tensor_is_pending(t))
+            return;
+        if (i % 64 == 63)
+            sched_yield();
+    }
+    long nap = 20000, slept = 0; /* ns */
+    while (pd_tensor_is_pending(t) && slept < 50000000) {
+        struct timespec ts = {0, nap};
+        nanosleep(&ts, NULL);
+        slept += nap;
+        nap = nap < 1000000 ? nap * 2 : 1000000;
+    }
+}
+
 int pdext_tensor_ready(pdext_TensorObject *self)
 {
-    pd_status st;
-    if (!pd_tensor_is_pending(&self->t)) {
-        /* Computed, or poisoned (the wait gives its error): no host wait, the GIL stays. */
-        st = pd_tensor_wait(NULL, &self->t);
-    } else {
+    /* Waits in slices with the GIL released, and between them runs Python's signal handlers:
+     * Ctrl-C raises KeyboardInterrupt while a long kernel runs, not once it ends (the C wait
+     * cannot be interrupted). A computed or poisoned tensor is not pending: no wait. */
+    while (pd_tensor_is_pending(&self->t)) {
         PyThreadState *ts = PyEval_SaveThread();
-        st = pd_tensor_wait(NULL, &self->t);
+        wait_slice(&self->t);
         PyEval_RestoreThread(ts);
+        if (pd_tensor_is_pending(&self->t) && PyErr_CheckSignals() < 0)
+            return -1;
     }
+    pd_status st = pd_tensor_wait(NULL, &self->t); /* PD_OK, or the poisoned call's error */
     if (st != PD_OK) {
         pdext_raise_status(st, NULL);
         return -1;

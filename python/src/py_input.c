@@ -30,18 +30,18 @@ static pd_data_type numpy_dtype(const PyArray_Descr *d)
                : elsize == 2 ? PD_INT16
                : elsize == 4 ? PD_INT32
                : elsize == 8 ? PD_INT64
-                                : PD_UNDEFINED;
+                             : PD_UNDEFINED;
     case 'u':
         return elsize == 1   ? PD_UINT8
                : elsize == 2 ? PD_UINT16
                : elsize == 4 ? PD_UINT32
                : elsize == 8 ? PD_UINT64
-                                : PD_UNDEFINED;
+                             : PD_UNDEFINED;
     case 'f':
         return elsize == 2   ? PD_FLOAT16
                : elsize == 4 ? PD_FLOAT32
                : elsize == 8 ? PD_FLOAT64
-                                : PD_UNDEFINED;
+                             : PD_UNDEFINED;
     case 'c': return elsize == 8 ? PD_COMPLEX64 : elsize == 16 ? PD_COMPLEX128 : PD_UNDEFINED;
     default: return PD_UNDEFINED;
     }
@@ -59,14 +59,18 @@ static const char *input_text(const pdext_input_name *who)
     return buf;
 }
 
-/* Row-major strides of a dense tensor, as the runtime fills them. */
-static void fill_dense_strides(pd_tensor *t)
+/* Row-major strides of a dense tensor, as the runtime fills them; false when a dim is negative
+ * or the element count does not fit in int64 (a producer's shape is not to be trusted, and
+ * the overflow would be undefined behaviour). */
+static bool fill_dense_strides(pd_tensor *t)
 {
     int64_t s = 1;
     for (int32_t d = t->ndim - 1; d >= 0; --d) {
         t->strides[d] = s;
-        s *= t->shape[d];
+        if (t->shape[d] < 0 || __builtin_mul_overflow(s, t->shape[d], &s))
+            return false;
     }
+    return true;
 }
 
 static int borrow_numpy(PyArrayObject *a, bool writable, const pdext_input_name *who, pd_tensor *t)
@@ -118,7 +122,7 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const pdext_input_name 
         t->shape[d] = dims[d];
     if (PyArray_IS_C_CONTIGUOUS(a)) {
         t->layout = PD_LAYOUT_DENSE;
-        fill_dense_strides(t);
+        (void)fill_dense_strides(t); /* numpy's shapes are checked by numpy */
         return 0;
     }
     const npy_intp *strides = PyArray_STRIDES(a);
@@ -226,7 +230,22 @@ static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_
     t->place = place;
     for (int32_t d = 0; d < t->ndim; ++d)
         t->shape[d] = dl->shape[d];
-    fill_dense_strides(t);
+    if (!fill_dense_strides(t)) {
+        char dims[PD_MAX_DIMS * 24 + 4];
+        size_t len = 0;
+        bool negative = false;
+        for (int32_t d = 0; d < t->ndim && len < sizeof dims; ++d) {
+            negative = negative || t->shape[d] < 0;
+            len += (size_t)snprintf(dims + len, sizeof dims - len, "%s%lld", d ? ", " : "",
+                                    (long long)t->shape[d]);
+        }
+        PyErr_Format(PyExc_ValueError,
+                     "%s has DLPack shape [%s], which %s; expected dims >= 0 whose product "
+                     "fits in int64",
+                     input_text(who), dims,
+                     negative ? "has a negative dim" : "holds more elements than int64 counts");
+        return -1;
+    }
     t->layout = PD_LAYOUT_DENSE;
     if (dl->strides != NULL) {
         for (int32_t d = 0; d < t->ndim; ++d)

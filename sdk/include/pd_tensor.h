@@ -49,7 +49,15 @@ typedef struct pd_tensor {
      * dereferenced. */
     void *data;
     /* The storage reference this tensor holds; NULL when undefined (or in a struct a host
-     * filled by hand over its own memory). */
+     * filled by hand over its own memory). A tensor with storage is checked against it: the
+     * runner refuses one whose elements run past its storage. A hand-filled tensor without
+     * storage declares no size, so nothing can check it: the host promises that `data` holds
+     * every element its dtype, shape and strides address (pd_numel(t) * element size bytes
+     * for a dense one), readable (and writable, for an output or an inplace input) until the
+     * call returns or, through an executor, until the call is computed. A shape larger than
+     * the memory is the host's bug, and a kernel reading it may crash. Hosts that cannot
+     * promise that wrap their memory in storage of a known size (pd_tensor_from_buffer,
+     * pdext.h) or copy it into a runtime tensor. */
     pd_storage *storage;
     /* Element type; PD_UNDEFINED for an undefined tensor. */
     pd_data_type dtype;

@@ -140,7 +140,8 @@ typedef struct pd_jit_options {
 } pd_jit_options;
 
 /* Builds (if the cache has no up-to-date library) and loads the module into `reg`; *out gets
- * the module, whose ops pd_module_op_count / pd_module_op list. Loading a changed module again
+ * the module, whose ops pd_module_op_count / pd_module_op list (`out` is required: NULL is
+ * refused with PD_ERR_INVALID_ARGUMENT). Loading a changed module again
  * in the same process gives a new library path, so the new code is what runs; its ops replace
  * those of an earlier module of the same name in `reg`. */
 pd_status pd_jit_load(pd_registry *reg, const pd_jit_options *opts, pd_module **out);

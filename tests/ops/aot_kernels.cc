@@ -282,3 +282,9 @@ AOT_EXPORT int CustomSum(int nparam, void **params, int *, int64_t **shapes, con
     }
     return 0;
 }
+
+// A data symbol, exported like the functions: naming it as the kernel must be refused, not
+// called (calling it would run its bytes).
+extern "C" {
+__attribute__((visibility("default"))) int CustomTable[16] = {1, 2, 3};
+}

@@ -207,6 +207,19 @@ PD_BUILD_OP(pf_positives)
     .SetInferShapeFn(PD_INFER_SHAPE(PositivesInferShape));
 // clang-format on
 
+// A negative dim other than -1 is a bug in the infer function: refused, naming the op.
+std::vector<std::vector<int64_t>> BadDimInferShape(const std::vector<int64_t> &)
+{
+    return {{2, -7}};
+}
+// clang-format off
+PD_BUILD_OP(pf_bad_dim)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(PositivesForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(BadDimInferShape));
+// clang-format on
+
 /* --- complex: the conjugate of a complex64 tensor, through .real / .imag ---------------------- */
 template <class T> T ConjOf(T v) { return v; }
 template <class T> paddle::complex<T> ConjOf(paddle::complex<T> v)

@@ -215,6 +215,19 @@ struct infer_shape_fn<Ret (*)(Args...), fn> {
         std::vector<std::vector<int64_t>> shapes = fn(std::get<I>(h).get()...);
         set_inferred(ctx, info, shapes, "the infer_shape function",
                      [&](int32_t o, int32_t k, const std::vector<int64_t> &s) {
+                         for (size_t j = 0; j < s.size(); ++j) {
+                             if (s[j] >= -1)
+                                 continue; /* any other negative dim is a bug: refused */
+                             std::string out = "output '" + info.out_name[o] + "'";
+                             if (info.out_vector[o])
+                                 out += " item " + std::to_string(k);
+                             throw pd::op_error("the infer_shape function returned dim " +
+                                                    std::to_string(j) + " = " +
+                                                    std::to_string(s[j]) + " for " + out +
+                                                    "; a dim is >= 0, or -1 when the kernel's "
+                                                    "output decides the shape",
+                                                nullptr, 0, PD_ERR_OP_FAILED);
+                         }
                          for (int64_t d : s)
                              if (d < 0)
                                  return; /* -1: the kernel's output decides */

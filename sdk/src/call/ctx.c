@@ -143,10 +143,18 @@ pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
         OP_BUG("pd_output: output '%s' is made by the kernel; infer functions may only set its "
                "count, shape and dtype",
                ctx->op->outputs[index].base);
-    if (it->ndim < 0 || it->dtype == PD_UNDEFINED)
+    if (it->ndim < 0 || it->dtype == PD_UNDEFINED) {
+        /* An op of several inputs gets no default inference unless it says which input its
+         * outputs follow: name the flag that says it. */
+        bool like0 = ctx->op->n_inputs > 1 && ctx->op->infer_shape == NULL &&
+                     ctx->op->infer_dtype == NULL;
         OP_BUG("pd_output: output '%s' item %d has no inferred %s; give the op an infer_shape / "
-               "infer_dtype, or make the tensor and pass it to pd_set_output",
-               ctx->op->outputs[index].base, (int)item, it->ndim < 0 ? "shape" : "dtype");
+               "infer_dtype%s, or make the tensor and pass it to pd_set_output",
+               ctx->op->outputs[index].base, (int)item, it->ndim < 0 ? "shape" : "dtype",
+               like0 ? " (or, when its outputs take input 0's shape and dtype, the flag "
+                       "PD_OP_OUTPUTS_LIKE_INPUT0)"
+                     : "");
+    }
     make_output(ctx, it);
     return it->t;
 }

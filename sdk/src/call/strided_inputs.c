@@ -126,9 +126,10 @@ static __attribute__((noinline)) void replace_items(pd_kernel_ctx *ctx, int32_t 
         if (is_inplace_input(ctx->op, i))
             pd__ctx_throw(PD_ERR_INVALID_ARGUMENT,
                           "%s is a strided view and the op writes it in place, so it cannot "
-                          "work on a contiguous copy; pass a contiguous tensor "
-                          "(pd_tensor_contiguous) or let the op accept strided inputs "
-                          "(pd_op_def.strided_inputs)",
+                          "work on a contiguous copy; pass a contiguous tensor (from C: "
+                          "pd_tensor_contiguous; from Python: a contiguous array, e.g. "
+                          "numpy.ascontiguousarray, written back after the call) or let the op "
+                          "accept strided inputs (pd_op_def.strided_inputs)",
                           input_text(ctx, i, k, what, sizeof what));
         /* A dense copy owned by the call, which the arena releases when the call ends. */
         pd_tensor *dense = pd__ctx_empty(ctx, t->dtype, t->place, t->ndim, t->shape);

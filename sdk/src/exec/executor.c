@@ -53,6 +53,12 @@ pd_status pd__exec_check(const char *who, const pd_executor *ex, int32_t stream)
     if (magic != EXEC_LIVE)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: executor %p is not an executor", who,
                         (const void *)ex);
+    if (ex->fork_generation != atomic_load_explicit(&pd__fork_generation, memory_order_relaxed))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: the executor was created before this process was forked; its "
+                        "worker threads stayed in the parent process, so it cannot run or wait "
+                        "for calls here: create a new executor in this process",
+                        who);
     if (stream < 0 || stream >= ex->n_streams)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: stream %d is out of range; the executor has %d stream%s (0..%d)", who,
@@ -257,6 +263,8 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
     }
     atomic_init(&ex->magic, EXEC_LIVE);
     ex->id = atomic_fetch_add(&next_id, 1);
+    pd__fork_watch();
+    ex->fork_generation = atomic_load(&pd__fork_generation);
     ex->reg = reg;
     ex->n_streams = n;
     ex->depth = o.depth ? o.depth : DEPTH_DEFAULT;

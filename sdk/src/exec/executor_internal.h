@@ -100,6 +100,7 @@ typedef struct pd__exec_stream {
 struct pd_executor {
     atomic_uint magic; /* EXEC_LIVE, or EXEC_DEAD once destroyed */
     uint64_t id;
+    unsigned fork_generation; /* pd__fork_generation at creation: its workers' process */
     const pd_registry *reg;
     int32_t n_streams;
     int32_t depth;

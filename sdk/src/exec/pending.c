@@ -10,6 +10,14 @@
 #include <string.h>
 
 atomic_long pd__async_in_flight;
+atomic_uint pd__fork_generation;
+
+/* A fork's child has the parent's memory but none of its other threads: no executor worker
+ * of the parent runs there, so its pending calls never end. */
+static void note_fork(void) { atomic_fetch_add(&pd__fork_generation, 1); }
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void fork_watch_once(void) { (void)pthread_atfork(NULL, NULL, note_fork); }
+void pd__fork_watch(void) { pthread_once(&fork_once, fork_watch_once); }
 
 /* Completions whose last reference is gone, kept (initialized) for reuse: first in a short
  * list of the thread that dropped them (no lock: a caller makes its calls' completions and,
@@ -92,6 +100,7 @@ pd__completion *pd__completion_new(uint64_t executor_id)
     atomic_init(&c->state, PD__PENDING);
     atomic_init(&c->sleepers, 0);
     c->executor_id = executor_id;
+    c->fork_generation = atomic_load_explicit(&pd__fork_generation, memory_order_relaxed);
     c->status = PD_OK;
     c->message = NULL;
     c->event = NULL;
@@ -108,6 +117,8 @@ void pd__completion_release(pd__completion *c)
 {
     if (c == NULL || atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
         return;
+    if (atomic_load_explicit(&c->state, memory_order_relaxed) == PD__FAILED)
+        atomic_fetch_sub_explicit(&pd__async_in_flight, 1, memory_order_release);
     if (c->event != NULL)
         pd_event_destroy(c->event);
     free(c->message);
@@ -140,6 +151,11 @@ void pd__completion_finish(pd__completion *c, pd_status status, const char *mess
     c->message = status != PD_OK && message ? strdup(message) : NULL;
     c->event = event;
     c->event_stream = stream;
+    /* A poisoned completion counts as in flight while it lives, so that the synchronous
+     * runner keeps looking at its inputs' completions and refuses a poisoned one with its
+     * error instead of reading the failed call's unwritten output (pending.h). */
+    if (status != PD_OK)
+        atomic_fetch_add_explicit(&pd__async_in_flight, 1, memory_order_relaxed);
     /* No sleeper (the usual case: the caller is ahead): a store, no lock. A waiter counts
      * itself in `sleepers` before it tests the state, and both sides use sequentially
      * consistent operations, so either the waiter sees the new state or this sees the
@@ -172,6 +188,13 @@ void pd__completion_wait_state(pd__completion *c)
 
 pd_status pd__completion_wait(pd__completion *c)
 {
+    if (atomic_load_explicit(&c->state, memory_order_acquire) == PD__PENDING &&
+        c->fork_generation != atomic_load_explicit(&pd__fork_generation, memory_order_relaxed))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "the tensor was still being computed by an executor of the parent "
+                        "process when this process was forked; its worker threads do not exist "
+                        "here, so it will never be ready: read it before fork(), or compute it "
+                        "again in this process");
     pd__completion_wait_state(c);
     if (atomic_load_explicit(&c->state, memory_order_acquire) == PD__FAILED)
         return pd__fail(c->status, "%s", c->message ? c->message : "an op failed (out of memory)");
@@ -231,5 +254,8 @@ pd_status pd_tensor_wait(const pd_executor *ex, const pd_tensor *t)
 bool pd_tensor_is_pending(const pd_tensor *t)
 {
     pd__completion *c = t ? pd__storage_pending(t->storage) : NULL;
-    return c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) == PD__PENDING;
+    /* In a fork's child a call the parent left pending never ends: not pending, so that a
+     * reader goes to pd_tensor_wait and gets its error rather than polling for ever. */
+    return c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) == PD__PENDING &&
+           c->fork_generation == atomic_load_explicit(&pd__fork_generation, memory_order_relaxed);
 }

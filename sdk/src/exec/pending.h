@@ -32,13 +32,23 @@ typedef struct pd__completion {
     atomic_int sleepers;       /* threads on cv (or about to be): finish skips the mutex at 0 */
     pthread_mutex_t mu;        /* with cv: sleeping until the state leaves PD__PENDING */
     pthread_cond_t cv;
+    unsigned fork_generation; /* pd__fork_generation when made: pending in a fork's child
+                               * means never done (its worker is in the parent) */
 } pd__completion;
 
 /* Async calls submitted and not yet done, over all executors (a worker subtracts its calls
- * once per batch, so the count may lag behind, never ahead). While it is 0 no storage is
- * pending, which lets the synchronous runner skip looking at its host inputs' completions
- * (a device input may still have its call's work queued on the device: see the event). */
+ * once per batch, so the count may lag behind, never ahead), plus the failed completions
+ * still alive (a poisoned tensor must never be read as data). While it is 0 no storage is
+ * pending or poisoned, which lets the synchronous runner skip looking at its host inputs'
+ * completions (a device input may still have its call's work queued on the device: see the
+ * event). */
 extern atomic_long pd__async_in_flight;
+
+/* Forks seen by this process (bumped in each child, pthread_atfork): an executor or a
+ * pending completion made under another generation belongs to the parent's threads. */
+extern atomic_uint pd__fork_generation;
+/* Starts counting forks (once per process; pd_executor_create calls it). */
+void pd__fork_watch(void);
 
 /* Polls a thread makes, about 20-50 us, before it sleeps on a condition: a worker waiting
  * for calls (executor.c) and a host waiting for a call's completion. Work handed to another

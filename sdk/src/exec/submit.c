@@ -428,6 +428,20 @@ static bool runs_inline(pd_executor *ex, int32_t stream, const pd_op *op, const 
            host_and_computed(inputs, n_inputs) && host_and_computed(outputs, n_outputs);
 }
 
+/* A queued call keeps its op's module loaded until it retires: its worker reads the op and
+ * runs the module's code after the host may have unloaded it (module.c waits for the count). */
+static void module_hold(pd_module *m)
+{
+    if (m != NULL)
+        atomic_fetch_add_explicit(&m->in_flight, 1, memory_order_relaxed);
+}
+
+static void module_drop(pd_module *m)
+{
+    if (m != NULL)
+        atomic_fetch_sub_explicit(&m->in_flight, 1, memory_order_release);
+}
+
 /* pd_op_run_async past its checks, for a call that goes through the pipeline. Kept out of
  * line: the small calls that run inline then pay for none of its frame. */
 static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t stream, const pd_op *op,
@@ -447,6 +461,7 @@ static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t strea
         return s;
     }
     atomic_fetch_add_explicit(&pd__async_in_flight, 1, memory_order_relaxed);
+    module_hold(op->module);
     bool wait = call->wait_launch;
     pd__completion *done = call->done;
     if (wait)
@@ -464,6 +479,7 @@ static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t strea
         s = pd__runner_hand_over(&call->ctx, outputs);
     pd__runner_release(&call->ctx, s == PD_OK);
     pd__exec_record_free(ex, call);
+    module_drop(op->module);
     return s;
 }
 
@@ -573,6 +589,7 @@ static pd_status settle_outputs(pd__exec_call *call)
 void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
 {
     pd_kernel_ctx *ctx = &call->ctx;
+    pd_module *module = ctx->op->module; /* read before the call retires */
     pd_place place = *pd__ctx_first_input_place(ctx);
     pd_status s = PD_OK;
     /* the worker's stream on the call's device is its executor stream's own */
@@ -613,4 +630,5 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
     }
     pd__completion_finish(call->done, s, call->message, event, call->dev_stream);
     pd__exec_record_retire(ex, call);
+    module_drop(module); /* the caller's (submit's) drop ends a wait_launch call */
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* More ops than this in one table means it is not a table (a bad ops_begin/ops_end). */
 #define MODULE_MAX_OPS 1000000
@@ -236,6 +237,8 @@ static pd_status module_build(const pd_module_info *info, const char *origin, vo
                               pd_registry *reg, pd_module **out)
 {
     pd_module *m = calloc(1, sizeof *m);
+    if (m != NULL)
+        atomic_init(&m->in_flight, 0);
     int32_t n = (int32_t)(info->ops_end - info->ops_begin);
     if (m == NULL || (m->ops = calloc((size_t)n, sizeof *m->ops)) == NULL ||
         (m->path = copy_string(origin)) == NULL) {
@@ -286,9 +289,20 @@ static void list_remove(pd_registry *reg, pd_module *m)
     m->prev = m->next = NULL;
 }
 
-/* Closes the library (if any) and frees an unlinked module. */
+/* Waits until no executor call of m's ops is queued or running: a worker reads the op and
+ * runs its kernel until the call retires (pdext_executor.h: a pending call keeps its module).
+ * Polled, as unloading with calls in flight is rare and its wait is the kernel's own time. */
+static void wait_in_flight(pd_module *m)
+{
+    struct timespec nap = {0, 200000}; /* 0.2 ms */
+    while (atomic_load_explicit(&m->in_flight, memory_order_acquire) > 0)
+        nanosleep(&nap, NULL);
+}
+
+/* Closes the library (if any) and frees an unlinked module, once its calls are done. */
 static void module_close(pd_module *m)
 {
+    wait_in_flight(m);
     void (*release)(void *) = m->release;
     void *owner = m->owner;
     if (m->handle)

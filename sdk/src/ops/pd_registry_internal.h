@@ -56,6 +56,9 @@ struct pd_module {
      * released after the module is closed. NULL otherwise. */
     void (*release)(void *owner);
     void *owner;
+    /* Executor calls of its ops queued or running (exec/submit.c): unloading waits for them,
+     * since a worker reads the op and runs the module's code until its call retires. */
+    atomic_long in_flight;
 };
 
 #define PD__READER_STRIPES 16

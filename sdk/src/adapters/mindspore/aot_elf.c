@@ -147,3 +147,26 @@ void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t c
     }
     elf_close(&f);
 }
+
+const char *pd_aoti_elf_not_code(const char *path, const char *name)
+{
+    elf_file f;
+    if (elf_open("", path, &f) != PD_OK)
+        return NULL; /* dlopen read it: a failure here is not this check's to report */
+    const char *kind = NULL;
+    for (size_t i = 1; i < f.dyn.n_syms && kind == NULL; ++i) {
+        const Elf64_Sym *s = &f.dyn.syms[i];
+        if (s->st_shndx == SHN_UNDEF || strcmp(sym_name(&f, s), name) != 0)
+            continue;
+        switch (ELF64_ST_TYPE(s->st_info)) {
+        case STT_FUNC:
+        case STT_GNU_IFUNC: i = f.dyn.n_syms; break; /* code: the first definition wins */
+        case STT_OBJECT: kind = "a data object"; break;
+        case STT_TLS: kind = "a thread-local variable"; break;
+        case STT_COMMON: kind = "a common (data) symbol"; break;
+        default: kind = "a symbol that is not a function"; break;
+        }
+    }
+    elf_close(&f);
+    return kind;
+}

@@ -79,11 +79,32 @@ double number_of(const pd_attr &a)
     }
 }
 
-int64_t int_of(const pd_attr &a)
+// A floating number as int64_t, truncated; a value outside int64_t's range (1e30, 2^63, inf)
+// or nan has no int64_t value (converting it is undefined behaviour): refused.
+int64_t int64_from(double v, const char *name, const char *asked)
+{
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        throw std::runtime_error(std::string("attr '") + name + "' holds " + std::to_string(v) +
+                                 ", which cannot be read as " + asked +
+                                 " (outside -2^63 .. 2^63-1)");
+    return static_cast<int64_t>(v);
+}
+
+int64_t int_of(const pd_attr &a, const char *name, const char *asked)
 {
     if (a.type == PD_ATTR_INT64)
         return a.v.i64; // exact beyond 2^53
-    return static_cast<int64_t>(number_of(a));
+    return int64_from(number_of(a), name, asked);
+}
+
+// A number read into a list element: int64_t elements are range-checked as int_of.
+template <typename T> T element_of(double v, const char *, const char *)
+{
+    return static_cast<T>(v);
+}
+template <> int64_t element_of<int64_t>(double v, const char *name, const char *asked)
+{
+    return int64_from(v, name, asked);
 }
 
 // A bracketed list of numbers or of such lists: "[1, 2.5]", "[[1, 2], [3]]".
@@ -127,7 +148,7 @@ struct list_parser {
             return out;
         }
         for (;;) {
-            out.push_back(static_cast<T>(number()));
+            out.push_back(element_of<T>(number(), name, asked));
             skip();
             if (*p == ']') {
                 ++p;
@@ -175,7 +196,7 @@ std::vector<T> vector_of(const pd_attr &a, const char *name, const char *asked)
         return out;
     case PD_ATTR_FLOATS:
         for (int32_t i = 0; i < a.count; ++i)
-            out.push_back(static_cast<T>(a.v.floats[i]));
+            out.push_back(element_of<T>(a.v.floats[i], name, asked));
         return out;
     case PD_ATTR_STRING: {
         list_parser lp{a.v.s, a, name, asked};
@@ -228,7 +249,7 @@ private:
         const pd_attr &a = find_attr(name, "int64_t");
         if (!is_number(a))
             refuse(a, name.c_str(), "int64_t");
-        return int_of(a);
+        return int_of(a, name.c_str(), "int64_t");
     }
     float GetAttrFloat(std::string name) override
     {

@@ -265,6 +265,12 @@ static pd_status open_library(pd_aoti_op *op)
                         similar[0] ? "; similar exported names: " : "; it exports no similar name",
                         similar);
     }
+    const char *kind = pd_aoti_elf_not_code(op->library, op->function);
+    if (kind != NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        WHO ": '%s' in '%s' is %s, not a function: name an extern \"C\" "
+                            "function with the kernel's signature",
+                        op->function, op->library, kind);
     *(void **)&op->init = find_companion(op->handle, op->function, "Init");
     op->infer_shape = find_companion(op->handle, op->function, "InferShape");
     op->infer_type = find_companion(op->handle, op->function, "InferType");

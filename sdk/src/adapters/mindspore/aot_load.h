@@ -66,6 +66,10 @@ typedef struct pd_aoti_op {
 pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda, bool *sim);
 /* Up to 5 exported functions of the library named like `name`, ", "-separated, into buf. */
 void pd_aoti_elf_similar(const char *path, const char *name, char *buf, size_t cap);
+/* The type (STT_OBJECT, STT_TLS, ...) of the symbol `name` the library defines, when it is not
+ * code (STT_FUNC, STT_GNU_IFUNC); NULL when it is code, undefined or unreadable. dlsym finds
+ * data symbols too, and calling one runs its bytes. */
+const char *pd_aoti_elf_not_code(const char *path, const char *name);
 
 /* aot_kernel.c: the trampolines the op's definition points at, and the entry cleanup. */
 void pd_aoti_kernel(pd_kernel_ctx *ctx);
