@@ -178,9 +178,24 @@ private:
     pd_place p_;
 };
 inline std::ostream &operator<<(std::ostream &os, const Place &p) { return os << p.DebugString(); }
-inline Place CPUPlace() { return Place(pd_place_cpu()); }
-inline Place GPUPlace(int device_id = 0) { return Place(pd_place_gpu(device_id)); }
-inline Place GPUPinnedPlace() { return Place(pd_place_gpu_pinned()); }
+/* Paddle's place classes: each is a Place (`paddle::CPUPlace()` makes one, as before). */
+class CPUPlace : public Place {
+public:
+    CPUPlace() : Place(pd_place_cpu()) {}
+};
+class GPUPlace : public Place {
+public:
+    GPUPlace() : Place(pd_place_gpu(0)) {}
+    explicit GPUPlace(int device_id) : Place(pd_place_gpu(device_id)) {}
+};
+class GPUPinnedPlace : public Place {
+public:
+    GPUPinnedPlace() : Place(pd_place_gpu_pinned()) {}
+};
+/* Paddle's current GPU. pdext runs a call on its inputs' device and has no process-wide
+ * current device: device 0, as Paddle's default (kernels that care read x.place()). */
+inline GPUPlace DefaultGPUPlace() { return GPUPlace(0); }
+inline bool operator==(PlaceType t, const Place &p) { return p == t; }
 
 namespace detail {
 
@@ -392,11 +407,30 @@ public:
 };
 
 namespace experimental {
+using paddle::AllocationType;
+using paddle::CPUPlace;
 using paddle::DataType;
+using paddle::GPUPinnedPlace;
+using paddle::GPUPlace;
 using paddle::Place;
 using paddle::Tensor;
 } // namespace experimental
 
 } // namespace paddle
+
+/* Paddle defines these in phi and re-exports them in paddle; sources use either spelling. */
+namespace phi {
+using paddle::AllocationType;
+using paddle::CPUPlace;
+using paddle::DataType;
+using paddle::GPUPinnedPlace;
+using paddle::GPUPlace;
+using paddle::Place;
+namespace dtype {
+using paddle::bfloat16;
+using paddle::complex;
+using paddle::float16;
+} // namespace dtype
+} // namespace phi
 
 #endif /* PDEXT_PADDLE_TENSOR_H */
