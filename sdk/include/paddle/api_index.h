@@ -345,12 +345,12 @@ inline Tensor tile(const Tensor &x, const IntArray &repeat_times = {})
 }
 
 /* x reversed along each of `axis`. */
-inline Tensor flip(const Tensor &x, const IntArray &axis)
+inline Tensor flip(const Tensor &x, const std::vector<int> &axis)
 {
     Tensor d = detail::dense(x, "flip");
     std::vector<int64_t> shape = d.shape();
     std::vector<bool> rev(shape.size(), false);
-    for (int64_t a : axis.GetData())
+    for (int a : axis)
         rev[static_cast<size_t>(detail::norm_axis(a, shape.size(), "flip"))] = true;
     Tensor out = empty(shape, d.dtype(), d.place());
     size_t es = detail::elem_size(d);

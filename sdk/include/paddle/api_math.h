@@ -209,7 +209,6 @@ PD__PADDLE_UNARY(erf, false, std::erf(v))
 PD__PADDLE_UNARY(lgamma, false, std::lgamma(v))
 PD__PADDLE_UNARY(floor, false, std::floor(v))
 PD__PADDLE_UNARY(ceil, false, std::ceil(v))
-PD__PADDLE_UNARY(round, false, std::round(v))
 PD__PADDLE_UNARY(sigmoid, false, A(1) / (A(1) + std::exp(-v)))
 PD__PADDLE_UNARY(silu, false, v / (A(1) + std::exp(-v)))
 #undef PD__PADDLE_UNARY
@@ -238,6 +237,22 @@ PD__PADDLE_TEST(isnan, false, std::isnan(v))
 PD__PADDLE_TEST(isinf, false, std::isinf(v))
 PD__PADDLE_TEST(isfinite, true, std::isfinite(v))
 #undef PD__PADDLE_TEST
+
+/* x rounded half away from zero to `decimals` decimal digits. */
+inline Tensor round(const Tensor &x, int decimals = 0)
+{
+    Tensor d = detail::dense(x, "round");
+    Tensor out;
+    detail::visit_real(d.dtype(), "round", false, [&](auto tag) {
+        using T = decltype(tag);
+        using A = detail::acc_t<T>;
+        A ten = static_cast<A>(std::pow(10.0, decimals));
+        out = detail::map<T>(d, d.dtype(), [=](A v) -> A {
+            return decimals == 0 ? std::round(v) : std::round(v * ten) / ten;
+        });
+    });
+    return out;
+}
 
 /* x ** y. */
 inline Tensor pow(const Tensor &x, const Scalar &y = 1.0f)

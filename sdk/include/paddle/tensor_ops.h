@@ -200,6 +200,8 @@ using paddle::empty_like;
 using paddle::equal;
 using paddle::full;
 using paddle::full_like;
+using paddle::ones_like;
+using paddle::zeros_like;
 using paddle::greater_equal;
 using paddle::greater_than;
 using paddle::less_equal;
