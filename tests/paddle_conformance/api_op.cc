@@ -10,30 +10,31 @@
 
 std::vector<paddle::Tensor> UnaryForward(const paddle::Tensor &x, const paddle::Tensor &y)
 {
-    return {paddle::exp(x),   paddle::log(x),       paddle::log2(x),  paddle::log10(x),
-            paddle::log1p(x), paddle::expm1(x),     paddle::sqrt(x),  paddle::rsqrt(x),
-            paddle::sin(y),   paddle::cos(y),       paddle::tanh(y),  paddle::asin(x),
-            paddle::acos(x),  paddle::atan(y),      paddle::sinh(y),  paddle::cosh(y)};
+    return {paddle::exp(x),   paddle::log(x),   paddle::log2(x), paddle::log10(x),
+            paddle::log1p(x), paddle::expm1(x), paddle::sqrt(x), paddle::rsqrt(x),
+            paddle::sin(y),   paddle::cos(y),   paddle::tanh(y), paddle::asin(x),
+            paddle::acos(x),  paddle::atan(y),  paddle::sinh(y), paddle::cosh(y)};
 }
 PD_BUILD_OP(conf_unary)
-    .Inputs({"X", "Y"})
-    .Outputs({"Exp", "Log", "Log2", "Log10", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Sin", "Cos",
-              "Tanh", "Asin", "Acos", "Atan", "Sinh", "Cosh"})
-    .SetKernelFn(PD_KERNEL(UnaryForward));
+                .Inputs({"X", "Y"})
+                .Outputs({"Exp", "Log", "Log2", "Log10", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Sin",
+                          "Cos", "Tanh", "Asin", "Acos", "Atan", "Sinh", "Cosh"})
+                .SetKernelFn(PD_KERNEL(UnaryForward));
 
 std::vector<paddle::Tensor> Unary2Forward(const paddle::Tensor &x, const paddle::Tensor &y)
 {
-    return {paddle::atanh(x),      paddle::asinh(y),   paddle::erf(y),     paddle::abs(y),
-            paddle::sign(y),       paddle::square(y),  paddle::relu(y),    paddle::floor(y),
-            paddle::ceil(y),       paddle::round(y),   paddle::sigmoid(y), paddle::silu(y),
+    return {paddle::atanh(x),      paddle::asinh(y),   paddle::erf(y),
+            paddle::abs(y),        paddle::sign(y),    paddle::square(y),
+            paddle::relu(y),       paddle::floor(y),   paddle::ceil(y),
+            paddle::round(y),      paddle::sigmoid(y), paddle::silu(y),
             paddle::reciprocal(x), paddle::lgamma(x),  paddle::relu6(y * 4.0),
             paddle::acosh(x + 1.0)};
 }
 PD_BUILD_OP(conf_unary2)
-    .Inputs({"X", "Y"})
-    .Outputs({"Atanh", "Asinh", "Erf", "Abs", "Sign", "Square", "Relu", "Floor", "Ceil", "Round",
-              "Sigmoid", "Silu", "Reciprocal", "Lgamma", "Relu6", "Acosh"})
-    .SetKernelFn(PD_KERNEL(Unary2Forward));
+                .Inputs({"X", "Y"})
+                .Outputs({"Atanh", "Asinh", "Erf", "Abs", "Sign", "Square", "Relu", "Floor", "Ceil",
+                          "Round", "Sigmoid", "Silu", "Reciprocal", "Lgamma", "Relu6", "Acosh"})
+                .SetKernelFn(PD_KERNEL(Unary2Forward));
 
 std::vector<paddle::Tensor> MathForward(const paddle::Tensor &x, const paddle::Tensor &y)
 {
@@ -54,10 +55,10 @@ std::vector<paddle::Tensor> MathForward(const paddle::Tensor &x, const paddle::T
             paddle::isnan(paddle::log(y)).cast(paddle::DataType::FLOAT32)};
 }
 PD_BUILD_OP(conf_math)
-    .Inputs({"X", "Y"})
-    .Outputs({"Pow", "ScaleAfter", "ScaleBefore", "Clip", "Atan2", "Fmax", "Fmin", "Mean", "Max",
-              "Min", "Cumsum", "CumsumRevExcl", "Isfinite", "Isnan"})
-    .SetKernelFn(PD_KERNEL(MathForward));
+                .Inputs({"X", "Y"})
+                .Outputs({"Pow", "ScaleAfter", "ScaleBefore", "Clip", "Atan2", "Fmax", "Fmin",
+                          "Mean", "Max", "Min", "Cumsum", "CumsumRevExcl", "Isfinite", "Isnan"})
+                .SetKernelFn(PD_KERNEL(MathForward));
 
 std::vector<paddle::Tensor> IndexForward(const paddle::Tensor &x, const paddle::Tensor &index)
 {
@@ -84,11 +85,11 @@ std::vector<paddle::Tensor> IndexForward(const paddle::Tensor &x, const paddle::
             paddle::flip(x, {0, 1})};
 }
 PD_BUILD_OP(conf_index)
-    .Inputs({"X", "Index"})
-    .Outputs({"Sorted", "SortIdx", "SortedDesc", "SortDescIdx", "Top", "TopIdx", "Gather0",
-              "Gather1", "Concat", "Stack", "Split0", "Split1", "Flatten", "Squeeze", "Tile",
-              "Flip"})
-    .SetKernelFn(PD_KERNEL(IndexForward));
+                .Inputs({"X", "Index"})
+                .Outputs({"Sorted", "SortIdx", "SortedDesc", "SortDescIdx", "Top", "TopIdx",
+                          "Gather0", "Gather1", "Concat", "Stack", "Split0", "Split1", "Flatten",
+                          "Squeeze", "Tile", "Flip"})
+                .SetKernelFn(PD_KERNEL(IndexForward));
 
 std::vector<paddle::Tensor> Index2Forward(const paddle::Tensor &x, const paddle::Tensor &index)
 {
@@ -103,6 +104,6 @@ std::vector<paddle::Tensor> Index2Forward(const paddle::Tensor &x, const paddle:
             ex::index_select(x, index, 0)};
 }
 PD_BUILD_OP(conf_index2)
-    .Inputs({"X", "Index"})
-    .Outputs({"Where", "Tril", "Triu", "OneHot", "Argmax", "Argmin", "IndexSelect"})
-    .SetKernelFn(PD_KERNEL(Index2Forward));
+                .Inputs({"X", "Index"})
+                .Outputs({"Where", "Tril", "Triu", "OneHot", "Argmax", "Argmin", "IndexSelect"})
+                .SetKernelFn(PD_KERNEL(Index2Forward));

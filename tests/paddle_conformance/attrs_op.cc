@@ -31,20 +31,19 @@ std::vector<paddle::Tensor> AttrsForward(const paddle::Tensor &x, bool b, int i,
     double k = attr_sum(b, i, f, i64, s, iv, fv, i64v, sv);
     PD_DISPATCH_FLOATING_TYPES(x.type(), "attrs_forward", ([&] {
                                    for (int64_t j = 0; j < x.numel(); ++j)
-                                       out.data<data_t>()[j] =
-                                           static_cast<data_t>(x.data<data_t>()[j] * k);
+                                       out.data<data_t>()[j] = static_cast<data_t>(
+                                           x.data<data_t>()[j] * k);
                                }));
     // A tensor of shape [i, iv.size(), sv.size()], as the shape function says.
-    auto shaped = paddle::full({i, static_cast<int64_t>(iv.size()),
-                                static_cast<int64_t>(sv.size())},
-                               static_cast<double>(fv.size()), paddle::DataType::FLOAT32,
-                               paddle::CPUPlace());
+    auto shaped =
+        paddle::full({i, static_cast<int64_t>(iv.size()), static_cast<int64_t>(sv.size())},
+                     static_cast<double>(fv.size()), paddle::DataType::FLOAT32, paddle::CPUPlace());
     return {out, shaped};
 }
 
 // No std::vector<int64_t> attr: Paddle does not hand it to shape functions.
-std::vector<std::vector<int64_t>> AttrsInferShape(const std::vector<int64_t> &x, bool, int i,
-                                                  float, int64_t, const std::string &,
+std::vector<std::vector<int64_t>> AttrsInferShape(const std::vector<int64_t> &x, bool, int i, float,
+                                                  int64_t, const std::string &,
                                                   const std::vector<int> &iv,
                                                   const std::vector<float> &,
                                                   const std::vector<std::string> &sv)
@@ -53,9 +52,8 @@ std::vector<std::vector<int64_t>> AttrsInferShape(const std::vector<int64_t> &x,
 }
 
 // Dtype functions get every attr, std::vector<int64_t> included (a leading run of them here).
-std::vector<paddle::DataType> AttrsInferDtype(const paddle::DataType &x, bool, int, float,
-                                              int64_t, const std::string &,
-                                              const std::vector<int> &,
+std::vector<paddle::DataType> AttrsInferDtype(const paddle::DataType &x, bool, int, float, int64_t,
+                                              const std::string &, const std::vector<int> &,
                                               const std::vector<float> &,
                                               const std::vector<int64_t> &)
 {
@@ -63,11 +61,11 @@ std::vector<paddle::DataType> AttrsInferDtype(const paddle::DataType &x, bool, i
 }
 
 PD_BUILD_OP(conf_attrs)
-    .Inputs({"X"})
-    .Outputs({"Out", "Shape"})
-    .Attrs({"b: bool", "i: int", "f: float", "i64: int64_t", "s: std::string",
-            "iv: std::vector<int>", "fv: std::vector<float>", "i64v: std::vector<int64_t>",
-            "sv: std::vector<std::string>"})
-    .SetKernelFn(PD_KERNEL(AttrsForward))
-    .SetInferShapeFn(PD_INFER_SHAPE(AttrsInferShape))
-    .SetInferDtypeFn(PD_INFER_DTYPE(AttrsInferDtype));
+                .Inputs({"X"})
+                .Outputs({"Out", "Shape"})
+                .Attrs({"b: bool", "i: int", "f: float", "i64: int64_t", "s: std::string",
+                        "iv: std::vector<int>", "fv: std::vector<float>",
+                        "i64v: std::vector<int64_t>", "sv: std::vector<std::string>"})
+                .SetKernelFn(PD_KERNEL(AttrsForward))
+                .SetInferShapeFn(PD_INFER_SHAPE(AttrsInferShape))
+                .SetInferDtypeFn(PD_INFER_DTYPE(AttrsInferDtype));

@@ -91,8 +91,8 @@ inline std::tuple<Tensor, Tensor> argsort(const Tensor &x, int axis = -1, bool d
         for (int64_t p = 0; p < outer; ++p)
             for (int64_t q = 0; q < inner; ++q) {
                 int64_t base = p * n * inner + q;
-                std::vector<int64_t> order =
-                    detail::order_of(d.data<T>(), base, n, inner, descending);
+                std::vector<int64_t> order = detail::order_of(d.data<T>(), base, n, inner,
+                                                              descending);
                 for (int64_t k = 0; k < n; ++k) {
                     int64_t at = base + k * inner;
                     detail::copy_block(out, at, d, base + order[static_cast<size_t>(k)] * inner,
@@ -161,8 +161,7 @@ inline Tensor gather(const Tensor &x, const Tensor &index, const Scalar &axis = 
         int64_t i = detail::index_at(id, j, "gather");
         if (i < 0 || i >= n)
             detail::api_error("gather", "index " + std::to_string(i) + " is out of range [0, " +
-                                            std::to_string(n) + ") of axis " +
-                                            std::to_string(ax));
+                                            std::to_string(n) + ") of axis " + std::to_string(ax));
         for (int64_t p = 0; p < outer; ++p)
             detail::copy_block(out, p * m + j, d, p * n + i, bytes);
     }
@@ -205,8 +204,10 @@ inline Tensor concat(const std::vector<Tensor> &x, const Scalar &axis = 0)
         int64_t tn = t.shape()[static_cast<size_t>(ax)];
         size_t bytes = es * static_cast<size_t>(tn * inner);
         for (int64_t p = 0; p < outer; ++p)
-            std::memcpy(static_cast<char *>(out.data()) + es * static_cast<size_t>((p * n + at) * inner),
-                        static_cast<const char *>(t.data()) + bytes * static_cast<size_t>(p), bytes);
+            std::memcpy(static_cast<char *>(out.data()) +
+                            es * static_cast<size_t>((p * n + at) * inner),
+                        static_cast<const char *>(t.data()) + bytes * static_cast<size_t>(p),
+                        bytes);
         at += tn;
     }
     return out;
@@ -402,7 +403,8 @@ template <class Keep> Tensor triangle(const Tensor &x, const char *fn, Keep keep
     Tensor d = dense(x, fn);
     std::vector<int64_t> shape = d.shape();
     if (shape.size() < 2)
-        api_error(fn, "the tensor has " + std::to_string(shape.size()) + " dims; expected 2 or more");
+        api_error(fn,
+                  "the tensor has " + std::to_string(shape.size()) + " dims; expected 2 or more");
     int64_t rows = shape[shape.size() - 2], cols = shape.back();
     Tensor out = zeros(shape, d.dtype(), d.place());
     size_t es = elem_size(d);

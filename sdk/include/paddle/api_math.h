@@ -35,11 +35,11 @@ namespace experimental {
 /* Paddle's Scalar: a number handed to a function (an int, a float, a bool). */
 class Scalar {
 public:
-    Scalar(double v = 0) : v_(v) {} // NOLINT: implicit, as Paddle's
-    Scalar(float v) : v_(v) {}      // NOLINT
-    Scalar(int v) : v_(v) {}        // NOLINT
+    Scalar(double v = 0) : v_(v) {}                   // NOLINT: implicit, as Paddle's
+    Scalar(float v) : v_(v) {}                        // NOLINT
+    Scalar(int v) : v_(v) {}                          // NOLINT
     Scalar(int64_t v) : v_(static_cast<double>(v)) {} // NOLINT
-    Scalar(bool v) : v_(v ? 1 : 0) {}                  // NOLINT
+    Scalar(bool v) : v_(v ? 1 : 0) {}                 // NOLINT
     template <class T> T to() const { return static_cast<T>(v_); }
 
 private:
@@ -50,11 +50,11 @@ private:
 class IntArray {
 public:
     IntArray() = default;
-    IntArray(const std::vector<int64_t> &v) : v_(v) {} // NOLINT: implicit, as Paddle's
+    IntArray(const std::vector<int64_t> &v) : v_(v) {}              // NOLINT: implicit, as Paddle's
     IntArray(const std::vector<int> &v) : v_(v.begin(), v.end()) {} // NOLINT
-    IntArray(std::initializer_list<int64_t> v) : v_(v) {}            // NOLINT
-    IntArray(int64_t v) : v_{v} {}                                    // NOLINT
-    IntArray(int v) : v_{v} {}                                        // NOLINT
+    IntArray(std::initializer_list<int64_t> v) : v_(v) {}           // NOLINT
+    IntArray(int64_t v) : v_{v} {}                                  // NOLINT
+    IntArray(int v) : v_{v} {}                                      // NOLINT
     const std::vector<int64_t> &GetData() const { return v_; }
     size_t size() const { return v_.size(); }
 
@@ -124,8 +124,7 @@ inline Tensor dense(const Tensor &x, const char *fn)
 }
 
 /* out[i] = f(x[i]) in x's dtype (or `out_dtype`, whose element type R f returns). */
-template <class T, class R = T, class F>
-Tensor map(const Tensor &x, DataType out_dtype, F &&f)
+template <class T, class R = T, class F> Tensor map(const Tensor &x, DataType out_dtype, F &&f)
 {
     Tensor out = empty(x.shape(), out_dtype, x.place());
     const T *a = static_cast<const T *>(x.data());
@@ -166,17 +165,17 @@ template <class T> T sign_of(T v) { return static_cast<T>((T(0) < v) - (v < T(0)
 
 /* Elementwise functions: name, whether integer tensors have a kernel, and the formula on v (of
  * the computing type A). */
-#define PD__PADDLE_UNARY(fname, ints, ...)                                               \
-    inline Tensor fname(const Tensor &x)                                                 \
-    {                                                                                    \
-        Tensor d = detail::dense(x, #fname);                                             \
-        Tensor out;                                                                      \
-        detail::visit_real(d.dtype(), #fname, ints, [&](auto tag) {                      \
-            using T = decltype(tag);                                                     \
-            using A [[maybe_unused]] = detail::acc_t<T>;                                 \
+#define PD__PADDLE_UNARY(fname, ints, ...)                                              \
+    inline Tensor fname(const Tensor &x)                                                \
+    {                                                                                   \
+        Tensor d = detail::dense(x, #fname);                                            \
+        Tensor out;                                                                     \
+        detail::visit_real(d.dtype(), #fname, ints, [&](auto tag) {                     \
+            using T = decltype(tag);                                                    \
+            using A [[maybe_unused]] = detail::acc_t<T>;                                \
             out = detail::map<T>(d, d.dtype(), [](A v) -> A { return (__VA_ARGS__); }); \
-        });                                                                              \
-        return out;                                                                      \
+        });                                                                             \
+        return out;                                                                     \
     }
 namespace experimental {
 PD__PADDLE_UNARY(abs, true, v < A(0) ? A(0) - v : v)
@@ -214,24 +213,24 @@ PD__PADDLE_UNARY(silu, false, v / (A(1) + std::exp(-v)))
 #undef PD__PADDLE_UNARY
 
 /* Bool tensors of a floating test (integer tensors: every element is finite). */
-#define PD__PADDLE_TEST(fname, int_answer, ...)                                             \
-    inline Tensor fname(const Tensor &x)                                                    \
-    {                                                                                       \
-        Tensor d = detail::dense(x, #fname);                                                \
-        Tensor out;                                                                         \
-        detail::visit_real(d.dtype(), #fname, true, [&](auto tag) {                         \
-            using T = decltype(tag);                                                        \
-            using A = detail::acc_t<T>;                                                     \
-            out = detail::map<T, bool>(d, DataType::BOOL, [](A v) -> bool {                 \
-                if constexpr (std::is_integral<A>::value) {                                 \
-                    (void)v;                                                                \
-                    return int_answer;                                                      \
-                } else {                                                                    \
-                    return (__VA_ARGS__);                                                   \
-                }                                                                           \
-            });                                                                             \
-        });                                                                                 \
-        return out;                                                                         \
+#define PD__PADDLE_TEST(fname, int_answer, ...)                             \
+    inline Tensor fname(const Tensor &x)                                    \
+    {                                                                       \
+        Tensor d = detail::dense(x, #fname);                                \
+        Tensor out;                                                         \
+        detail::visit_real(d.dtype(), #fname, true, [&](auto tag) {         \
+            using T = decltype(tag);                                        \
+            using A = detail::acc_t<T>;                                     \
+            out = detail::map<T, bool>(d, DataType::BOOL, [](A v) -> bool { \
+                if constexpr (std::is_integral<A>::value) {                 \
+                    (void)v;                                                \
+                    return int_answer;                                      \
+                } else {                                                    \
+                    return (__VA_ARGS__);                                   \
+                }                                                           \
+            });                                                             \
+        });                                                                 \
+        return out;                                                         \
     }
 PD__PADDLE_TEST(isnan, false, std::isnan(v))
 PD__PADDLE_TEST(isinf, false, std::isinf(v))
@@ -403,7 +402,8 @@ Tensor reduce(const Tensor &x, const IntArray &axis, bool keepdim, const char *f
         }
         T *o = out.data<T>();
         for (int64_t i = 0; i < n_out; ++i)
-            o[i] = static_cast<T>(finish(accs[static_cast<size_t>(i)], counts[static_cast<size_t>(i)]));
+            o[i] = static_cast<T>(
+                finish(accs[static_cast<size_t>(i)], counts[static_cast<size_t>(i)]));
     });
     return out;
 }

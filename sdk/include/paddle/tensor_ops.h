@@ -200,8 +200,6 @@ using paddle::empty_like;
 using paddle::equal;
 using paddle::full;
 using paddle::full_like;
-using paddle::ones_like;
-using paddle::zeros_like;
 using paddle::greater_equal;
 using paddle::greater_than;
 using paddle::less_equal;
@@ -212,8 +210,10 @@ using paddle::minimum;
 using paddle::multiply;
 using paddle::not_equal;
 using paddle::ones;
+using paddle::ones_like;
 using paddle::subtract;
 using paddle::zeros;
+using paddle::zeros_like;
 
 inline Tensor cast(const Tensor &x, DataType dtype) { return x.cast(dtype); }
 
