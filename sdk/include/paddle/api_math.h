@@ -30,39 +30,6 @@
 #include <vector>
 
 namespace paddle {
-namespace experimental {
-
-/* Paddle's Scalar: a number handed to a function (an int, a float, a bool). */
-class Scalar {
-public:
-    Scalar(double v = 0) : v_(v) {}                   // NOLINT: implicit, as Paddle's
-    Scalar(float v) : v_(v) {}                        // NOLINT
-    Scalar(int v) : v_(v) {}                          // NOLINT
-    Scalar(int64_t v) : v_(static_cast<double>(v)) {} // NOLINT
-    Scalar(bool v) : v_(v ? 1 : 0) {}                 // NOLINT
-    template <class T> T to() const { return static_cast<T>(v_); }
-
-private:
-    double v_;
-};
-
-/* Paddle's IntArray: a list of ints (axes, sections, a shape). */
-class IntArray {
-public:
-    IntArray() = default;
-    IntArray(const std::vector<int64_t> &v) : v_(v) {}              // NOLINT: implicit, as Paddle's
-    IntArray(const std::vector<int> &v) : v_(v.begin(), v.end()) {} // NOLINT
-    IntArray(std::initializer_list<int64_t> v) : v_(v) {}           // NOLINT
-    IntArray(int64_t v) : v_{v} {}                                  // NOLINT
-    IntArray(int v) : v_{v} {}                                      // NOLINT
-    const std::vector<int64_t> &GetData() const { return v_; }
-    size_t size() const { return v_.size(); }
-
-private:
-    std::vector<int64_t> v_;
-};
-
-} // namespace experimental
 
 /* Paddle's spellings paddle::Scalar and paddle::IntArray. */
 using experimental::IntArray;
