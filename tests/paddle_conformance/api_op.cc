@@ -111,28 +111,27 @@ PD_BUILD_OP(conf_index2)
 // The API functions as paddle::Tensor methods. X: values in (0.1, 0.9); Y: either sign.
 std::vector<paddle::Tensor> MethodsForward(const paddle::Tensor &x, const paddle::Tensor &y)
 {
-    return {x.exp(),
-            x.log(),
-            y.abs(),
-            y.floor(),
-            x.add(y),
-            x.subtract(2.0f),
-            y.multiply(x),
-            y.divide(4.0f),
-            x.maximum(y),
-            x.minimum(y),
-            x.pow(2.0f),
-            y.scale(3.0f, 1.0f, false),
-            y.max({1}, true),
-            y.sum({0}, paddle::DataType::FLOAT32, false),
-            x.tile({1, 2}),
-            x.matmul(y, false, true),
-            x.greater_than(y).cast(paddle::DataType::FLOAT32),
-            x.less_equal(y).cast(paddle::DataType::FLOAT32)};
+    return {x.exp(),          x.log(),
+            y.abs(),          y.floor(),
+            x.add(y),         x.subtract(2.0f),
+            y.multiply(x),    y.divide(4.0f),
+            x.maximum(y),     x.minimum(y),
+            x.pow(2.0f),      y.scale(3.0f, 1.0f, false),
+            y.max({1}, true), y.sum({0}, paddle::DataType::FLOAT32, false),
+            x.tile({1, 2}),   x.matmul(y, false, true)};
 }
 PD_BUILD_OP(conf_methods)
                 .Inputs({"X", "Y"})
                 .Outputs({"Exp", "Log", "Abs", "Floor", "Add", "SubScalar", "Mul", "DivScalar",
-                          "Maximum", "Minimum", "Pow", "Scale", "Max", "Sum", "Tile", "Matmul",
-                          "Greater", "LessEqual"})
+                          "Maximum", "Minimum", "Pow", "Scale", "Max", "Sum", "Tile", "Matmul"})
                 .SetKernelFn(PD_KERNEL(MethodsForward));
+
+std::vector<paddle::Tensor> Methods2Forward(const paddle::Tensor &x, const paddle::Tensor &y)
+{
+    return {x.greater_than(y).cast(paddle::DataType::FLOAT32),
+            x.less_equal(y).cast(paddle::DataType::FLOAT32), x.divide(y), y.subtract(x)};
+}
+PD_BUILD_OP(conf_methods2)
+                .Inputs({"X", "Y"})
+                .Outputs({"Greater", "LessEqual", "Div", "Sub"})
+                .SetKernelFn(PD_KERNEL(Methods2Forward));

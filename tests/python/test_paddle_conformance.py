@@ -73,7 +73,8 @@ def xy():
     return x, y
 
 
-@pytest.mark.parametrize("op", ["conf_unary", "conf_unary2", "conf_math", "conf_methods"])
+@pytest.mark.parametrize("op", ["conf_unary", "conf_unary2", "conf_math", "conf_methods",
+                                "conf_methods2"])
 def test_math_functions_match_paddles(real, ours, xy, op):
     compare(real, ours, op, list(xy))
 
