@@ -3,8 +3,7 @@
 tensor_compat.h / api.h that pdext's Paddle front implements) are built by real Paddle
 (paddle.utils.cpp_extension.load) and by pdext (pdext.load), both run on the same inputs, and
 every output of every op is compared. Paddle compiles the two sources into one module, once per
-run (two to three minutes on two loaded cores; pdext's cold build of the same takes a third
-of that or less)."""
+run: the file takes about five minutes on two shared cores, most of it Paddle's build."""
 
 import numpy as np
 import pytest
