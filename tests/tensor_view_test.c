@@ -225,8 +225,8 @@ PD_TEST(View, ViewsAndCopiesOfLentMemory)
     for (int i = 0; i < 6; ++i)
         PD_EXPECT_EQ(((float *)copy.data)[i], i + 3);
     int64_t st[1] = {2};
-    PD_EXPECT_ERROR(pd_tensor_as_strided(&strided, &lent, 1, shape, st, 1),
-                    PD_ERR_INVALID_ARGUMENT, "src has no storage");
+    PD_EXPECT_ERROR(pd_tensor_as_strided(&strided, &lent, 1, shape, st, 1), PD_ERR_INVALID_ARGUMENT,
+                    "src has no storage");
     pd_tensor_release(&copy);
     pd_tensor_release(&rows);
     pd_tensor_release(&wide);
