@@ -162,15 +162,17 @@ PD_TEST(PaddleFront, AttrsOfAllTenTypesReachTheKernel)
     pd_registry_destroy(reg);
 }
 
-PD_TEST(PaddleFront, InferFunctionsTakeTheNonVectorAttrsByKind)
+/* Paddle's rule (custom_operator.cc): a shape function is handed every attr but the
+ * std::vector<int64_t> ones, in declared order. */
+PD_TEST(PaddleFront, InferShapeIsHandedEveryAttrButTheInt64Vectors)
 {
     pd_registry *reg = forms();
     PD_ASSERT(reg != NULL);
     int64_t n = 2;
     double vx[2] = {1.5, -2};
     pd_tensor x = f32(1, &n, vx), out = PD_TENSOR_UNDEFINED;
-    const int32_t unused[1] = {9};
-    pd_attr attrs[2] = {pd_attr_of_ints("unused", unused, 1), pd_attr_of_int("times", 3)};
+    const int64_t unused[1] = {9};
+    pd_attr attrs[2] = {pd_attr_of_int64s("unused", unused, 1), pd_attr_of_int("times", 3)};
     PD_ASSERT_OK(run1(reg, "pf_repeat", &x, attrs, 2, &out));
     PD_ASSERT_EQ(pd_numel(&out), 6);
     for (int i = 0; i < 6; ++i)
@@ -535,6 +537,11 @@ PD_TEST(PaddleFront, SignaturesThatDoNotMatchTheDeclarationsFailNamingTheOpAndPa
     PD_EXPECT_ERROR(run1(reg, "pf_wrong_attr", &x, &scale, 1, &out), PD_ERR_INVALID_MODULE,
                     "pf_wrong_attr: PD_KERNEL(kernel): parameter 2 takes float, but attr 'scale' "
                     "is declared int");
+    const int32_t v[1] = {1};
+    pd_attr vn[2] = {pd_attr_of_ints("v", v, 1), pd_attr_of_int("n", 2)};
+    PD_EXPECT_ERROR(run1(reg, "pf_skipped_attr", &x, vn, 2, &out), PD_ERR_INVALID_MODULE,
+                    "pf_skipped_attr: PD_INFER_SHAPE(infer_shape): parameter 2 takes int, but the "
+                    "attr Paddle hands it there is 'v', declared std::vector<int>");
     PD_EXPECT_ERROR(run1(reg, "pf_wrong_inputs", &x, NULL, 0, &out), PD_ERR_INVALID_MODULE,
                     "pf_wrong_inputs: PD_KERNEL(kernel): parameter 2 takes a tensor input, but "
                     "the op declares 1 input");

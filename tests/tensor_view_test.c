@@ -194,3 +194,40 @@ PD_TEST(View, ContiguousReturnsANewReferenceToTheSameStorage)
                            "pd_tensor_contiguous: src is NULL");
     pd_tensor_release(&t);
 }
+
+/* Memory a host lends a tensor (data, no storage: how Python's numpy and DLPack inputs reach a
+ * call) is memory: views of it are storage-less too, copies read it, and only a view at an
+ * offset into a storage, which it has none of, is refused. */
+PD_TEST(View, ViewsAndCopiesOfLentMemory)
+{
+    float buf[12];
+    for (int i = 0; i < 12; ++i)
+        buf[i] = (float)i;
+    pd_tensor lent = PD_TENSOR_UNDEFINED, wide, copy, strided;
+    lent.dtype = PD_FLOAT32;
+    lent.place = pd_place_cpu();
+    lent.ndim = 2;
+    lent.shape[0] = 4;
+    lent.shape[1] = 3;
+    lent.data = buf;
+    lent.layout = PD_LAYOUT_DENSE;
+    PD_EXPECT(pd_initialized(&lent));
+    int64_t shape[2] = {2, 6};
+    PD_ASSERT_OK(pd_tensor_reshape(&wide, &lent, 2, shape));
+    PD_EXPECT(wide.storage == NULL);
+    PD_EXPECT(wide.data == (void *)buf);
+    PD_EXPECT_EQ(pd_dim(&wide, 1), 6);
+    pd_tensor rows;
+    PD_ASSERT_OK(pd_tensor_slice(&rows, &lent, 1, 3));
+    PD_EXPECT(rows.data == (void *)(buf + 3));
+    PD_ASSERT_OK(pd_tensor_copy_to(&copy, &rows, pd_place_cpu()));
+    PD_EXPECT(copy.storage != NULL);
+    for (int i = 0; i < 6; ++i)
+        PD_EXPECT_EQ(((float *)copy.data)[i], i + 3);
+    int64_t st[1] = {2};
+    PD_EXPECT_ERROR(pd_tensor_as_strided(&strided, &lent, 1, shape, st, 1), PD_ERR_INVALID_ARGUMENT,
+                    "src has no storage");
+    pd_tensor_release(&copy);
+    pd_tensor_release(&rows);
+    pd_tensor_release(&wide);
+}

@@ -154,12 +154,17 @@ def load(
     extra_include_paths=None,
     build_directory=None,
     verbose=False,
+    *,
+    extra_cxx_cflags=None,
+    extra_library_paths=None,
 ):
     """Builds the op sources (.c .cc .cpp .cu) into a module, or finds it in the cache, and
     loads it; returns a module with one callable per op.
 
-    The keywords are torch's and Paddle's: extra_cflags go to C and C++ sources,
-    extra_cuda_cflags to nvcc, extra_ldflags to the link, extra_include_paths become -I.
+    The keywords are torch's (torch.utils.cpp_extension.load, same positions) and Paddle's
+    (paddle.utils.cpp_extension.load, by keyword): extra_cflags go to C and C++ sources,
+    extra_cxx_cflags (Paddle's) to C++ sources only, after extra_cflags; extra_cuda_cflags to
+    nvcc, extra_ldflags to the link, extra_include_paths become -I, extra_library_paths -L.
     build_directory replaces the cache directory ($PDEXT_CACHE_DIR/<name>, else
     ~/.cache/pdext/<name>). verbose logs every compiler command to stderr. A warm load (the
     sources and flags unchanged) compiles nothing and starts no process.
@@ -174,6 +179,8 @@ def load(
         extra_include_paths,
         build_directory,
         verbose,
+        extra_cxx_cflags,
+        extra_library_paths,
     )
 
 
@@ -214,17 +221,27 @@ def load_inline(
     )
 
 
-def _load(name, sources, inline, cflags, cuda_cflags, ldflags, includes, build_dir, verbose):
+def _load(name, sources, inline, cflags, cuda_cflags, ldflags, includes, build_dir, verbose,
+          cxx_cflags=None, library_paths=None):
+    cflags = _strings(cflags, "extra_cflags")
+    cxx = _strings(cxx_cflags, "extra_cxx_cflags")
+    if cxx is not None:
+        cxx = (cflags or []) + cxx
+    ldflags = _strings(ldflags, "extra_ldflags")
+    paths = _strings(library_paths, "extra_library_paths")
+    if paths:
+        ldflags = ["-L" + p for p in paths] + (ldflags or [])
     library = _pdext.load(
         name,
         sources or [],
         inline,
-        _strings(cflags, "extra_cflags"),
+        cflags,
         _strings(cuda_cflags, "extra_cuda_cflags"),
-        _strings(ldflags, "extra_ldflags"),
+        ldflags,
         _strings(includes, "extra_include_paths"),
         os.fspath(build_dir) if build_dir is not None else None,
         bool(verbose),
+        cxx,
     )
     return _module(name, library)
 

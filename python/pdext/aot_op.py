@@ -20,11 +20,30 @@ from . import _pdext
 _SAME = None
 
 
+# Names of the dtypes met so far: an out_dtype function answers with the same few dtype objects
+# at every call, and naming one through numpy costs ~10 us.
+_DTYPE_NAMES = {}
+
+
 def _dtype_name(value, what):
     """pdext's name of a dtype given as a string, a numpy dtype or scalar type, a torch dtype or
     a MindSpore type (mstype.float32 prints as Float32)."""
     if value is None:
         return None
+    try:
+        return _DTYPE_NAMES[value]
+    except (KeyError, TypeError):  # not met yet, or unhashable
+        pass
+    name = _dtype_name_uncached(value, what)
+    try:
+        if len(_DTYPE_NAMES) < 256:
+            _DTYPE_NAMES[value] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _dtype_name_uncached(value, what):
     if isinstance(value, str):
         return value.lower()
     text = str(value)
@@ -146,11 +165,21 @@ class AotOp:
         self._ops = {}
         self.__name__ = name or self.func.rsplit(":", 1)[1]
         self.__doc__ = "MindSpore AOT op %s (pdext.aot)" % self.func
-        if self._n_inputs is not None and self._shape_fn is None and self._dtype_fn is None:
-            self.op = self._load(self._n_inputs, _outputs(out_shape, out_dtype, n_outputs))
+        # Fixed outputs: the op of each input count, for __call__'s fast path (one dict look-up
+        # over the raw op's call).
+        self._fixed = None
+        self._by_count = {}
+        # Functions: the op of each (input count, shape answer, dtype answer) met so far, so
+        # that a call costs the functions and a look-up, not _outputs' checks (~5 us).
+        self._by_answer = {}
+        if self._shape_fn is None and self._dtype_fn is None:
+            self._fixed = _outputs(out_shape, out_dtype, n_outputs)
+            if self._n_inputs is not None:
+                self.op = self._load(self._n_inputs, self._fixed)
+                self._by_count[self._n_inputs] = self.op
 
     def _load(self, n_inputs, outputs):
-        key = (n_inputs, repr(outputs))
+        key = (n_inputs, tuple((d, None if s is None else tuple(s)) for d, s in outputs))
         op = self._ops.get(key)
         if op is None:
             library = _pdext.aot_load(
@@ -168,18 +197,33 @@ class AotOp:
         return op
 
     def __call__(self, *inputs, **attrs):
+        op = self._by_count.get(len(inputs))
+        if op is not None:
+            return op(*inputs, **attrs) if attrs else op(*inputs)
         if self._n_inputs is not None and len(inputs) != self._n_inputs:
             raise TypeError(
                 "%s() takes %d inputs but %d were given" % (self.__name__, self._n_inputs,
                                                             len(inputs))
             )
+        if self._fixed is not None:
+            op = self._by_count[len(inputs)] = self._load(len(inputs), self._fixed)
+            return op(*inputs, **attrs)
         out_shape, out_dtype = self._out_shape, self._out_dtype
         if self._shape_fn is not None:
             out_shape = self._shape_fn(*[tuple(x.shape) for x in inputs])
         if self._dtype_fn is not None:
             out_dtype = self._dtype_fn(*[x.dtype for x in inputs])
-        outputs = _outputs(out_shape, out_dtype, self._n_outputs)
-        return self._load(len(inputs), outputs)(*inputs, **attrs)
+        try:  # lists of lists (several outputs) are not hashable: no look-up for them
+            key = (len(inputs), tuple(out_shape) if type(out_shape) is list else out_shape,
+                   out_dtype)
+            op = self._by_answer.get(key)
+        except TypeError:
+            key = op = None
+        if op is None:
+            op = self._load(len(inputs), _outputs(out_shape, out_dtype, self._n_outputs))
+            if key is not None and len(self._by_answer) < 1024:
+                self._by_answer[key] = op
+        return op(*inputs, **attrs) if attrs else op(*inputs)
 
     def __repr__(self):
         return "<pdext aot op %s>" % self.func

@@ -14,6 +14,7 @@
 #include "pd_device.h"
 #include "py_executor.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,14 @@ static int dlpack_device_of(PyObject *obj, pdext_dl_device *dev, bool *found)
     if (pair == NULL)
         return -1;
     int type = 0, id = 0;
-    int ok = PyTuple_Check(pair) && PyArg_ParseTuple(pair, "ii", &type, &id);
+    PyObject *id_obj = NULL;
+    int ok = PyTuple_Check(pair) && PyArg_ParseTuple(pair, "iO", &type, &id_obj);
+    /* Paddle 3 answers (kDLCPU, None) for a CPU tensor: no id is device 0. */
+    if (ok && id_obj != Py_None) {
+        long v = PyLong_Check(id_obj) ? PyLong_AsLong(id_obj) : -1;
+        ok = PyLong_Check(id_obj) && !PyErr_Occurred() && v >= INT_MIN && v <= INT_MAX;
+        id = (int)v;
+    }
     Py_DECREF(pair);
     if (!ok) {
         if (!PyErr_Occurred())

@@ -290,6 +290,22 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
                      input_text(who), Py_TYPE(obj)->tp_name);
         return -1;
     }
+    /* MindSpore tensors have no __dlpack__; on the CPU their asnumpy() is an array over their
+     * own memory, borrowed like any array and kept alive by the borrow. */
+    if (numpy && !PyCapsule_CheckExact(obj) && !PyObject_HasAttrString(obj, "__dlpack__") &&
+        PyObject_HasAttrString(obj, "asnumpy")) {
+        PyObject *arr = PyObject_CallMethod(obj, "asnumpy", NULL);
+        if (arr != NULL && PyArray_Check(arr) &&
+            borrow_numpy((PyArrayObject *)arr, writable, who, t) == 0) {
+            b->buffer_owner = arr;
+            return 0;
+        }
+        if (arr != NULL && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "%s: %.100s.asnumpy() gave no numpy array",
+                         input_text(who), Py_TYPE(obj)->tp_name);
+        Py_XDECREF(arr);
+        return -1;
+    }
     pdext_dl_managed *m = dlpack_take(obj, who);
     if (m == NULL)
         return -1;

@@ -199,27 +199,30 @@ static int inline_list_fill(PyObject *seq, inline_list *l)
 }
 
 /* load(name, sources, inline_sources=None, cflags=None, cuda_cflags=None, ldflags=None,
- *      include_dirs=None, build_directory=None, verbose=False) */
+ *      include_dirs=None, build_directory=None, verbose=False, cxx_cflags=None): cflags go to
+ * C and C++ sources, cxx_cflags (when given) replace them for C++ sources. */
 PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kw[] = {"name",    "sources",      "inline_sources",  "cflags",  "cuda_cflags",
-                         "ldflags", "include_dirs", "build_directory", "verbose", NULL};
+                         "ldflags", "include_dirs", "build_directory", "verbose", "cxx_cflags",
+                         NULL};
     const char *name = NULL;
     PyObject *sources = NULL, *inl = NULL, *cflags = NULL, *cuda = NULL, *ldflags = NULL;
-    PyObject *incs = NULL, *build_dir = NULL;
+    PyObject *incs = NULL, *build_dir = NULL, *cxx = NULL;
     int verbose = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|OOOOOOp", kw, &name, &sources, &inl, &cflags,
-                                     &cuda, &ldflags, &incs, &build_dir, &verbose))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|OOOOOOpO", kw, &name, &sources, &inl,
+                                     &cflags, &cuda, &ldflags, &incs, &build_dir, &verbose, &cxx))
         return NULL;
-    pdext_strings src = {0}, cf = {0}, cu = {0}, ld = {0}, inc = {0};
+    pdext_strings src = {0}, cf = {0}, cu = {0}, ld = {0}, inc = {0}, cx = {0};
     inline_list in = {0};
     PyObject *dir_bytes = NULL, *result = NULL;
     if (pdext_strings_fill(sources, "sources", &src) < 0 || inline_list_fill(inl, &in) < 0 ||
         pdext_strings_fill(cflags, "extra_cflags", &cf) < 0 ||
         pdext_strings_fill(cuda, "extra_cuda_cflags", &cu) < 0 ||
         pdext_strings_fill(ldflags, "extra_ldflags", &ld) < 0 ||
-        pdext_strings_fill(incs, "extra_include_paths", &inc) < 0)
+        pdext_strings_fill(incs, "extra_include_paths", &inc) < 0 ||
+        pdext_strings_fill(cxx, "extra_cxx_cflags", &cx) < 0)
         goto done;
     if (build_dir != NULL && build_dir != Py_None && !PyUnicode_FSConverter(build_dir, &dir_bytes))
         goto done;
@@ -234,8 +237,8 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
     /* torch's and Paddle's extra_cflags apply to C and C++ sources alike. */
     o.cflags = cf.items;
     o.n_cflags = cf.n;
-    o.cxxflags = cf.items;
-    o.n_cxxflags = cf.n;
+    o.cxxflags = cxx != NULL && cxx != Py_None ? cx.items : cf.items;
+    o.n_cxxflags = cxx != NULL && cxx != Py_None ? cx.n : cf.n;
     o.cuda_flags = cu.items;
     o.n_cuda_flags = cu.n;
     o.ldflags = ld.items;
@@ -252,6 +255,7 @@ done:
     pdext_strings_clear(&cu);
     pdext_strings_clear(&ld);
     pdext_strings_clear(&inc);
+    pdext_strings_clear(&cx);
     inline_list_clear(&in);
     Py_XDECREF(dir_bytes);
     return result;

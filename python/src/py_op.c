@@ -510,7 +510,7 @@ static int bind_inputs(const pdext_OpObject *self, pdext_call *cs)
                 return -1;
             /* A list item is referenced only by the list, which another thread may change
              * while the kernel runs without the GIL: the call holds its own reference. */
-            if (vec)
+            if (vec && cs->borrows[cs->n_borrowed].buffer_owner == NULL) /* else it holds it */
                 cs->borrows[cs->n_borrowed].buffer_owner = Py_NewRef(items[k]);
             cs->n_borrowed++;
             cs->n_tin++;
@@ -585,20 +585,27 @@ static int bind_outputs(const pdext_OpObject *self, pdext_call *cs)
 /* The from_dlpack of the top-level module of `type` (torch.from_dlpack for torch.Tensor), or
  * NULL (no exception) when it has none. The last type asked about is remembered: looking the
  * function up costs more than the op call. */
-static PyObject *foreign_from_dlpack(PyTypeObject *type)
+static PyObject *foreign_from_dlpack(PyTypeObject *type, bool *wants_capsule)
 {
     static PyObject *cached_type;
     static PyObject *cached_fn;
-    if ((PyObject *)type == cached_type && cached_fn != NULL)
+    static bool cached_capsule;
+    if ((PyObject *)type == cached_type && cached_fn != NULL) {
+        *wants_capsule = cached_capsule;
         return cached_fn;
+    }
     PyObject *modname = PyObject_GetAttrString((PyObject *)type, "__module__");
     PyObject *dot = PyUnicode_FromString(".");
     PyObject *fn = NULL;
+    bool capsule = false;
     if (modname != NULL && dot != NULL && PyUnicode_Check(modname)) {
         PyObject *top = PyUnicode_Partition(modname, dot);
         PyObject *mod = top ? PyImport_Import(PyTuple_GET_ITEM(top, 0)) : NULL;
         if (mod != NULL && PyObject_HasAttrString(mod, "from_dlpack"))
             fn = PyObject_GetAttrString(mod, "from_dlpack");
+        /* MindSpore's from_dlpack takes a DLPack capsule only, not an object with __dlpack__. */
+        capsule = top != NULL &&
+                  PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(top, 0), "mindspore") == 0;
         Py_XDECREF(mod);
         Py_XDECREF(top);
     }
@@ -612,6 +619,7 @@ static PyObject *foreign_from_dlpack(PyTypeObject *type)
     Py_XSETREF(cached_fn, fn);
     Py_INCREF(type);
     Py_XSETREF(cached_type, (PyObject *)type);
+    *wants_capsule = cached_capsule = capsule;
     return cached_fn;
 }
 
@@ -628,7 +636,8 @@ static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor
     if (tensor == NULL || kind == RESULT_TENSOR)
         return tensor;
     /* Another framework's tensor: its top-level module's from_dlpack (torch.from_dlpack). */
-    PyObject *from_dlpack = foreign_from_dlpack(Py_TYPE(first));
+    bool capsule = false;
+    PyObject *from_dlpack = foreign_from_dlpack(Py_TYPE(first), &capsule);
     if (from_dlpack == NULL) {
         if (PyErr_Occurred()) {
             Py_DECREF(tensor);
@@ -636,8 +645,10 @@ static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor
         }
         return tensor; /* no from_dlpack: the pdext.Tensor itself */
     }
-    PyObject *result = PyObject_CallOneArg(from_dlpack, tensor);
-    Py_DECREF(tensor);
+    if (capsule)
+        Py_SETREF(tensor, PyObject_CallMethod(tensor, "__dlpack__", NULL));
+    PyObject *result = tensor ? PyObject_CallOneArg(from_dlpack, tensor) : NULL;
+    Py_XDECREF(tensor);
     return result;
 }
 

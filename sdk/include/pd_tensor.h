@@ -129,10 +129,11 @@ static inline size_t pd_nbytes(const pd_tensor *t)
 /* Has a dtype and shape (it may still lack memory). */
 static inline bool pd_defined(const pd_tensor *t) { return t != NULL && t->dtype != PD_UNDEFINED; }
 
-/* Defined and backed by memory. */
+/* Defined and backed by memory: its storage, or memory its host lends it (a host's tensor
+ * filled in by hand, or a numpy / DLPack input of a Python call, has data but no storage). */
 static inline bool pd_initialized(const pd_tensor *t)
 {
-    return pd_defined(t) && t->storage != NULL;
+    return pd_defined(t) && (t->storage != NULL || t->data != NULL);
 }
 
 static inline bool pd_is_cpu(const pd_tensor *t) { return t->place.type == PD_PLACE_CPU; }

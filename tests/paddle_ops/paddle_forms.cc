@@ -55,10 +55,11 @@ PD_BUILD_OP(pf_attrs)
                 .SetInferDtypeFn(PD_INFER_DTYPE(AttrsInferDtype));
 // clang-format on
 
-/* --- infer functions get the non-vector attrs: out = x repeated `times` (times declared after
- * a vector attr, which the infer function does not take) ------------------------------------ */
-std::vector<paddle::Tensor> RepeatForward(const paddle::Tensor &x, const std::vector<int> &unused,
-                                          int times)
+/* --- Paddle's rule: a shape function is handed every attr but the std::vector<int64_t> ones:
+ * out = x repeated `times` (times declared after a std::vector<int64_t> attr, which the shape
+ * function is not handed) ------------------------------------------------------------------ */
+std::vector<paddle::Tensor> RepeatForward(const paddle::Tensor &x,
+                                          const std::vector<int64_t> &unused, int times)
 {
     (void)unused;
     auto out = paddle::empty({x.numel() * times}, x.dtype(), x.place());
@@ -74,7 +75,7 @@ std::vector<std::vector<int64_t>> RepeatInferShape(const std::vector<int64_t> &x
 PD_BUILD_OP(pf_repeat)
     .Inputs({"X"})
     .Outputs({"Out"})
-    .Attrs({"unused: std::vector<int>", "times: int"})
+    .Attrs({"unused: std::vector<int64_t>", "times: int"})
     .SetKernelFn(PD_KERNEL(RepeatForward))
     .SetInferShapeFn(PD_INFER_SHAPE(RepeatInferShape));
 // clang-format on
@@ -429,6 +430,24 @@ PD_BUILD_OP(pf_wrong_attr)
     .Outputs({"Out"})
     .Attrs({"scale: int"})
     .SetKernelFn(PD_KERNEL(WrongAttrType));
+// clang-format on
+
+/* A shape function skipping a vector attr (Paddle hands it `v` first, which is no int). */
+std::vector<std::vector<int64_t>> SkipsAnAttr(const std::vector<int64_t> &x, int n)
+{
+    return {{x[0] * n}};
+}
+std::vector<paddle::Tensor> TakesVAndN(const paddle::Tensor &x, const std::vector<int> &, int)
+{
+    return {x + 0.0};
+}
+// clang-format off
+PD_BUILD_OP(pf_skipped_attr)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .Attrs({"v: std::vector<int>", "n: int"})
+    .SetKernelFn(PD_KERNEL(TakesVAndN))
+    .SetInferShapeFn(PD_INFER_SHAPE(SkipsAnAttr));
 // clang-format on
 
 /* A kernel taking two tensors for one declared input. */

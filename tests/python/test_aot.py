@@ -141,3 +141,26 @@ def test_wrong_input_count(pdext):
     add = pdext.aot(spec("CustomAdd"), n_inputs=2)
     with pytest.raises(TypeError, match="takes 2 inputs but 1 were given"):
         add(np.ones(2, np.float32))
+
+
+def test_a_given_out_shape_skips_infer_shape(pdext):
+    # As MindSpore: with out_shape given, the kernel's InferShape is not called.
+    # CustomConcatInferShape throws on 2-D inputs; CustomConcat copies shape[0] items of each.
+    a = np.arange(2, dtype=np.int64).reshape(2, 1)
+    b = np.arange(10, 13, dtype=np.int64).reshape(3, 1)
+    given = pdext.aot(spec("CustomConcat"), out_shape=[5, 1], out_dtype="int64")
+    np.testing.assert_array_equal(given(a, b), np.concatenate([a, b]))
+    inferred = pdext.aot(spec("CustomConcat"))
+    with pytest.raises(pdext.OpError, match="CustomConcat takes 1-D inputs"):
+        inferred(a, b)
+
+
+def test_out_dtype_functions_answer_with_any_dtype_spelling(pdext):
+    # The names of dtypes are remembered between calls: every spelling still names its dtype.
+    a = np.arange(4, dtype=np.float32)
+    for answer in (np.float32, np.dtype("float32"), "float32", "Float32"):
+        add = pdext.aot(spec("CustomAdd"), out_shape=lambda x, _: x, out_dtype=lambda x, _: answer)
+        for _ in range(2):
+            out = add(a, a)
+            assert out.dtype == np.float32
+            np.testing.assert_array_equal(out, a + a)

@@ -137,3 +137,47 @@ def test_import_and_warm_load_do_not_import_numpy(relu):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_paddles_load_keywords(pdext, tmp_path, capfd):
+    # Paddle's extra_cxx_cflags reach C++ sources only, after extra_cflags (which reach both);
+    # extra_library_paths become -L at the link.
+    (tmp_path / "twice.c").write_text(textwrap.dedent(
+        """
+        #include "extension.h"
+        #if defined(PD_TEST_CXX_ONLY) || PD_TEST_BOTH != 2
+        #error "a C source got a C++ flag, or missed extra_cflags"
+        #endif
+        static void k(pd_kernel_ctx *ctx) {
+            const pd_tensor *x = pd_input(ctx, 0);
+            pd_tensor *o = pd_empty_like(ctx, x);
+            const float *a = pd_data(x);
+            float *b = pd_data(o);
+            for (int64_t i = 0; i < pd_numel(x); ++i) b[i] = a[i] * PD_TEST_BOTH;
+            pd_set_output(ctx, 0, o);
+        }
+        PD_BUILD_OP(c_twice, .inputs = {"X"}, .outputs = {"Out"}, .kernel = k);
+        """))
+    (tmp_path / "thrice.cc").write_text(textwrap.dedent(
+        """
+        #include "paddle/extension.h"
+        #if PD_TEST_CXX_ONLY != 3 || PD_TEST_BOTH != 2
+        #error "a C++ source missed extra_cxx_cflags or extra_cflags"
+        #endif
+        std::vector<paddle::Tensor> Thrice(const paddle::Tensor &x) {
+            return {x * static_cast<double>(PD_TEST_CXX_ONLY)};
+        }
+        PD_BUILD_OP(cxx_thrice).Inputs({"X"}).Outputs({"Out"}).SetKernelFn(PD_KERNEL(Thrice));
+        """))
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    ops = pdext.load("paddle_keywords", [str(tmp_path / "twice.c"), str(tmp_path / "thrice.cc")],
+                     extra_cflags=["-DPD_TEST_BOTH=2"], extra_cxx_cflags=["-DPD_TEST_CXX_ONLY=3"],
+                     extra_library_paths=[str(libs)], build_directory=tmp_path / "b",
+                     verbose=True)
+    assert "-L" + str(libs) in capfd.readouterr().err
+    x = np.array([1, -2], np.float32)
+    np.testing.assert_array_equal(ops.c_twice(x), x * 2)
+    np.testing.assert_array_equal(ops.cxx_thrice(x), x * 3)
+    with pytest.raises(TypeError, match="extra_cxx_cflags must be a list"):
+        pdext.load("paddle_keywords", [str(tmp_path / "twice.c")], extra_cxx_cflags="-O2")

@@ -11,6 +11,11 @@
  *
  *   paddle/tensor.h      paddle::Tensor, DataType, Place, float16 / complex element types
  *   paddle/tensor_ops.h  empty, full, zeros, ones, arithmetic, matmul, sum, transpose, ...
+ *   paddle/api_math.h    Paddle's API functions: exp, log, sqrt, tanh, pow, scale, clip,
+ *                        mean, max, min, cumsum, ... (Scalar, IntArray)
+ *   paddle/api_index.h   argsort, topk, gather, concat, stack, split, flatten, squeeze,
+ *                        tile, flip, where, tril, one_hot, argmax, ...
+ *   paddle/tensor_methods.h  x.exp(), x.add(y), x.sum({1}), ...: the functions as methods
  *   paddle/check.h       PD_CHECK, PD_THROW, PD_DISPATCH_* (Paddle's stream-style messages)
  *   paddle/enforce.h     PADDLE_ENFORCE_*, PADDLE_THROW, phi::errors / common::errors builders
  *   paddle/kernel.h      PD_KERNEL, PD_INFER_SHAPE, PD_INFER_DTYPE (kernel_params.h: how
@@ -72,6 +77,9 @@
 #include "check.h"
 #include "enforce.h"
 #include "tensor_ops.h"
+#include "api_math.h"
+#include "api_index.h"
+#include "tensor_methods.h"
 #include "kernel.h"
 #include "op_builder.h"
 // clang-format on

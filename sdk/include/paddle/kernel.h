@@ -24,9 +24,10 @@
  * output takes the tensors left over by the plain outputs; an op with inplace outputs may
  * return only its other outputs). Infer functions take std::vector<int64_t> shapes
  * (std::vector<std::vector<int64_t>> for vector inputs, paddle::optional of either) or
- * paddle::DataType (likewise) per input, then attrs (each the next declared attr of its kind,
- * vector or not: Paddle passes shape functions the non-vector ones), and return one shape / dtype
- * per output item; a shape with a negative dim is left for the kernel to decide.
+ * paddle::DataType (likewise) per input, then attrs in declared order, as Paddle hands them:
+ * a dtype function any leading run of the attrs, a shape function any leading run of the attrs
+ * that are not std::vector<int64_t> (Paddle's rule: such a parameter is a shape), and return one
+ * shape / dtype per output item; a shape with a negative dim is left for the kernel to decide.
  *
  * The builder checks each signature against the op's declarations when the module's static
  * initializers run; a mismatch is recorded and the op's first call fails with it.
@@ -210,7 +211,7 @@ struct infer_shape_fn<Ret (*)(Args...), fn> {
     {
         static_assert((param_check<I, Args, shape_kind<Args>()>::ok && ... && true), "");
         std::tuple<typename ps::template holder_t<I>...> h{
-            typename ps::template holder_t<I>(ctx, ps::template infer_index<I>(info))...};
+            typename ps::template holder_t<I>(ctx, ps::template infer_index<I>(info, true))...};
         (void)h;
         std::vector<std::vector<int64_t>> shapes = fn(std::get<I>(h).get()...);
         set_inferred(ctx, info, shapes, "the infer_shape function",
@@ -254,7 +255,7 @@ struct infer_dtype_fn<Ret (*)(Args...), fn> {
     {
         static_assert((param_check<I, Args, dtype_kind<Args>()>::ok && ... && true), "");
         std::tuple<typename ps::template holder_t<I>...> h{
-            typename ps::template holder_t<I>(ctx, ps::template infer_index<I>(info))...};
+            typename ps::template holder_t<I>(ctx, ps::template infer_index<I>(info, false))...};
         (void)h;
         std::vector<DataType> dtypes = fn(std::get<I>(h).get()...);
         set_inferred(ctx, info, dtypes, "the infer_dtype function",

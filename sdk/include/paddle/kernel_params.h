@@ -35,10 +35,13 @@ struct op_info {
     int32_t n_inplace = 0;
     bool any_vector_output = false;
     pd_attr_type attr_type[PD_MAX_ATTRS] = {};
-    /* Infer functions get the attrs by kind: their k-th non-vector attr parameter is declared
-     * attr by_kind[0][k], their k-th vector one by_kind[1][k]. */
-    int32_t by_kind[2][PD_MAX_ATTRS] = {};
-    int32_t n_by_kind[2] = {};
+    /* The attrs an infer function is handed, in declared order, as Paddle hands them
+     * (custom_operator.cc): infer_dtype gets every attr; infer_shape every attr but the
+     * std::vector<int64_t> ones (a std::vector<int64_t> parameter of a shape function is
+     * always an input's shape). An infer function's k-th attr parameter is declared attr
+     * infer_attrs[shape?1:0][k]; it may take fewer than it is handed, never skip one. */
+    int32_t infer_attrs[2][PD_MAX_ATTRS] = {};
+    int32_t n_infer_attrs[2] = {};
     std::string out_name[PD_MAX_OUTPUTS];
     std::string attr_name[PD_MAX_ATTRS];
     std::string error; /* a declaration or signature mismatch: the op's calls fail with it */
@@ -401,19 +404,18 @@ template <template <class> class KindOf, class... Args> struct params {
     {
         return index_before(kinds, I, which_of(kinds, I));
     }
-    /* Infer functions: an attr parameter is the next declared attr of its kind (vector or
-     * not), so a function may take only the non-vector attrs, as Paddle passes them. */
-    template <size_t I> static int32_t infer_index(const op_info &info)
+    /* Infer functions: an attr parameter is the next attr handed to the function (see
+     * op_info.infer_attrs; `shape` picks infer_shape's list). */
+    template <size_t I> static int32_t infer_index(const op_info &info, bool shape)
     {
         if constexpr (kinds[I] != pkind::attr) {
+            (void)info;
+            (void)shape;
             return index<I>();
         } else {
-            int vec = attrs[I] >= PD_ATTR_INTS ? 1 : 0;
-            int32_t rank = 0;
-            for (size_t k = 0; k < I; ++k)
-                if (kinds[k] == pkind::attr && (attrs[k] >= PD_ATTR_INTS ? 1 : 0) == vec)
-                    ++rank;
-            return rank < info.n_by_kind[vec] ? info.by_kind[vec][rank] : -1;
+            int32_t rank = index<I>();
+            int list = shape ? 1 : 0;
+            return rank < info.n_infer_attrs[list] ? info.infer_attrs[list][rank] : -1;
         }
     }
     template <size_t I>

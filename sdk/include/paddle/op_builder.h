@@ -104,26 +104,32 @@ inline std::string check_signature(const op_info &info, const std::string *input
 {
     if (sig.kinds == nullptr)
         return "";
-    int32_t in = 0, at = 0, by_kind[2] = {0, 0};
+    int32_t in = 0, at = 0;
     bool kernel = std::strcmp(sig.what, "PD_KERNEL") == 0;
+    int list = std::strcmp(sig.what, "PD_INFER_SHAPE") == 0 ? 1 : 0; /* op_info.infer_attrs */
     for (size_t p = 0; p < sig.n; ++p) {
         pkind k = sig.kinds[p];
         std::string where = std::string(sig.what) + "(" + fn_text + "): parameter " +
                             std::to_string(p + 1);
         if (k == pkind::out_ptr || k == pkind::vec_out_ptr)
             continue;
-        if (k == pkind::attr && !kernel) { /* by kind: see op_info.by_kind */
-            int vec = sig.attrs[p] >= PD_ATTR_INTS ? 1 : 0;
-            int32_t rank = by_kind[vec]++;
-            if (rank >= info.n_by_kind[vec])
-                return where + " takes " + pd_attr_type_name(sig.attrs[p]) +
-                       ", but the op declares " + std::to_string(info.n_by_kind[vec]) +
-                       (vec ? " vector" : " non-vector") + " attr" +
-                       (info.n_by_kind[vec] == 1 ? "" : "s") + " for it";
-            int32_t a = info.by_kind[vec][rank];
+        if (k == pkind::attr && !kernel) { /* the attrs Paddle hands it: op_info.infer_attrs */
+            int32_t rank = at++;
+            if (rank >= info.n_infer_attrs[list])
+                return where + " takes an attr (" + pd_attr_type_name(sig.attrs[p]) +
+                       "), but the op hands it only " + std::to_string(info.n_infer_attrs[list]) +
+                       " attr" + (info.n_infer_attrs[list] == 1 ? "" : "s") +
+                       (list ? " (Paddle hands a shape function every attr but the "
+                               "std::vector<int64_t> ones, in declared order)"
+                             : " (Paddle hands a dtype function every attr, in declared order)");
+            int32_t a = info.infer_attrs[list][rank];
             if (info.attr_type[a] != sig.attrs[p])
-                return where + " takes " + pd_attr_type_name(sig.attrs[p]) + ", but attr '" +
-                       info.attr_name[a] + "' is declared " + pd_attr_type_name(info.attr_type[a]);
+                return where + " takes " + pd_attr_type_name(sig.attrs[p]) + ", but the attr " +
+                       "Paddle hands it there is '" + info.attr_name[a] + "', declared " +
+                       pd_attr_type_name(info.attr_type[a]) +
+                       (list ? " (a shape function gets every attr but the "
+                               "std::vector<int64_t> ones, in declared order)"
+                             : " (a dtype function gets every attr, in declared order)");
             continue;
         }
         if (k == pkind::attr) {
@@ -204,8 +210,9 @@ inline void refresh(op_storage &s)
     for (; i.n_attrs < PD_MAX_ATTRS && s.def.attrs[i.n_attrs]; ++i.n_attrs) {
         pd_attr_type t = declared_attr_type(s.attrs[i.n_attrs], &i.attr_name[i.n_attrs]);
         i.attr_type[i.n_attrs] = t;
-        int vec = t >= PD_ATTR_INTS ? 1 : 0;
-        i.by_kind[vec][i.n_by_kind[vec]++] = i.n_attrs;
+        i.infer_attrs[0][i.n_infer_attrs[0]++] = i.n_attrs;
+        if (t != PD_ATTR_INT64S)
+            i.infer_attrs[1][i.n_infer_attrs[1]++] = i.n_attrs;
     }
     i.error = s.list_error;
     if (i.error.empty())

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -178,9 +179,58 @@ private:
     pd_place p_;
 };
 inline std::ostream &operator<<(std::ostream &os, const Place &p) { return os << p.DebugString(); }
-inline Place CPUPlace() { return Place(pd_place_cpu()); }
-inline Place GPUPlace(int device_id = 0) { return Place(pd_place_gpu(device_id)); }
-inline Place GPUPinnedPlace() { return Place(pd_place_gpu_pinned()); }
+/* Paddle's place classes: each is a Place (`paddle::CPUPlace()` makes one, as before). */
+class CPUPlace : public Place {
+public:
+    CPUPlace() : Place(pd_place_cpu()) {}
+};
+class GPUPlace : public Place {
+public:
+    GPUPlace() : Place(pd_place_gpu(0)) {}
+    explicit GPUPlace(int device_id) : Place(pd_place_gpu(device_id)) {}
+};
+class GPUPinnedPlace : public Place {
+public:
+    GPUPinnedPlace() : Place(pd_place_gpu_pinned()) {}
+};
+/* Paddle's current GPU. pdext runs a call on its inputs' device and has no process-wide
+ * current device: device 0, as Paddle's default (kernels that care read x.place()). */
+inline GPUPlace DefaultGPUPlace() { return GPUPlace(0); }
+inline bool operator==(PlaceType t, const Place &p) { return p == t; }
+
+namespace experimental {
+
+/* Paddle's Scalar: a number handed to a function (an int, a float, a bool). */
+class Scalar {
+public:
+    Scalar(double v = 0) : v_(v) {}                   // NOLINT: implicit, as Paddle's
+    Scalar(float v) : v_(v) {}                        // NOLINT
+    Scalar(int v) : v_(v) {}                          // NOLINT
+    Scalar(int64_t v) : v_(static_cast<double>(v)) {} // NOLINT
+    Scalar(bool v) : v_(v ? 1 : 0) {}                 // NOLINT
+    template <class T> T to() const { return static_cast<T>(v_); }
+
+private:
+    double v_;
+};
+
+/* Paddle's IntArray: a list of ints (axes, sections, a shape). */
+class IntArray {
+public:
+    IntArray() = default;
+    IntArray(const std::vector<int64_t> &v) : v_(v) {}              // NOLINT: implicit, as Paddle's
+    IntArray(const std::vector<int> &v) : v_(v.begin(), v.end()) {} // NOLINT
+    IntArray(std::initializer_list<int64_t> v) : v_(v) {}           // NOLINT
+    IntArray(int64_t v) : v_{v} {}                                  // NOLINT
+    IntArray(int v) : v_{v} {}                                      // NOLINT
+    const std::vector<int64_t> &GetData() const { return v_; }
+    size_t size() const { return v_.size(); }
+
+private:
+    std::vector<int64_t> v_;
+};
+
+} // namespace experimental
 
 namespace detail {
 
@@ -334,9 +384,43 @@ public:
             return *this;
         return Tensor(pd_contiguous(detail::ctx(), t_));
     }
-    /* Paddle's tensor method spellings of the free functions (paddle/tensor_ops.h). */
+    /* Paddle's tensor method spellings of the free functions (paddle/tensor_ops.h,
+     * paddle/tensor_methods.h). */
     Tensor operator-() const;
     Tensor operator~() const;
+    Tensor abs() const;
+    Tensor exp() const;
+    Tensor floor() const;
+    Tensor log() const;
+    Tensor add(const Tensor &y) const;
+    Tensor subtract(const Tensor &y) const;
+    Tensor multiply(const Tensor &y) const;
+    Tensor divide(const Tensor &y) const;
+    Tensor add(const experimental::Scalar &y) const;
+    Tensor subtract(const experimental::Scalar &y) const;
+    Tensor multiply(const experimental::Scalar &y) const;
+    Tensor divide(const experimental::Scalar &y) const;
+    Tensor maximum(const Tensor &y) const;
+    Tensor minimum(const Tensor &y) const;
+    Tensor equal(const Tensor &y) const;
+    Tensor not_equal(const Tensor &y) const;
+    Tensor greater_equal(const Tensor &y) const;
+    Tensor greater_than(const Tensor &y) const;
+    Tensor less_equal(const Tensor &y) const;
+    Tensor less_than(const Tensor &y) const;
+    Tensor bitwise_and(const Tensor &y) const;
+    Tensor bitwise_or(const Tensor &y) const;
+    Tensor bitwise_xor(const Tensor &y) const;
+    Tensor bitwise_not() const;
+    Tensor pow(const experimental::Scalar &y) const;
+    Tensor matmul(const Tensor &y, bool transpose_x = false, bool transpose_y = false) const;
+    Tensor max(const experimental::IntArray &axis = {}, bool keepdim = false) const;
+    Tensor sum(const experimental::IntArray &axis = {}, DataType dtype = DataType::UNDEFINED,
+               bool keepdim = false) const;
+    Tensor scale(const experimental::Scalar &scale = 1.0, const experimental::Scalar &bias = 0.0,
+                 bool bias_after_scale = true) const;
+    Tensor tile(const experimental::IntArray &repeat_times = {}) const;
+    bool has_allocation() const { return t_ != nullptr && t_->data != nullptr; }
 
     /* Throws unless the tensor holds T elements. */
     template <class T> void check_type(const char *what) const
@@ -392,11 +476,30 @@ public:
 };
 
 namespace experimental {
+using paddle::AllocationType;
+using paddle::CPUPlace;
 using paddle::DataType;
+using paddle::GPUPinnedPlace;
+using paddle::GPUPlace;
 using paddle::Place;
 using paddle::Tensor;
 } // namespace experimental
 
 } // namespace paddle
+
+/* Paddle defines these in phi and re-exports them in paddle; sources use either spelling. */
+namespace phi {
+using paddle::AllocationType;
+using paddle::CPUPlace;
+using paddle::DataType;
+using paddle::GPUPinnedPlace;
+using paddle::GPUPlace;
+using paddle::Place;
+namespace dtype {
+using paddle::bfloat16;
+using paddle::complex;
+using paddle::float16;
+} // namespace dtype
+} // namespace phi
 
 #endif /* PDEXT_PADDLE_TENSOR_H */

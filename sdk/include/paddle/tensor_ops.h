@@ -210,8 +210,10 @@ using paddle::minimum;
 using paddle::multiply;
 using paddle::not_equal;
 using paddle::ones;
+using paddle::ones_like;
 using paddle::subtract;
 using paddle::zeros;
+using paddle::zeros_like;
 
 inline Tensor cast(const Tensor &x, DataType dtype) { return x.cast(dtype); }
 

@@ -44,7 +44,9 @@ static pd_status check_tensor(const char *who, const char *arg, const pd_tensor 
     if (t->ndim < 0 || t->ndim > PD_MAX_DIMS)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has ndim %d; expected 0..%d", who, arg,
                         (int)t->ndim, PD_MAX_DIMS);
-    if (need_memory && t->storage == NULL)
+    /* Memory a host lends (data without storage: a numpy or DLPack input of a Python call)
+     * counts: views of it are storage-less too and live as long as the host's memory. */
+    if (need_memory && t->storage == NULL && t->data == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: %s is not initialized (it has a dtype and shape but no memory)", who,
                         arg);
@@ -95,6 +97,11 @@ pd_tensor pd__tensor_view(const pd_tensor *src, void *data, int32_t ndim, const 
     pd_tensor t;
     tensor_make(&t, src->storage, data, src->dtype, src->place, ndim, shape);
     pd__tensor_set_layout(&t, strides);
+    if (src->storage == NULL) { /* lent memory: offsets count from the lender's first element */
+        t.offset = src->offset + ((int64_t)((uintptr_t)data - (uintptr_t)src->data)) /
+                                     (int64_t)pd_dtype_size(src->dtype);
+        return t;
+    }
     t.offset = (int64_t)((uintptr_t)data - (uintptr_t)src->storage->ptr) /
                (int64_t)pd_dtype_size(src->dtype);
     pd__storage_retain(src->storage);

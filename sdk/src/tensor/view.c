@@ -213,6 +213,12 @@ pd_status pd_tensor_as_strided(pd_tensor *out, const pd_tensor *src, int32_t ndi
     if (ndim > 0 && strides == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: strides is NULL but ndim is %d", who,
                         (int)ndim);
+    if (src->storage == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: src has no storage (memory its host lends it), so no extent to "
+                        "place a view at an offset in; wrap the memory with "
+                        "pd_tensor_from_buffer first",
+                        who);
     int64_t size = (int64_t)pd_dtype_size(src->dtype);
     int64_t bytes = (int64_t)src->storage->bytes;
     if (offset < 0 || offset > bytes / size)

@@ -480,7 +480,14 @@ void pd_aoti_infer_shape(pd_kernel_ctx *ctx)
     int32_t out_ndim[PD_MAX_OUTPUTS] = {0}; /* filled by InferShape when the library has one */
     int64_t out_shape[PD_MAX_OUTPUTS][PD_MAX_DIMS];
     handoff.ctx = NULL; /* the first step of every call: nothing from an earlier call is used */
-    if (op->infer_shape) {
+    /* As MindSpore: FInferShape runs only for outputs whose shape was not given (a kernel's
+     * InferShape may assume inputs that a given out_shape makes it never see: MindSpore's own
+     * add.cc reads shapes[0][1] of a rank-1 input). */
+    bool ask = false;
+    for (int32_t j = 0; j < n_out; ++j)
+        ask = ask || op->outputs[j].ndim < 0;
+    ask = ask && op->infer_shape;
+    if (ask) {
         pd_aoti_entry *e = infer_entry(ctx, op);
         pd_aoti_attr_view view = {ctx->attrs, (const char *const *)op->attr_names, op->n_attrs,
                                   op->name};
@@ -502,10 +509,10 @@ void pd_aoti_infer_shape(pd_kernel_ctx *ctx)
     for (int32_t j = 0; j < n_out; ++j) {
         const pd_aot_output *o = &op->outputs[j];
         if (o->ndim >= 0) {
-            if (op->infer_shape) /* both: they must agree */
+            if (ask) /* both, for an op with outputs of either kind: they must agree */
                 pd_aoti_check_given_shape(op, j, out_ndim[j], out_shape[j]);
             api->set_output_shape(ctx, j, 0, o->ndim, o->shape);
-        } else if (op->infer_shape) {
+        } else if (ask) {
             resolve_shape(ctx, op, j, out_ndim[j], out_shape[j]);
             api->set_output_shape(ctx, j, 0, out_ndim[j], out_shape[j]);
         } else {
