@@ -192,6 +192,10 @@ static PyMethodDef module_methods[] =
       "releases it. Returns the previous limit."},
      {"_gil_releases", pdext_gil_releases, METH_NOARGS,
       "_gil_releases() -> int\nHow many op calls released the GIL (for the tests)."},
+     {"_build_library", pdext_msext_build_library, METH_VARARGS,
+      "_build_library(name, sources, cxxflags, ldflags, include_dirs, build_directory, "
+      "verbose) -> str\nJIT-builds (or finds in the cache) a library that is no pdext module "
+      "(a MindSpore CustomOpBuilder extension) and returns its path."},
      {"version", module_version, METH_NOARGS, "The version of libpdext in use."},
      {"_library_path", module_library_path, METH_NOARGS,
       "_library_path() -> str\nThe file of the libpdext this extension runs on."},
@@ -265,7 +269,7 @@ PyMODINIT_FUNC PyInit__pdext(void)
                       "diagnostics.") < 0 ||
         add_type(m, &pdext_TensorType, "Tensor") < 0 ||
         add_type(m, &pdext_LibraryType, "Library") < 0 || add_type(m, &pdext_OpType, "Op") < 0 ||
-        add_type(m, &pdext_ExecutorType, "Executor") < 0) {
+        add_type(m, &pdext_ExecutorType, "Executor") < 0 || pdext_msext_add_bridge(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

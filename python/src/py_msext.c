@@ -1,0 +1,193 @@
+/*
+ * py_msext.c - what _pdext does for MindSpore CustomOpBuilder sources (ms_extension/api.h):
+ * the bridge table those pybind11 modules use to turn Python objects into pd_tensors and back
+ * (sdk/include/ms_extension/bridge.h, published as the capsule _pdext._ms_bridge), and
+ * _pdext._build_library, the JIT build of a library that is no pdext module (the pybind11
+ * extension itself), which pdext.CustomOpBuilder then imports.
+ *
+ * Why here and not in the header: the conversions are the ones pdext's own op calls make
+ * (py_input.c, py_op.c), so a CustomOpBuilder function takes and returns exactly what a pdext
+ * op does, and a pending pdext.Tensor is waited for where Python reads it.
+ */
+#include "py_executor.h"
+#include "py_internal.h"
+
+#include "ms_extension/bridge.h"
+#include "pdext_jit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* mindspore.Tensor has no __dlpack__; mindspore.to_dlpack(t) gives the capsule. NULL (no
+ * exception) when obj is no MindSpore tensor. */
+static PyObject *mindspore_capsule(PyObject *obj)
+{
+    PyObject *modname = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__module__");
+    if (modname == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    const char *text = PyUnicode_Check(modname) ? PyUnicode_AsUTF8(modname) : NULL;
+    int is_ms = text != NULL && strncmp(text, "mindspore.", 10) == 0;
+    PyErr_Clear();
+    Py_DECREF(modname);
+    if (!is_ms)
+        return NULL;
+    PyObject *ms = PyImport_ImportModule("mindspore");
+    PyObject *capsule = ms ? PyObject_CallMethod(ms, "to_dlpack", "O", obj) : NULL;
+    Py_XDECREF(ms);
+    return capsule; /* NULL with mindspore's exception */
+}
+
+static int bridge_tensor_in(void *o, pd_tensor *out, void **keep)
+{
+    PyObject *obj = o;
+    *keep = NULL;
+    if (Py_TYPE(obj) == &pdext_TensorType) {
+        /* The tensor itself, retained: a pending one stays pending (the executor orders). */
+        pd_tensor_retain(out, &((pdext_TensorObject *)obj)->t);
+        return 1;
+    }
+    int numpy = pdext_numpy_seen();
+    if (numpy < 0)
+        return -1;
+    PyObject *src = obj, *made = NULL;
+    if (!((numpy == 1 && PyArray_Check(obj)) || PyCapsule_CheckExact(obj) ||
+          PyObject_HasAttrString(obj, "__dlpack__"))) {
+        made = mindspore_capsule(obj);
+        if (made == NULL)
+            return PyErr_Occurred() ? -1 : 0; /* no tensor: the argument does not match */
+        src = made;
+    }
+    pdext_borrow *b = PyMem_Calloc(1, sizeof *b);
+    if (b == NULL) {
+        Py_XDECREF(made);
+        PyErr_NoMemory();
+        return -1;
+    }
+    const pdext_input_name who = {"ms_extension", "Tensor argument", -1};
+    int rc = pdext_input_borrow(src, false, &who, out, b);
+    Py_XDECREF(made); /* a consumed capsule: its tensor is b's now */
+    if (rc < 0) {
+        PyMem_Free(b);
+        return -1;
+    }
+    *keep = b;
+    return 1;
+}
+
+static void bridge_release(void *keep)
+{
+    if (keep == NULL)
+        return;
+    pdext_borrow_release(keep);
+    PyMem_Free(keep);
+}
+
+static void *bridge_tensor_out(void *f, pd_tensor *t)
+{
+    PyObject *first = f;
+    /* A numpy result offers no later point to wait at: wait now. */
+    bool numpy_kind = !pdext_executor_active() &&
+                      (first == NULL || (PyArray_API != NULL && PyArray_Check(first)));
+    if (numpy_kind && pd_tensor_is_pending(t)) {
+        pd_status st;
+        Py_BEGIN_ALLOW_THREADS st = pd_tensor_wait(NULL, t);
+        Py_END_ALLOW_THREADS if (st != PD_OK)
+        {
+            pdext_raise_status(st, NULL);
+            pd_tensor_release(t);
+            return NULL;
+        }
+    }
+    return pdext_result_like(first, t);
+}
+
+static pd_executor *bridge_current_executor(int32_t *stream)
+{
+    return pdext_executor_current(stream);
+}
+
+static void bridge_raise(pd_status status, const char *text)
+{
+    pdext_raise_text(status, NULL, text);
+}
+
+static const pdext_ms_bridge bridge = {sizeof(pdext_ms_bridge), bridge_tensor_in, bridge_release,
+                                       bridge_tensor_out,        bridge_current_executor,
+                                       bridge_raise};
+
+int pdext_msext_add_bridge(PyObject *module)
+{
+    PyObject *capsule = PyCapsule_New((void *)&bridge, PDEXT_MS_BRIDGE_NAME, NULL);
+    if (capsule == NULL)
+        return -1;
+    if (PyModule_AddObject(module, "_ms_bridge", capsule) < 0) {
+        Py_DECREF(capsule);
+        return -1;
+    }
+    return 0;
+}
+
+/* --- _build_library ------------------------------------------------------------------------ */
+
+static void log_stderr(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "%s\n", line);
+}
+
+/* _build_library(name, sources, cxxflags, ldflags, include_dirs, build_directory, verbose)
+ *   -> str: the cached library's path (pd_jit_build_library), built if out of date. */
+PyObject *pdext_msext_build_library(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name = NULL;
+    PyObject *sources = NULL, *cxxflags = NULL, *ldflags = NULL, *includes = NULL;
+    PyObject *build_dir = NULL, *dir_bytes = NULL, *result = NULL;
+    int verbose = 0;
+    if (!PyArg_ParseTuple(args, "sOOOOOp", &name, &sources, &cxxflags, &ldflags, &includes,
+                          &build_dir, &verbose))
+        return NULL;
+    pdext_strings src = {0}, cxx = {0}, ld = {0}, inc = {0};
+    if (pdext_strings_fill(sources, "sources", &src) < 0 ||
+        pdext_strings_fill(cxxflags, "cflags", &cxx) < 0 ||
+        pdext_strings_fill(ldflags, "ldflags", &ld) < 0 ||
+        pdext_strings_fill(includes, "include_paths", &inc) < 0)
+        goto done;
+    if (build_dir != Py_None && !PyUnicode_FSConverter(build_dir, &dir_bytes))
+        goto done;
+    pd_jit_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.name = name;
+    o.sources = src.items;
+    o.n_sources = src.n;
+    o.cxxflags = cxx.items;
+    o.n_cxxflags = cxx.n;
+    o.ldflags = ld.items;
+    o.n_ldflags = ld.n;
+    o.include_dirs = inc.items;
+    o.n_include_dirs = inc.n;
+    o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
+    o.verbose = verbose != 0;
+    o.log = verbose ? log_stderr : NULL;
+    char *path = NULL;
+    pd_status st;
+    Py_BEGIN_ALLOW_THREADS st = pd_jit_build_library(&o, &path);
+    Py_END_ALLOW_THREADS if (st != PD_OK)
+    {
+        pdext_raise_status(st, NULL);
+        goto done;
+    }
+    result = PyUnicode_DecodeFSDefault(path);
+    free(path);
+done:
+    pdext_strings_clear(&src);
+    pdext_strings_clear(&cxx);
+    pdext_strings_clear(&ld);
+    pdext_strings_clear(&inc);
+    Py_XDECREF(dir_bytes);
+    return result;
+}
