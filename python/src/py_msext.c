@@ -19,20 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int is_mindspore(PyObject *obj);
+
 /* mindspore.Tensor has no __dlpack__; mindspore.to_dlpack(t) gives the capsule. NULL (no
  * exception) when obj is no MindSpore tensor. */
 static PyObject *mindspore_capsule(PyObject *obj)
 {
-    PyObject *modname = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__module__");
-    if (modname == NULL) {
-        PyErr_Clear();
-        return NULL;
-    }
-    const char *text = PyUnicode_Check(modname) ? PyUnicode_AsUTF8(modname) : NULL;
-    int is_ms = text != NULL && strncmp(text, "mindspore.", 10) == 0;
-    PyErr_Clear();
-    Py_DECREF(modname);
-    if (!is_ms)
+    if (!is_mindspore(obj))
         return NULL;
     PyObject *ms = PyImport_ImportModule("mindspore");
     PyObject *capsule = ms ? PyObject_CallMethod(ms, "to_dlpack", "O", obj) : NULL;
@@ -85,9 +78,42 @@ static void bridge_release(void *keep)
     PyMem_Free(keep);
 }
 
+/* 1 when obj is a MindSpore tensor, 0 when not. */
+static int is_mindspore(PyObject *obj)
+{
+    PyObject *modname = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__module__");
+    const char *text = modname && PyUnicode_Check(modname) ? PyUnicode_AsUTF8(modname) : NULL;
+    int yes = text != NULL && strncmp(text, "mindspore.", 10) == 0;
+    Py_XDECREF(modname);
+    PyErr_Clear();
+    return yes;
+}
+
+/* A mindspore.Tensor sharing *t's memory (the reference moves in): mindspore.from_dlpack
+ * takes a capsule, not an object with __dlpack__. */
+static PyObject *mindspore_result(pd_tensor *t)
+{
+    if (t->storage == NULL && pdext_tensor_own(t) < 0)
+        return NULL;
+    PyObject *tensor = pdext_tensor_wrap(t);
+    if (tensor == NULL)
+        return NULL;
+    PyObject *capsule = PyObject_CallMethod(tensor, "__dlpack__", NULL); /* waits */
+    Py_DECREF(tensor);
+    if (capsule == NULL)
+        return NULL;
+    PyObject *ms = PyImport_ImportModule("mindspore");
+    PyObject *result = ms ? PyObject_CallMethod(ms, "from_dlpack", "O", capsule) : NULL;
+    Py_XDECREF(ms);
+    Py_DECREF(capsule);
+    return result;
+}
+
 static void *bridge_tensor_out(void *f, pd_tensor *t)
 {
     PyObject *first = f;
+    if (first != NULL && !pdext_executor_active() && is_mindspore(first))
+        return mindspore_result(t);
     /* A numpy result offers no later point to wait at: wait now. */
     bool numpy_kind = !pdext_executor_active() &&
                       (first == NULL || (PyArray_API != NULL && PyArray_Check(first)));

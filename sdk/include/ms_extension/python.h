@@ -162,7 +162,9 @@ py::object PyboostRunner::Call(F func, Args &&...args)
         throw;
     } catch (const detail::pd_failure &e) {
         /* pdext's message names the op already when an op call failed. */
-        std::string text = e.status() == PD_ERR_OP_FAILED ? e.what() : name() + ": " + e.what();
+        std::string text = e.what();
+        if (e.status() != PD_ERR_OP_FAILED && text.rfind(name() + ":", 0) != 0)
+            text = name() + ": " + text;
         b->raise(e.status(), text.c_str());
         throw py::error_already_set();
     } catch (const std::exception &e) {

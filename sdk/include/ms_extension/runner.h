@@ -174,14 +174,20 @@ private:
             return;
         launch_outputs_.clear();
         int32_t k = 0;
-        for (const Tensor &o : outputs_)
-            launch_outputs_.push_back(o.has_memory() ? o : Tensor::view(*pd_output(ctx, k++)));
+        for (size_t j = 0; j < outputs_.size(); ++j)
+            launch_outputs_.push_back(had_memory_[j] ? outputs_[j]
+                                                     : Tensor::view(*pd_output(ctx, k++)));
+        if (k == 0)
+            (void)pd_output(ctx, 0); /* the placeholder output: made, never read */
         launching_ = true;
     }
 
     std::string op_name_;
     std::vector<Tensor> inputs_, outputs_, launch_outputs_;
     std::vector<const Tensor *> fresh_; /* the outputs without memory, in order */
+    /* Which outputs had memory at Run (read by the stages: the caller attaches memory to the
+     * others meanwhile). */
+    std::vector<bool> had_memory_;
     bool launching_ = false;
     void *workspace_ = nullptr;
     std::exception_ptr workspace_error_;
@@ -195,6 +201,8 @@ inline void PyboostRunner::pd_infer_shape(pd_kernel_ctx *ctx)
         pd_set_output_shape(ctx, static_cast<int32_t>(k), static_cast<int32_t>(s.size()),
                             s.data());
     }
+    if (r->fresh_.empty()) /* the placeholder output of an op without outputs to make */
+        pd_set_output_shape(ctx, 0, 0, nullptr);
 }
 
 inline void PyboostRunner::pd_infer_dtype(pd_kernel_ctx *ctx)
@@ -203,6 +211,8 @@ inline void PyboostRunner::pd_infer_dtype(pd_kernel_ctx *ctx)
     for (size_t k = 0; k < r->fresh_.size(); ++k)
         pd_set_output_dtype(ctx, static_cast<int32_t>(k),
                             detail::to_pd_dtype(r->fresh_[k]->data_type()));
+    if (r->fresh_.empty())
+        pd_set_output_dtype(ctx, 0, PD_BOOL);
 }
 
 /* Called by the runtime directly (not through the module's exception hook): nothing may
@@ -271,6 +281,7 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
         in.push_back(t.pd());
     }
     bool in_place = false;
+    had_memory_.assign(outputs.size(), false);
     for (size_t k = 0; k < outputs.size(); ++k) {
         const Tensor &o = outputs[k];
         if (!o.is_defined())
@@ -278,6 +289,7 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
                                         " of Run is undefined; every output must be a tensor");
         if (o.has_memory()) {
             in_place = true;
+            had_memory_[k] = true;
             in.push_back(o.pd()); /* ordered after its maker, written in place */
         } else {
             fresh_.push_back(&o);
@@ -287,11 +299,13 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
         throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT, op_name_ + ": too many inputs");
     const int n_out = static_cast<int>(fresh_.size());
     const pd_op *op = detail::runner_op(op_name_, n_out);
+    /* pdext ops have at least one output: an op with none to make gets a 0-d placeholder. */
+    const int n_decl = n_out == 0 ? 1 : n_out;
     pd_attr attr = pd_attr_of_int64("runner", static_cast<int64_t>(reinterpret_cast<intptr_t>(this)));
     pd_arg in_arg = {"X", in.data(), static_cast<int32_t>(in.size())};
     pd_tensor outs[PD_MAX_OUTPUTS] = {};
     pd_arg out_args[PD_MAX_OUTPUTS];
-    for (int k = 0; k < n_out; ++k)
+    for (int k = 0; k < n_decl; ++k)
         out_args[k] = pd_arg_of(&outs[k]);
 
     detail::ModuleState &m = detail::module_state();
@@ -299,9 +313,9 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
     pd_executor *ex = in_place || n_out == 0 ? nullptr : detail::current_executor(&stream);
     pd_status st;
     if (ex == nullptr) {
-        st = pd_op_run(op, &in_arg, 1, &attr, 1, out_args, n_out);
+        st = pd_op_run(op, &in_arg, 1, &attr, 1, out_args, n_decl);
     } else {
-        st = pd_op_run_async(ex, stream, op, &in_arg, 1, &attr, 1, out_args, n_out);
+        st = pd_op_run_async(ex, stream, op, &in_arg, 1, &attr, 1, out_args, n_decl);
     }
     if (st != PD_OK)
         throw detail::pd_failure(st, pd_last_error());
@@ -316,6 +330,8 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
     }
     for (int k = 0; k < n_out; ++k)
         fresh_[k]->attach(&outs[k]);
+    if (n_out == 0)
+        pd_tensor_release(&outs[0]);
     fresh_.clear();
 }
 
@@ -354,7 +370,7 @@ inline const pd_op *runner_op(const std::string &name, int n_out)
     def.file = "ms_extension/runner.h";
     def.line = __LINE__;
     def.inputs[0] = "X@VECTOR@OPTIONAL";
-    for (int k = 0; k < n_out; ++k)
+    for (int k = 0; k < (n_out == 0 ? 1 : n_out); ++k)
         def.outputs[k] = output_names()[k];
     def.attrs[0] = "runner: int64_t";
     def.kernel = &pynative::PyboostRunner::pd_kernel;

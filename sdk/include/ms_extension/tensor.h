@@ -88,6 +88,49 @@ inline std::vector<int64_t> dense_strides(const std::vector<int64_t> &shape)
     return s;
 }
 
+/* A tensor the host functions take (they need a storage): `src` itself, or, for a view of a
+ * caller's memory (a borrowed Python argument, storage NULL), a wrapper borrowing that memory
+ * for one host call. Results made from a wrapper must own their memory (copies): a view of it
+ * would outlive the caller's object. */
+struct Hosted {
+    pd_tensor t = {};
+    bool wrapped = false;
+    Hosted() = default;
+    Hosted(const Hosted &) = delete;
+    Hosted &operator=(const Hosted &) = delete;
+    ~Hosted()
+    {
+        if (wrapped)
+            pd_tensor_release(&t);
+    }
+};
+inline void host_view(const pd_tensor &src, Hosted &h, const char *who)
+{
+    if (src.storage != nullptr) {
+        h.t = src;
+        return;
+    }
+    h.wrapped = true;
+    int64_t lo = 0, hi = 0, n = 1;
+    for (int32_t d = 0; d < src.ndim; ++d) {
+        n *= src.shape[d];
+        int64_t ext = (src.shape[d] - 1) * src.strides[d];
+        (ext < 0 ? lo : hi) += ext;
+    }
+    if (n == 0) {
+        check(pd_tensor_empty(&h.t, src.dtype, src.place, src.ndim, src.shape), who);
+        return;
+    }
+    int64_t span = hi - lo + 1;
+    char *base = static_cast<char *>(src.data) + lo * static_cast<int64_t>(pd_dtype_size(src.dtype));
+    pd_tensor flat = {};
+    check(pd_tensor_from_buffer(&flat, base, src.dtype, src.place, 1, &span, nullptr, nullptr),
+          who);
+    pd_status st = pd_tensor_as_strided(&h.t, &flat, src.ndim, src.shape, src.strides, -lo);
+    pd_tensor_release(&flat);
+    check(st, who);
+}
+
 /* std::false_type for any T: static_assert messages of the unsupported members. */
 template <class...> inline constexpr bool unsupported = false;
 
@@ -177,14 +220,22 @@ public:
     Tensor cast(TypeId dtype) const
     {
         pd_data_type d = detail::require_dtype(dtype, "ms::Tensor::cast");
+        detail::Hosted h;
+        detail::host_view(memory("cast"), h, "ms::Tensor::cast");
         pd_tensor out = {};
-        detail::check(pd_tensor_cast(&out, &memory("cast"), d), "ms::Tensor::cast");
+        detail::check(pd_tensor_cast(&out, &h.t, d), "ms::Tensor::cast");
         return adopt(&out);
     }
     Tensor contiguous() const
     {
+        const pd_tensor &src = memory("contiguous");
+        detail::Hosted h;
+        detail::host_view(src, h, "ms::Tensor::contiguous");
         pd_tensor out = {};
-        detail::check(pd_tensor_contiguous(&out, &memory("contiguous")), "ms::Tensor::contiguous");
+        /* A caller's memory is copied, even dense: the result must own its memory. */
+        detail::check(h.wrapped ? pd_tensor_copy_to(&out, &h.t, pd_place_cpu())
+                                : pd_tensor_contiguous(&out, &h.t),
+                      "ms::Tensor::contiguous");
         return adopt(&out);
     }
     Tensor reshape(const std::vector<int64_t> &shape) const
@@ -192,7 +243,8 @@ public:
         if (shape.size() > PD_MAX_DIMS)
             throw std::invalid_argument("ms::Tensor::reshape: too many dimensions");
         /* Row-major order of the elements: a strided tensor is made dense first. */
-        Tensor dense = is_contiguous() ? *this : contiguous();
+        Tensor dense = is_contiguous() && memory("reshape").storage != nullptr ? *this
+                                                                               : contiguous();
         pd_tensor out = {};
         detail::check(pd_tensor_reshape(&out, &dense.memory("reshape"),
                                         static_cast<int32_t>(shape.size()), shape.data()),
@@ -230,11 +282,13 @@ public:
                                         std::to_string(chunks) + ", dim " + std::to_string(dim) +
                                         " of " + std::to_string(nd) + ")");
         int64_t size = s[d], piece = (size + chunks - 1) / chunks;
+        /* Views of a caller's memory would outlive it: chunk an owned copy instead. */
+        Tensor base = memory("chunk").storage != nullptr ? *this : contiguous();
         std::vector<Tensor> r;
         for (int64_t begin = 0; begin < size || (size == 0 && r.empty()); begin += piece) {
             int64_t end = std::min(size, begin + (piece > 0 ? piece : 1));
             pd_tensor out = {};
-            detail::check(pd_tensor_slice_step(&out, &memory("chunk"), static_cast<int32_t>(d),
+            detail::check(pd_tensor_slice_step(&out, &base.memory("chunk"), static_cast<int32_t>(d),
                                                begin, end, 1),
                           "ms::Tensor::chunk");
             r.push_back(adopt(&out));
