@@ -66,16 +66,6 @@ struct ModuleState {
     pd_executor *ex = nullptr;
     std::deque<InFlight> in_flight;
 
-    ~ModuleState()
-    {
-        if (ex != nullptr)
-            pd_executor_destroy(ex); /* waits for the calls in flight */
-        for (InFlight &f : in_flight)
-            pd_tensor_release(&f.token);
-        in_flight.clear();
-        for (pd_registry *r : regs)
-            pd_registry_destroy(r);
-    }
     /* Drops the runners whose calls are done (they finish in order on a stream, but not
      * across executors: the scan stops at the first one still running). */
     void sweep()
@@ -86,10 +76,13 @@ struct ModuleState {
         }
     }
 };
+/* Never destroyed: at process exit the interpreter is gone, and releasing the tensors of the
+ * last calls (a pdext.Tensor's memory may be a Python object's, freed under the GIL) must not
+ * run then; the executor's workers simply end with the process. */
 inline ModuleState &module_state()
 {
-    static ModuleState state;
-    return state;
+    static ModuleState *state = new ModuleState;
+    return *state;
 }
 
 /* The pdext op for runner op `name` with `n_out` outputs that need memory. */

@@ -298,46 +298,57 @@ public:
         return r;
     }
 
-    /* Not in pdext's ms_extension: a use fails to compile, naming the member. */
-    template <class... A> Tensor index_select(A &&...) const
+    /* Not in pdext's ms_extension: a use fails to compile, naming the member. Each takes the
+     * parameters MindSpore's does (so braced lists convert) and a defaulted template
+     * parameter that makes the assertion fire only where it is used. */
+    template <class D = void>
+    Tensor index_select(int64_t, const Tensor &, D * = nullptr) const
     {
-        static_assert(detail::unsupported<A...>,
+        static_assert(detail::unsupported<D>,
                       "ms::Tensor::index_select is not supported by pdext's ms_extension");
         return {};
     }
-    template <class... A> Tensor repeat(A &&...) const
+    template <class D = void> Tensor repeat(const std::vector<int64_t> &, D * = nullptr) const
     {
-        static_assert(detail::unsupported<A...>,
+        static_assert(detail::unsupported<D>,
                       "ms::Tensor::repeat is not supported by pdext's ms_extension");
         return {};
     }
-    template <class... A> Tensor repeat_interleave(A &&...) const
+    template <class D = void>
+    Tensor repeat_interleave(const Tensor &, std::optional<int64_t> = std::nullopt,
+                             std::optional<int64_t> = std::nullopt, D * = nullptr) const
     {
-        static_assert(detail::unsupported<A...>,
+        static_assert(detail::unsupported<D>,
                       "ms::Tensor::repeat_interleave is not supported by pdext's ms_extension");
         return {};
     }
-    template <class... A> void AssignTensor(A &&...) const
+    template <class D = void>
+    Tensor repeat_interleave(int64_t, std::optional<int64_t> = std::nullopt,
+                             std::optional<int64_t> = std::nullopt, D * = nullptr) const
     {
-        static_assert(detail::unsupported<A...>,
-                      "ms::Tensor::AssignTensor is not supported by pdext's ms_extension "
-                      "(it is MindSpore-internal)");
+        static_assert(detail::unsupported<D>,
+                      "ms::Tensor::repeat_interleave is not supported by pdext's ms_extension");
+        return {};
     }
-    template <class... A> void stub_node(A &&...) const
+    template <class D = void> void AssignTensor(const Tensor &, D * = nullptr) const
     {
-        static_assert(detail::unsupported<A...>,
-                      "ms::Tensor::stub_node is not supported by pdext's ms_extension (it is "
+        static_assert(detail::unsupported<D>,
+                      "ms::Tensor::AssignTensor is not supported by pdext's ms_extension (it is "
                       "MindSpore-internal)");
     }
-    template <class... A> void tensor(A &&...) const
+    template <class D = void> void stub_node(D * = nullptr) const
     {
-        static_assert(detail::unsupported<A...>,
-                      "ms::Tensor::tensor is not supported by pdext's ms_extension (it is "
-                      "MindSpore-internal)");
+        static_assert(detail::unsupported<D>, "ms::Tensor::stub_node is not supported by pdext's "
+                                              "ms_extension (it is MindSpore-internal)");
     }
-    template <class... A> void ConvertStubNodeToTensor(A &&...) const
+    template <class D = void> void tensor(D * = nullptr) const
     {
-        static_assert(detail::unsupported<A...>,
+        static_assert(detail::unsupported<D>, "ms::Tensor::tensor is not supported by pdext's "
+                                              "ms_extension (it is MindSpore-internal)");
+    }
+    template <class D = void> void ConvertStubNodeToTensor(D * = nullptr) const
+    {
+        static_assert(detail::unsupported<D>,
                       "ms::Tensor::ConvertStubNodeToTensor is not supported by pdext's "
                       "ms_extension (it is MindSpore-internal)");
     }
