@@ -149,7 +149,4 @@ inline pd_data_type require_dtype(TypeId t, const char *who)
 } // namespace detail
 } // namespace ms
 
-/* Sources write TypeId::kNumberTypeFloat32 unqualified as well as ms::TypeId::... */
-using ms::TypeId;
-
 #endif /* PDEXT_MS_EXTENSION_TYPE_ID_H */

@@ -108,7 +108,7 @@ py::object strided_copy(const ms::Tensor &x, bool keep_strides) {
 
 // Tensor operations and free functions only, no runner.
 std::vector<ms::Tensor> made_eval(const ms::Tensor &x) {
-  auto ints = ms::tensor(std::vector<int64_t>{1, 2, 3}, TypeId::kNumberTypeInt32);
+  auto ints = ms::tensor(std::vector<int64_t>{1, 2, 3}, ms::TypeId::kNumberTypeInt32);
   auto halves = ms::tensor(std::vector<double>{0.5, 1.5}, ms::TypeId::kNumberTypeFloat16);
   auto scalar = ms::tensor(static_cast<int64_t>(7));
   auto one = ms::ones({2, 3});
