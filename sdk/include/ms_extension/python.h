@@ -128,7 +128,7 @@ inline py::object results(const pdext_ms_bridge *b, void *first, const R &result
             py::tuple tuple(N);
             for (size_t k = 0; k < result.size(); ++k)
                 tuple[k] = result_object(b, first, result[k], k);
-            return std::move(tuple);
+            return tuple;
         }
     }
 }
