@@ -28,7 +28,7 @@ import numpy as np
 import pdext
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-ADD3 = ROOT / "tests" / "python" / "ms_extension" / "add3.cc"
+ADD3 = ROOT / "examples" / "ms_extension" / "add3.cc"
 SMOKE = "--smoke" in sys.argv
 
 

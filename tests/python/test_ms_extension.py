@@ -16,7 +16,7 @@ import pytest
 import pdext
 
 HERE = pathlib.Path(__file__).resolve().parent
-ADD3 = HERE / "ms_extension" / "add3.cc"
+ADD3 = HERE.parents[1] / "examples" / "ms_extension" / "add3.cc"
 OPS = HERE / "ms_extension" / "ops.cc"
 
 

@@ -21,7 +21,7 @@ ms = require_framework("mindspore")
 import pdext  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
-ADD3 = HERE / "ms_extension" / "add3.cc"
+ADD3 = HERE.parents[1] / "examples" / "ms_extension" / "add3.cc"
 OPS = HERE / "ms_extension" / "ops.cc"
 
 if importlib.util.find_spec("pybind11") is None and not os.path.isfile(
