@@ -62,6 +62,8 @@ static const struct {
     {"inference", "a program linking the relu and concat examples as a static bundle"},
     {"python", "Python scripts calling the relu and concat examples"},
     {"pipeline", "a C host and a Python script running the relu example through an executor"},
+    {"ms_extension", "a MindSpore CustomOpBuilder source: a pybind11 module, no pdext ops; "
+                     "tests/python/test_ms_extension*.py build and run it"},
 };
 
 PD_TEST(ExamplesCheck, EveryExampleDirectoryIsCheckedOrSaysWhyNot)
