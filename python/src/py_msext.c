@@ -21,16 +21,14 @@
 
 static int is_mindspore(PyObject *obj);
 
-/* mindspore.Tensor has no __dlpack__; mindspore.to_dlpack(t) gives the capsule. NULL (no
- * exception) when obj is no MindSpore tensor. */
-static PyObject *mindspore_capsule(PyObject *obj)
+/* mindspore.Tensor has no __dlpack__. Its asnumpy() is a numpy array sharing the tensor's
+ * memory (after MindSpore's queued work on it), in microseconds, where mindspore.to_dlpack
+ * takes milliseconds. NULL (no exception) when obj is no MindSpore tensor. */
+static PyObject *mindspore_array(PyObject *obj)
 {
     if (!is_mindspore(obj))
         return NULL;
-    PyObject *ms = PyImport_ImportModule("mindspore");
-    PyObject *capsule = ms ? PyObject_CallMethod(ms, "to_dlpack", "O", obj) : NULL;
-    Py_XDECREF(ms);
-    return capsule; /* NULL with mindspore's exception */
+    return PyObject_CallMethod(obj, "asnumpy", NULL); /* NULL with mindspore's exception */
 }
 
 static int bridge_tensor_in(void *o, pd_tensor *out, void **keep)
@@ -48,7 +46,7 @@ static int bridge_tensor_in(void *o, pd_tensor *out, void **keep)
     PyObject *src = obj, *made = NULL;
     if (!((numpy == 1 && PyArray_Check(obj)) || PyCapsule_CheckExact(obj) ||
           PyObject_HasAttrString(obj, "__dlpack__"))) {
-        made = mindspore_capsule(obj);
+        made = mindspore_array(obj);
         if (made == NULL)
             return PyErr_Occurred() ? -1 : 0; /* no tensor: the argument does not match */
         src = made;
@@ -61,7 +59,7 @@ static int bridge_tensor_in(void *o, pd_tensor *out, void **keep)
     }
     const pdext_input_name who = {"ms_extension", "Tensor argument", -1};
     int rc = pdext_input_borrow(src, false, &who, out, b);
-    Py_XDECREF(made); /* a consumed capsule: its tensor is b's now */
+    Py_XDECREF(made); /* b keeps what it needs of it */
     if (rc < 0) {
         PyMem_Free(b);
         return -1;
@@ -89,23 +87,36 @@ static int is_mindspore(PyObject *obj)
     return yes;
 }
 
-/* A mindspore.Tensor sharing *t's memory (the reference moves in): mindspore.from_dlpack
- * takes a capsule, not an object with __dlpack__. */
+/* A mindspore.Tensor sharing *t's memory (the reference moves in), waited for:
+ * mindspore.Tensor.from_numpy of a numpy array over it (microseconds; mindspore.from_dlpack
+ * takes milliseconds). */
 static PyObject *mindspore_result(pd_tensor *t)
 {
+    if (pd_tensor_is_pending(t)) {
+        pd_status st;
+        Py_BEGIN_ALLOW_THREADS st = pd_tensor_wait(NULL, t);
+        Py_END_ALLOW_THREADS if (st != PD_OK)
+        {
+            pdext_raise_status(st, NULL);
+            pd_tensor_release(t);
+            return NULL;
+        }
+    }
     if (t->storage == NULL && pdext_tensor_own(t) < 0)
         return NULL;
-    PyObject *tensor = pdext_tensor_wrap(t);
-    if (tensor == NULL)
+    if (pdext_numpy_require() < 0) {
+        pd_tensor_release(t);
         return NULL;
-    PyObject *capsule = PyObject_CallMethod(tensor, "__dlpack__", NULL); /* waits */
-    Py_DECREF(tensor);
-    if (capsule == NULL)
+    }
+    PyObject *array = pdext_tensor_to_numpy(t);
+    if (array == NULL)
         return NULL;
     PyObject *ms = PyImport_ImportModule("mindspore");
-    PyObject *result = ms ? PyObject_CallMethod(ms, "from_dlpack", "O", capsule) : NULL;
+    PyObject *cls = ms ? PyObject_GetAttrString(ms, "Tensor") : NULL;
+    PyObject *result = cls ? PyObject_CallMethod(cls, "from_numpy", "O", array) : NULL;
+    Py_XDECREF(cls);
     Py_XDECREF(ms);
-    Py_DECREF(capsule);
+    Py_DECREF(array);
     return result;
 }
 
