@@ -65,6 +65,8 @@ static const struct {
     {"pipeline", "a C host and a Python script running the relu example through an executor"},
     {"torch", "Python scripts registering the relu example with torch.library (run by "
               "tests/python/test_torch_ddp.py)"},
+    {"ms_extension", "a MindSpore CustomOpBuilder source: a pybind11 module, no pdext ops; "
+                     "tests/python/test_ms_extension*.py build and run it"},
 };
 
 PD_TEST(ExamplesCheck, EveryExampleDirectoryIsCheckedOrSaysWhyNot)

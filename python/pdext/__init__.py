@@ -287,5 +287,19 @@ class CustomOpBuilder:
         )
 
     def load(self):
-        """Builds (or finds in the cache) and loads the module."""
+        """Builds (or finds in the cache) and loads the module. Sources that include
+        ms_extension/api.h (MindSpore's C++ API: PyboostRunner, PYBIND11_MODULE) build into
+        the pybind11 module they define (pdext/ms_extension.py); others into pdext ops."""
+        from . import ms_extension
+
+        if ms_extension.is_ms_extension_source(self.sources):
+            return ms_extension.load(
+                self.name,
+                self.sources,
+                cflags=self._kwargs["extra_cflags"],
+                ldflags=self._kwargs["extra_ldflags"],
+                include_paths=self._kwargs["extra_include_paths"],
+                build_dir=self._kwargs["build_directory"],
+                verbose=self._kwargs["verbose"],
+            )
         return load(self.name, self.sources, **self._kwargs)

@@ -45,6 +45,12 @@ static _Thread_local int n_outer;
 
 bool pdext_executor_active(void) { return current_ex != NULL; }
 
+pd_executor *pdext_executor_current(int32_t *stream)
+{
+    *stream = current_stream;
+    return current_ex;
+}
+
 pd_status pdext_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
                        const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
 {

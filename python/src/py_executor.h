@@ -8,6 +8,8 @@
 
 #include "py_internal.h"
 
+#include "pdext_executor.h"
+
 extern PyTypeObject pdext_ExecutorType;
 
 /* Runs an op call: through this thread's current executor (pd_op_run_async) inside a `with
@@ -16,6 +18,9 @@ pd_status pdext_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
                        const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
 /* An executor is current on this thread: op results are pdext.Tensors (pending ones). */
 bool pdext_executor_active(void);
+/* This thread's current executor and its stream (*stream), or NULL outside a block: what a
+ * MindSpore CustomOpBuilder module's calls go through (py_msext.c). */
+pd_executor *pdext_executor_current(int32_t *stream);
 /* Waits (GIL released) until the Tensor's memory is computed; 0, or -1 with the op's error
  * raised. */
 int pdext_tensor_ready(pdext_TensorObject *self);

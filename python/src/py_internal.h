@@ -101,6 +101,11 @@ PyObject *pdext_tensor_wrap(pd_tensor *t);
 /* A numpy array over *t's memory whose base owns *t (the reference moves; *t becomes
  * undefined, also on failure). */
 PyObject *pdext_tensor_to_numpy(pd_tensor *t);
+/* The result object for output *t (its reference moves in) of the kind an op call with
+ * first tensor argument `first` returns (py_op.c): numpy for numpy or NULL, the Tensor itself
+ * for a pdext.Tensor or inside a `with pdext.Executor()` block, else the first argument's
+ * framework tensor through its from_dlpack. NULL with an exception. */
+PyObject *pdext_result_like(PyObject *first, pd_tensor *t);
 /* numpy's type number for a pdext dtype, or -1 with a TypeError. */
 int pdext_numpy_typenum(pd_data_type dtype);
 
@@ -231,5 +236,10 @@ typedef struct pdext_call {
 int pdext_call_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                     pdext_call *cs);
 void pdext_call_clear(pdext_call *cs);
+
+/* --- MindSpore CustomOpBuilder sources (py_msext.c) --------------------------------------- */
+
+/* Adds the capsule _ms_bridge (ms_extension/bridge.h) to the module; 0, or -1. */
+int pdext_msext_add_bridge(PyObject *module);
 
 #endif /* PDEXT_PY_INTERNAL_H */

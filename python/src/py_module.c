@@ -271,7 +271,8 @@ PyMODINIT_FUNC PyInit__pdext(void)
         add_type(m, &pdext_LibraryType, "Library") < 0 || add_type(m, &pdext_OpType, "Op") < 0 ||
         add_type(m, &pdext_ExecutorType, "Executor") < 0 ||
         PyModule_AddFunctions(m, pdext_infer_methods) < 0 ||
-        PyModule_AddFunctions(m, pdext_jit_library_methods) < 0) {
+        PyModule_AddFunctions(m, pdext_jit_library_methods) < 0 ||
+        pdext_msext_add_bridge(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -652,6 +652,16 @@ static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor
     return result;
 }
 
+PyObject *pdext_result_like(PyObject *first, pd_tensor *t)
+{
+    enum result_kind kind = RESULT_NUMPY;
+    if (first != NULL && !(PyArray_API != NULL && PyArray_Check(first)))
+        kind = Py_TYPE(first) == &pdext_TensorType ? RESULT_TENSOR : RESULT_FOREIGN;
+    if (pdext_executor_active())
+        kind = RESULT_TENSOR;
+    return result_object(kind, first, t);
+}
+
 static PyObject *collect_results(const pdext_OpObject *self, pdext_call *cs)
 {
     enum result_kind kind = RESULT_NUMPY;

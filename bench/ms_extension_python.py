@@ -1,0 +1,110 @@
+"""bench/ms_extension_python.py - MindSpore CustomOpBuilder sources through pdext against
+MindSpore's own builder, in the ROW format of bench/bench_util.h. Needs mindspore and pybind11
+(the framework venv); run with that venv's python:
+
+  ms_ext_add3_call        the tutorial's add3 (tests/python/ms_extension/add3.cc) on 2-element
+                          int32 mindspore.Tensors: pdext.CustomOpBuilder's module against
+                          mindspore.ops.CustomOpBuilder's (PyNative, CPU), same source, same
+                          tensors; us per call (each timed loop ends by reading the last
+                          result, so MindSpore's queued work is counted); target ratio <= 0.25.
+  ms_ext_add3_call_numpy  the same pdext call on numpy arrays, against MindSpore's module call.
+  ms_ext_add3_vs_ms_add   pdext's add3 on mindspore.Tensors against MindSpore's own
+                          ops.add(ops.add(x, y), z) on them (no target: for reference).
+  ms_ext_cold_build       (--cold only: minutes) a cold build of add3.cc by each builder, in
+                          fresh directories; target ratio <= 0.5.
+
+Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> /tmp/fw/v/bin/python \
+           bench/ms_extension_python.py [--smoke] [--cold]
+"""
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import pdext
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+ADD3 = ROOT / "examples" / "ms_extension" / "add3.cc"
+SMOKE = "--smoke" in sys.argv
+
+
+def row(name, unit, ours, base, target, met, note):
+    ratio = ours / base if base else None
+    fmt = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
+    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
+          % (name, unit, fmt(ours), fmt(base), fmt(ratio), target,
+             "null" if met is None else ("true" if met(ratio) else "false"), note), flush=True)
+
+
+def per_call_us(call, sync, n):
+    t = time.perf_counter()
+    r = None
+    for _ in range(n):
+        r = call()
+    sync(r)
+    return (time.perf_counter() - t) / n * 1e6
+
+
+def alternate(a, b, reps, n):
+    """Medians of `reps` alternating measurements of a and b (a burst of load hits both)."""
+    xa, xb = [], []
+    for _ in range(reps):
+        xa.append(a(n))
+        xb.append(b(n))
+    return statistics.median(xa), statistics.median(xb)
+
+
+def main():
+    import mindspore as ms
+    from mindspore.ops import CustomOpBuilder
+
+    work = tempfile.mkdtemp(prefix="pdext-ms-bench-")
+    # The calls' builds live in the JIT cache (MindSpore's Ninja directory too), named as
+    # tests/python/test_ms_extension_mindspore.py names them: a run after the tests builds
+    # nothing.
+    theirs = CustomOpBuilder("ms_ref_add3", [str(ADD3)], backend="CPU",
+                             build_dir=os.path.join(os.environ["PDEXT_CACHE_DIR"],
+                                                    "mindspore-builds", "ms_ref_add3")).load()
+    ours = pdext.CustomOpBuilder("pdext_ms_add3", [str(ADD3)], backend="CPU").load()
+    x = ms.Tensor(np.array([1, 2], np.int32))
+    xn = np.array([1, 2], np.int32)
+    assert (ours.add3(x, x, x).asnumpy() == theirs.add3(x, x, x).asnumpy()).all()
+    n, reps = (10, 1) if SMOKE else (2000, 7)
+    read = lambda r: r.asnumpy()  # noqa: E731
+    pd_ms, ms_call = alternate(
+        lambda k: per_call_us(lambda: ours.add3(x, x, x), read, k),
+        lambda k: per_call_us(lambda: theirs.add3(x, x, x), read, k), reps, n)
+    row("ms_ext_add3_call", "us/call", pd_ms, ms_call, "<= 0.25", lambda r: r <= 0.25,
+        "add3 on 2-element int32 mindspore.Tensors; baseline: mindspore.ops.CustomOpBuilder "
+        "module of the same source")
+    pd_np, ms_call2 = alternate(
+        lambda k: per_call_us(lambda: ours.add3(xn, xn, xn), lambda r: r, k),
+        lambda k: per_call_us(lambda: theirs.add3(x, x, x), read, k), reps, n)
+    row("ms_ext_add3_call_numpy", "us/call", pd_np, ms_call2, "<= 0.25", lambda r: r <= 0.25,
+        "pdext on numpy arrays; baseline: MindSpore's module on mindspore.Tensors")
+    add = ms.ops.add
+    pd_ms2, ms_add = alternate(
+        lambda k: per_call_us(lambda: ours.add3(x, x, x), read, k),
+        lambda k: per_call_us(lambda: add(add(x, x), x), read, k), reps, n)
+    row("ms_ext_add3_vs_ms_add", "us/call", pd_ms2, ms_add, "-", None,
+        "baseline: mindspore.ops.add(ops.add(x, y), z)")
+    if "--cold" in sys.argv:
+        t = time.perf_counter()
+        CustomOpBuilder("ms_cold_add3", [str(ADD3)], backend="CPU",
+                        build_dir=os.path.join(work, "ms_cold")).load()
+        ms_cold = time.perf_counter() - t
+        os.environ["PDEXT_CACHE_DIR"] = os.path.join(work, "pdext_cold")
+        os.makedirs(os.environ["PDEXT_CACHE_DIR"], mode=0o700)
+        t = time.perf_counter()
+        pdext.CustomOpBuilder("pdext_cold_add3", [str(ADD3)], backend="CPU").load()
+        pd_cold = time.perf_counter() - t
+        row("ms_ext_cold_build", "s", pd_cold, ms_cold, "<= 0.5", lambda r: r <= 0.5,
+            "cold build of add3.cc, fresh directories, MindSpore's first")
+
+
+if __name__ == "__main__":
+    main()
