@@ -257,3 +257,27 @@ def test_an_ort_older_than_the_library_needs_is_refused_naming_both(library):
     assert len(messages) == 1, messages
     msg = messages[0][1]
     assert "1.17" in msg and "1.16.3" in msg and "myops_ort" in msg, msg
+
+
+def test_pdext_add_bundle_onnxruntime_builds_the_library_in_cmake(tmp_path):
+    cmake, ninja = shutil.which("cmake"), shutil.which("ninja")
+    if cmake is None or ninja is None:
+        pytest.skip("cmake and ninja are needed to build a CMake project")
+    functions = RELU.parents[2] / "cmake" / "pdextFunctions.cmake"
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(ort_consumer C)\n"
+        'set(pdext_EXECUTABLE "%s")\ninclude("%s")\n'
+        'pdext_add_bundle(myops ONNXRUNTIME DOMAIN com.example SOURCES "%s")\n'
+        "get_target_property(lib myops PDEXT_ONNXRUNTIME_LIBRARY)\n"
+        'file(WRITE "${CMAKE_BINARY_DIR}/library.txt" "${lib}")\n'
+        % (pdext_command(), functions, RELU))
+    build = tmp_path / "build"
+    for args in ([cmake, "-S", str(tmp_path), "-B", str(build), "-G", "Ninja"],
+                 [cmake, "--build", str(build)]):
+        done = subprocess.run(args, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    library = (build / "library.txt").read_text()
+    model = make_model([helper.make_node("custom_relu", ["x"], ["y"], domain="com.example")],
+                       [value("x", [3])], [value("y", [3])], domain="com.example")
+    x = np.array([-2, 0.5, 3], np.float32)
+    np.testing.assert_array_equal(session(library, model).run(None, {"x": x})[0], np.maximum(x, 0))
