@@ -212,6 +212,17 @@ def test_an_op_the_library_lacks_is_refused_by_ort(library):
     assert "custom_nope" in str(e.value)
 
 
+def test_a_library_registered_twice_into_one_options_is_refused_not_a_crash(library):
+    options = ort.SessionOptions()
+    model = make_model([helper.make_node("custom_relu", ["x"], ["y"], domain=DOMAIN)],
+                       [value("x", [3])], [value("y", [3])])
+    with pytest.raises(Exception) as e:
+        options.register_custom_ops_library(library)
+        options.register_custom_ops_library(library)
+        ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    assert "domain" in str(e.value).lower(), str(e.value)
+
+
 def test_the_domain_option_names_the_ops_domain(library, tmp_path):
     out = tmp_path / "libother_ort.so"
     done = subprocess.run([pdext_command(), "bundle", "--onnxruntime", "--domain", "com.example",

@@ -35,7 +35,6 @@ typedef struct pd_ort_session_options pd_ort_session_options; /* OrtSessionOptio
 typedef struct pd_ort_domain pd_ort_domain;                 /* OrtCustomOpDomain */
 typedef struct pd_ort_value pd_ort_value;                   /* OrtValue */
 typedef struct pd_ort_type_shape pd_ort_type_shape;         /* OrtTensorTypeAndShapeInfo */
-typedef struct pd_ort_memory_info pd_ort_memory_info;       /* OrtMemoryInfo */
 typedef struct pd_ort_kernel_info pd_ort_kernel_info;       /* OrtKernelInfo */
 typedef struct pd_ort_kernel_context pd_ort_kernel_context; /* OrtKernelContext */
 typedef struct pd_ort_shape_context pd_ort_shape_context;   /* OrtShapeInferContext */
@@ -117,7 +116,6 @@ typedef struct pd_ort_api_base {
       (const pd_ort_type_shape *info, int64_t *dims, size_t count))                              \
     X(65, 1, pd_ort_status *, GetTensorTypeAndShape,                                              \
       (const pd_ort_value *value, pd_ort_type_shape **out))                                      \
-    X(71, 1, pd_ort_status *, MemoryInfoGetName, (const pd_ort_memory_info *info, const char **out)) \
     X(85, 1, pd_ort_status *, KernelInfoGetAttribute_float,                                       \
       (const pd_ort_kernel_info *info, const char *name, float *out))                            \
     X(86, 1, pd_ort_status *, KernelInfoGetAttribute_int64,                                       \
@@ -144,8 +142,6 @@ typedef struct pd_ort_api_base {
       (const pd_ort_kernel_info *info, const char *name, float *out, size_t *size))              \
     X(163, 8, pd_ort_status *, KernelInfoGetAttributeArray_int64,                                 \
       (const pd_ort_kernel_info *info, const char *name, int64_t *out, size_t *size))            \
-    X(194, 10, pd_ort_status *, GetTensorMemoryInfo,                                              \
-      (const pd_ort_value *value, const pd_ort_memory_info **out))                               \
     /* out NULL: *size gets the bytes needed, NUL included */                                     \
     X(244, 15, pd_ort_status *, KernelInfo_GetNodeName,                                           \
       (const pd_ort_kernel_info *info, char *out, size_t *size))                                 \

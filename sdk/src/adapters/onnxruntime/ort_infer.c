@@ -174,10 +174,11 @@ pd_ort_status *pd__ort_infer_shapes(const pd_ort_custom_op *op, pd_ort_shape_con
     bool have_attrs = true;
     for (int32_t i = 0; have_attrs && i < o->n_attrs; ++i)
         have_attrs = read_attr(api, ctx, &o->attrs[i], &attrs.v[i], &attrs.owned[i]);
-    pd_tensor outs[PD_MAX_OUTPUTS][VECTOR_ROOM];
+    /* one item per output; only the last may be a vector (ort_register.c refuses others) */
+    pd_tensor outs[PD_MAX_OUTPUTS + VECTOR_ROOM];
     pd_arg out_args[PD_MAX_OUTPUTS];
     for (int32_t i = 0; i < o->n_outputs; ++i) {
-        out_args[i] = pd_arg_of(outs[i]);
+        out_args[i] = pd_arg_of(outs + i);
         out_args[i].count = o->out_kind[i] == PD_ORT_VARIADIC ? VECTOR_ROOM : 1;
     }
     if (have_attrs && pd_op_infer(o->op, in_args, o->n_inputs, attrs.v, o->n_attrs, out_args,
@@ -185,8 +186,8 @@ pd_ort_status *pd__ort_infer_shapes(const pd_ort_custom_op *op, pd_ort_shape_con
         size_t index = 0;
         for (int32_t i = 0; i < o->n_outputs; ++i)
             for (int32_t j = 0; j < out_args[i].count; ++j, ++index)
-                if (outs[i][j].dtype != PD_UNDEFINED)
-                    set_output(api, ctx, index, &outs[i][j]);
+                if (outs[i + j].dtype != PD_UNDEFINED)
+                    set_output(api, ctx, index, &outs[i + j]);
     }
     for (int32_t i = 0; i < PD_MAX_ATTRS; ++i)
         free(attrs.owned[i]);
