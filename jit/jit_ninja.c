@@ -172,6 +172,7 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
                     "  ldflags = $ldflags -Wl,--version-script=bundle/pd_ort_exports.map "
                     "-Wl,--no-undefined -ldl -lpthread\n",
                     n);
+    } else if (pd__plan_links_directly(p)) { /* one compiler run from source to library */
         pd__sb_addf(sb, "\nbuild out/lib%s.so: %s_link ", n, p->uses[PD__LANG_C] ? "cc" : "cxx");
         add_ninja_path(sb, p->sources.v[0]);
         pd__sb_add(sb, "\n");
