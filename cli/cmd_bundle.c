@@ -178,12 +178,17 @@ int pd_cmd_bundle(int argc, char **argv)
     if (rc == PD_CMD_OK && a.inputs.n == 0 && aot->n == 0)
         rc = pd_cmd_usage_error("bundle", "no sources: give the op sources to bundle (.c .cc "
                                           ".cpp .cxx .cu) or AOT functions (add.cc:CustomAdd)");
-    char *aot_source = NULL;
-    if (rc == PD_CMD_OK && aot->n > 0)
-        aot_source = pd_cmd_bundle_aot_source(aot, &a, &rc);
+    if (rc == PD_CMD_OK && kind == PD_JIT_ONNXRUNTIME && aot->n > 0)
+        rc = pd_cmd_usage_error("bundle", "MindSpore AOT functions (%s) cannot go into an "
+                                          "--onnxruntime library: they run through the shared "
+                                          "libpdext_aot, and the library links pdext statically",
+                                aot->fns[0].spec);
     if (rc == PD_CMD_OK && domain != NULL && kind != PD_JIT_ONNXRUNTIME)
         rc = pd_cmd_usage_error("bundle", "--domain names the ONNX domain of an --onnxruntime "
                                           "library; add --onnxruntime");
+    char *aot_source = NULL;
+    if (rc == PD_CMD_OK && aot->n > 0)
+        aot_source = pd_cmd_bundle_aot_source(aot, &a, &rc);
     if (rc == PD_CMD_OK)
         rc = pd_cmd_bundle_build("bundle", &a, output, kind, domain, aot_source);
     free(aot_source);

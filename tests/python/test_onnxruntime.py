@@ -238,6 +238,18 @@ def test_the_domain_option_names_the_ops_domain(library, tmp_path):
                                      [value("x", [4])], [value("y", [4])]))
 
 
+@pytest.mark.parametrize("args,expected", [
+    (["--domain", "x", "-o", "libx.a"], "add --onnxruntime"),
+    (["--onnxruntime", "--domain", "bad domain", "-o", "libx.so"], "'bad domain'"),
+    (["--onnxruntime", "-o", "libx.so", "add.cc:CustomAdd", "--inputs", "2"], "AOT functions"),
+])
+def test_the_command_refuses_what_an_ort_library_cannot_be(args, expected, tmp_path):
+    done = subprocess.run([pdext_command(), "bundle"] + args + [str(RELU)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode != 0
+    assert expected in done.stderr, done.stderr
+
+
 def test_an_ort_older_than_the_library_needs_is_refused_naming_both(library):
     # A stand-in for an old ORT's OrtApiBase: GetApi(17) answers NULL, as a runtime older than
     # API 17 does; version 1's table holds CreateStatus (entry 0), which records the message.
