@@ -179,9 +179,10 @@ int pd_cmd_bundle(int argc, char **argv)
         rc = pd_cmd_usage_error("bundle", "no sources: give the op sources to bundle (.c .cc "
                                           ".cpp .cxx .cu) or AOT functions (add.cc:CustomAdd)");
     if (rc == PD_CMD_OK && kind == PD_JIT_ONNXRUNTIME && aot->n > 0)
-        rc = pd_cmd_usage_error("bundle", "MindSpore AOT functions (%s) cannot go into an "
-                                          "--onnxruntime library: they run through the shared "
-                                          "libpdext_aot, and the library links pdext statically",
+        rc = pd_cmd_usage_error("bundle",
+                                "MindSpore AOT functions (%s) cannot go into an "
+                                "--onnxruntime library: they run through the shared "
+                                "libpdext_aot, and the library links pdext statically",
                                 aot->fns[0].spec);
     if (rc == PD_CMD_OK && domain != NULL && kind != PD_JIT_ONNXRUNTIME)
         rc = pd_cmd_usage_error("bundle", "--domain names the ONNX domain of an --onnxruntime "

@@ -100,8 +100,7 @@ void pd_cmd_print_op_names(FILE *fp, const pd_module *m);
  * -> "my_ops"). Prints what was built; returns an exit status. `pdext bundle` and `pdext build
  * --static`. */
 int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output,
-                        pd_jit_output_kind kind, const char *domain,
-                        const char *aot_source);
+                        pd_jit_output_kind kind, const char *domain, const char *aot_source);
 /* Loads a->inputs into `reg`: one .so through pd_module_load, sources through pd_jit_load
  * with the progress line. Prints the error (naming `cmd`) and returns PD_CMD_FAILED or
  * PD_CMD_USAGE on failure. */

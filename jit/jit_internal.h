@@ -199,7 +199,8 @@ void pd__plan_free(pd__plan *p);
 /* Checks that ninja, the compilers, the launchers and (static bundles) the binutils exist
  * (cold path only). */
 pd_status pd__plan_check_tools(pd__plan *p);
-/* "so", "a" or (an ONNX Runtime library) "ort.so": the extension of what Ninja makes, build_dir/out/lib<name>.<ext>. */
+/* "so", "a" or (an ONNX Runtime library) "ort.so": the extension of what Ninja makes,
+ * build_dir/out/lib<name>.<ext>. */
 const char *pd__plan_output_ext(const pd__plan *p);
 /* Object file of source i, relative to build_dir ("obj/relu.c-1a2b3c4d.o"; its depfile is
  * the same plus ".d"); malloc'd, NULL when out of memory. Two sources of the same base name

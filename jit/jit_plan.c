@@ -270,10 +270,10 @@ static uint64_t plan_key(const pd__plan *p)
     if (p->kind == PD_JIT_ONNXRUNTIME) {
         /* the entry point and version script come from templates; the archives are linked in */
         pd__sb_addf(&k, "onnxruntime domain %s templates %016llx\n", p->ort_domain,
-                    (unsigned long long)
-                        pd__hash64(pd__tpl_bundle_ort, strlen(pd__tpl_bundle_ort),
-                                   pd__hash64(pd__tpl_bundle_ort_map,
-                                              strlen(pd__tpl_bundle_ort_map), PD__HASH_SEED)));
+                    (unsigned long long)pd__hash64(pd__tpl_bundle_ort, strlen(pd__tpl_bundle_ort),
+                                                   pd__hash64(pd__tpl_bundle_ort_map,
+                                                              strlen(pd__tpl_bundle_ort_map),
+                                                              PD__HASH_SEED)));
         for (int32_t i = 0; i < p->ort_archives.n; ++i)
             pd__sb_addf(&k, "archive %s %lld %lld\n", p->ort_archives.v[i],
                         (long long)p->ort_archive_id[i].size,

@@ -82,10 +82,10 @@ PD_EXTERN_C_BEGIN
 
 /* What a build produces. */
 typedef enum pd_jit_output_kind {
-    PD_JIT_SHARED = 0, /* a shared library: a loadable module */
-    PD_JIT_STATIC = 1, /* a static bundle libNAME.a with NAME.h and NAME.pc beside it (the
-                        * name must then be a C identifier: it names
-                        * pd_bundle_register_NAME); what `pdext bundle` makes */
+    PD_JIT_SHARED = 0,     /* a shared library: a loadable module */
+    PD_JIT_STATIC = 1,     /* a static bundle libNAME.a with NAME.h and NAME.pc beside it (the
+                            * name must then be a C identifier: it names
+                            * pd_bundle_register_NAME); what `pdext bundle` makes */
     PD_JIT_ONNXRUNTIME = 2 /* an ONNX Runtime custom-op library: a shared library whose only
                             * exported symbol is RegisterCustomOps (ORT's entry point for
                             * SessionOptions.register_custom_ops_library), registering every
@@ -138,11 +138,11 @@ typedef struct pd_jit_options {
     const pd_jit_source *inline_sources; /* sources given as text, compiled after `sources`;
                                           * a module may have either kind or both */
     int32_t n_inline_sources;
-    bool portable;           /* no -march=native: code for the baseline ISA (always
-                              * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
-    bool default_visibility; /* no -fvisibility=hidden: every symbol exported, for libraries
-                              * whose entry points are found by name rather than through
-                              * the module entry (MindSpore AOT kernels; pd_jit_build_library) */
+    bool portable;                  /* no -march=native: code for the baseline ISA (always
+                                     * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
+    bool default_visibility;        /* no -fvisibility=hidden: every symbol exported, for libraries
+                                     * whose entry points are found by name rather than through
+                                     * the module entry (MindSpore AOT kernels; pd_jit_build_library) */
     const char *onnxruntime_domain; /* PD_JIT_ONNXRUNTIME: the ONNX custom-op domain of the ops
                                      * (NULL: "pdext"); letters, digits, '_', '.', '-' */
 } pd_jit_options;

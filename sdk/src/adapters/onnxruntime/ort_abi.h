@@ -30,15 +30,15 @@
 #define PD_ORT_API_RELEASE "1.17" /* the first onnxruntime release with that table */
 
 /* ORT's objects, opaque here: only pointers to them cross. */
-typedef struct pd_ort_status pd_ort_status;                 /* OrtStatus */
+typedef struct pd_ort_status pd_ort_status;                   /* OrtStatus */
 typedef struct pd_ort_session_options pd_ort_session_options; /* OrtSessionOptions */
-typedef struct pd_ort_domain pd_ort_domain;                 /* OrtCustomOpDomain */
-typedef struct pd_ort_value pd_ort_value;                   /* OrtValue */
-typedef struct pd_ort_type_shape pd_ort_type_shape;         /* OrtTensorTypeAndShapeInfo */
-typedef struct pd_ort_kernel_info pd_ort_kernel_info;       /* OrtKernelInfo */
-typedef struct pd_ort_kernel_context pd_ort_kernel_context; /* OrtKernelContext */
-typedef struct pd_ort_shape_context pd_ort_shape_context;   /* OrtShapeInferContext */
-typedef struct pd_ort_op_attr pd_ort_op_attr;               /* OrtOpAttr */
+typedef struct pd_ort_domain pd_ort_domain;                   /* OrtCustomOpDomain */
+typedef struct pd_ort_value pd_ort_value;                     /* OrtValue */
+typedef struct pd_ort_type_shape pd_ort_type_shape;           /* OrtTensorTypeAndShapeInfo */
+typedef struct pd_ort_kernel_info pd_ort_kernel_info;         /* OrtKernelInfo */
+typedef struct pd_ort_kernel_context pd_ort_kernel_context;   /* OrtKernelContext */
+typedef struct pd_ort_shape_context pd_ort_shape_context;     /* OrtShapeInferContext */
+typedef struct pd_ort_op_attr pd_ort_op_attr;                 /* OrtOpAttr */
 
 /* OrtErrorCode: the codes ORT's statuses carry. */
 enum {
@@ -97,67 +97,67 @@ typedef struct pd_ort_api_base {
 
 /* The OrtApi entries used, as X(index, version, return type, name, parameters). Sizes that ORT
  * passes in and out are element counts except where a comment says bytes. */
-#define PD_ORT_API_LIST(X)                                                                        \
-    X(0, 1, pd_ort_status *, CreateStatus, (int code, const char *msg))                           \
-    X(1, 1, int, GetErrorCode, (const pd_ort_status *status))                                     \
-    X(2, 1, const char *, GetErrorMessage, (const pd_ort_status *status))                         \
-    X(26, 1, pd_ort_status *, CreateCustomOpDomain, (const char *domain, pd_ort_domain **out))   \
-    X(27, 1, pd_ort_status *, CustomOpDomain_Add, (pd_ort_domain * domain, const void *op))      \
-    X(28, 1, pd_ort_status *, AddCustomOpDomain,                                                  \
-      (pd_ort_session_options * options, pd_ort_domain *domain))                                 \
-    X(51, 1, pd_ort_status *, GetTensorMutableData, (pd_ort_value * value, void **out))          \
-    X(57, 1, pd_ort_status *, CreateTensorTypeAndShapeInfo, (pd_ort_type_shape * *out))          \
-    X(58, 1, pd_ort_status *, SetTensorElementType, (pd_ort_type_shape * info, int type))        \
-    X(59, 1, pd_ort_status *, SetDimensions,                                                      \
-      (pd_ort_type_shape * info, const int64_t *dims, size_t count))                             \
-    X(60, 1, pd_ort_status *, GetTensorElementType, (const pd_ort_type_shape *info, int *out))   \
-    X(61, 1, pd_ort_status *, GetDimensionsCount, (const pd_ort_type_shape *info, size_t *out))  \
-    X(62, 1, pd_ort_status *, GetDimensions,                                                      \
-      (const pd_ort_type_shape *info, int64_t *dims, size_t count))                              \
-    X(65, 1, pd_ort_status *, GetTensorTypeAndShape,                                              \
-      (const pd_ort_value *value, pd_ort_type_shape **out))                                      \
-    X(85, 1, pd_ort_status *, KernelInfoGetAttribute_float,                                       \
-      (const pd_ort_kernel_info *info, const char *name, float *out))                            \
-    X(86, 1, pd_ort_status *, KernelInfoGetAttribute_int64,                                       \
-      (const pd_ort_kernel_info *info, const char *name, int64_t *out))                          \
-    /* out NULL: *size gets the bytes needed, NUL included */                                     \
-    X(87, 1, pd_ort_status *, KernelInfoGetAttribute_string,                                      \
-      (const pd_ort_kernel_info *info, const char *name, char *out, size_t *size))               \
-    X(88, 1, pd_ort_status *, KernelContext_GetInputCount,                                        \
-      (const pd_ort_kernel_context *ctx, size_t *out))                                           \
-    X(89, 1, pd_ort_status *, KernelContext_GetOutputCount,                                       \
-      (const pd_ort_kernel_context *ctx, size_t *out))                                           \
-    /* *out is NULL for an absent optional input */                                              \
-    X(90, 1, pd_ort_status *, KernelContext_GetInput,                                             \
-      (const pd_ort_kernel_context *ctx, size_t index, const pd_ort_value **out))                \
-    /* allocates output `index` with the given shape (the node's element type) */                \
-    X(91, 1, pd_ort_status *, KernelContext_GetOutput,                                            \
-      (pd_ort_kernel_context * ctx, size_t index, const int64_t *dims, size_t count,             \
-       pd_ort_value **out))                                                                       \
-    X(93, 1, void, ReleaseStatus, (pd_ort_status * status))                                       \
-    X(99, 1, void, ReleaseTensorTypeAndShapeInfo, (pd_ort_type_shape * info))                     \
-    X(101, 1, void, ReleaseCustomOpDomain, (pd_ort_domain * domain))                              \
-    /* out NULL: *size gets the element count */                                                  \
-    X(162, 8, pd_ort_status *, KernelInfoGetAttributeArray_float,                                 \
-      (const pd_ort_kernel_info *info, const char *name, float *out, size_t *size))              \
-    X(163, 8, pd_ort_status *, KernelInfoGetAttributeArray_int64,                                 \
-      (const pd_ort_kernel_info *info, const char *name, int64_t *out, size_t *size))            \
-    /* out NULL: *size gets the bytes needed, NUL included */                                     \
-    X(244, 15, pd_ort_status *, KernelInfo_GetNodeName,                                           \
-      (const pd_ort_kernel_info *info, char *out, size_t *size))                                 \
-    X(267, 17, pd_ort_status *, ShapeInferContext_GetInputCount,                                  \
-      (const pd_ort_shape_context *ctx, size_t *out))                                            \
-    /* the info belongs to the context: not released */                                          \
-    X(268, 17, pd_ort_status *, ShapeInferContext_GetInputTypeShape,                              \
-      (const pd_ort_shape_context *ctx, size_t index, pd_ort_type_shape **out))                  \
-    /* an error status when the node lacks the attribute */                                      \
-    X(269, 17, pd_ort_status *, ShapeInferContext_GetAttribute,                                   \
-      (const pd_ort_shape_context *ctx, const char *name, const pd_ort_op_attr **out))           \
-    /* sets the shape only: the element type is ORT's own inference */                           \
-    X(270, 17, pd_ort_status *, ShapeInferContext_SetOutputTypeShape,                             \
-      (const pd_ort_shape_context *ctx, size_t index, const pd_ort_type_shape *info))            \
-    /* `len` and *out are bytes; *out is set even when `len` is too small (an error status) */   \
-    X(272, 17, pd_ort_status *, ReadOpAttr,                                                       \
+#define PD_ORT_API_LIST(X)                                                                      \
+    X(0, 1, pd_ort_status *, CreateStatus, (int code, const char *msg))                         \
+    X(1, 1, int, GetErrorCode, (const pd_ort_status *status))                                   \
+    X(2, 1, const char *, GetErrorMessage, (const pd_ort_status *status))                       \
+    X(26, 1, pd_ort_status *, CreateCustomOpDomain, (const char *domain, pd_ort_domain **out))  \
+    X(27, 1, pd_ort_status *, CustomOpDomain_Add, (pd_ort_domain * domain, const void *op))     \
+    X(28, 1, pd_ort_status *, AddCustomOpDomain,                                                \
+      (pd_ort_session_options * options, pd_ort_domain * domain))                               \
+    X(51, 1, pd_ort_status *, GetTensorMutableData, (pd_ort_value * value, void **out))         \
+    X(57, 1, pd_ort_status *, CreateTensorTypeAndShapeInfo, (pd_ort_type_shape * *out))         \
+    X(58, 1, pd_ort_status *, SetTensorElementType, (pd_ort_type_shape * info, int type))       \
+    X(59, 1, pd_ort_status *, SetDimensions,                                                    \
+      (pd_ort_type_shape * info, const int64_t *dims, size_t count))                            \
+    X(60, 1, pd_ort_status *, GetTensorElementType, (const pd_ort_type_shape *info, int *out))  \
+    X(61, 1, pd_ort_status *, GetDimensionsCount, (const pd_ort_type_shape *info, size_t *out)) \
+    X(62, 1, pd_ort_status *, GetDimensions,                                                    \
+      (const pd_ort_type_shape *info, int64_t *dims, size_t count))                             \
+    X(65, 1, pd_ort_status *, GetTensorTypeAndShape,                                            \
+      (const pd_ort_value *value, pd_ort_type_shape **out))                                     \
+    X(85, 1, pd_ort_status *, KernelInfoGetAttribute_float,                                     \
+      (const pd_ort_kernel_info *info, const char *name, float *out))                           \
+    X(86, 1, pd_ort_status *, KernelInfoGetAttribute_int64,                                     \
+      (const pd_ort_kernel_info *info, const char *name, int64_t *out))                         \
+    /* out NULL: *size gets the bytes needed, NUL included */                                   \
+    X(87, 1, pd_ort_status *, KernelInfoGetAttribute_string,                                    \
+      (const pd_ort_kernel_info *info, const char *name, char *out, size_t *size))              \
+    X(88, 1, pd_ort_status *, KernelContext_GetInputCount,                                      \
+      (const pd_ort_kernel_context *ctx, size_t *out))                                          \
+    X(89, 1, pd_ort_status *, KernelContext_GetOutputCount,                                     \
+      (const pd_ort_kernel_context *ctx, size_t *out))                                          \
+    /* *out is NULL for an absent optional input */                                             \
+    X(90, 1, pd_ort_status *, KernelContext_GetInput,                                           \
+      (const pd_ort_kernel_context *ctx, size_t index, const pd_ort_value **out))               \
+    /* allocates output `index` with the given shape (the node's element type) */               \
+    X(91, 1, pd_ort_status *, KernelContext_GetOutput,                                          \
+      (pd_ort_kernel_context * ctx, size_t index, const int64_t *dims, size_t count,            \
+       pd_ort_value **out))                                                                     \
+    X(93, 1, void, ReleaseStatus, (pd_ort_status * status))                                     \
+    X(99, 1, void, ReleaseTensorTypeAndShapeInfo, (pd_ort_type_shape * info))                   \
+    X(101, 1, void, ReleaseCustomOpDomain, (pd_ort_domain * domain))                            \
+    /* out NULL: *size gets the element count */                                                \
+    X(162, 8, pd_ort_status *, KernelInfoGetAttributeArray_float,                               \
+      (const pd_ort_kernel_info *info, const char *name, float *out, size_t *size))             \
+    X(163, 8, pd_ort_status *, KernelInfoGetAttributeArray_int64,                               \
+      (const pd_ort_kernel_info *info, const char *name, int64_t *out, size_t *size))           \
+    /* out NULL: *size gets the bytes needed, NUL included */                                   \
+    X(244, 15, pd_ort_status *, KernelInfo_GetNodeName,                                         \
+      (const pd_ort_kernel_info *info, char *out, size_t *size))                                \
+    X(267, 17, pd_ort_status *, ShapeInferContext_GetInputCount,                                \
+      (const pd_ort_shape_context *ctx, size_t *out))                                           \
+    /* the info belongs to the context: not released */                                         \
+    X(268, 17, pd_ort_status *, ShapeInferContext_GetInputTypeShape,                            \
+      (const pd_ort_shape_context *ctx, size_t index, pd_ort_type_shape **out))                 \
+    /* an error status when the node lacks the attribute */                                     \
+    X(269, 17, pd_ort_status *, ShapeInferContext_GetAttribute,                                 \
+      (const pd_ort_shape_context *ctx, const char *name, const pd_ort_op_attr **out))          \
+    /* sets the shape only: the element type is ORT's own inference */                          \
+    X(270, 17, pd_ort_status *, ShapeInferContext_SetOutputTypeShape,                           \
+      (const pd_ort_shape_context *ctx, size_t index, const pd_ort_type_shape *info))           \
+    /* `len` and *out are bytes; *out is set even when `len` is too small (an error status) */  \
+    X(272, 17, pd_ort_status *, ReadOpAttr,                                                     \
       (const pd_ort_op_attr *attr, int type, void *data, size_t len, size_t *out))
 
 /* The entries, resolved from a table by pd__ort_api_resolve (ort_register.c). */

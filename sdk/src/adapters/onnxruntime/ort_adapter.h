@@ -21,7 +21,7 @@ typedef struct pd__ort_op {
     const pd_op *op;
     const pd_ort_api *api;
     int32_t n_inputs, n_outputs, n_attrs;
-    uint8_t in_kind[PD_MAX_INPUTS];   /* PD_ORT_REQUIRED / OPTIONAL / VARIADIC */
+    uint8_t in_kind[PD_MAX_INPUTS]; /* PD_ORT_REQUIRED / OPTIONAL / VARIADIC */
     uint8_t out_kind[PD_MAX_OUTPUTS];
     pd_attr_info attrs[PD_MAX_ATTRS]; /* the declaration, read once */
 } pd__ort_op;
@@ -54,8 +54,8 @@ pd_ort_status *pd__ort_infer_shapes(const pd_ort_custom_op *op, pd_ort_shape_con
  * registered once per process (a pdext registry of the library's own); each call adds one
  * domain, released when the library is unloaded. Returns NULL or ORT's error status.
  */
-pd_ort_status *pd_ort_register_ops(pd_ort_session_options *options,
-                                   const pd_ort_api_base *api_base, const pd_module_info *info,
-                                   const char *domain, const char *origin);
+pd_ort_status *pd_ort_register_ops(pd_ort_session_options *options, const pd_ort_api_base *api_base,
+                                   const pd_module_info *info, const char *domain,
+                                   const char *origin);
 
 #endif /* PD_ORT_ADAPTER_H */

@@ -33,8 +33,8 @@ static bool ok(const pd_ort_api *api, pd_ort_status *st)
 }
 
 /* Reads attr a of the node into *out; false when it cannot (see the file comment). */
-static bool read_attr(const pd_ort_api *api, const pd_ort_shape_context *ctx,
-                      const pd_attr_info *a, pd_attr *out, void **owned)
+static bool read_attr(const pd_ort_api *api, const pd_ort_shape_context *ctx, const pd_attr_info *a,
+                      pd_attr *out, void **owned)
 {
     const pd_ort_op_attr *attr = NULL;
     if (!ok(api, api->ShapeInferContext_GetAttribute(ctx, a->name, &attr)) || attr == NULL) {
@@ -161,7 +161,7 @@ pd_ort_status *pd__ort_infer_shapes(const pd_ort_custom_op *op, pd_ort_shape_con
     size_t next = 0;
     for (int32_t i = 0; i < o->n_inputs; ++i) {
         size_t want = o->in_kind[i] == PD_ORT_VARIADIC ? (n_in > next ? n_in - next : 0)
-                                                        : (next < n_in ? 1 : 0);
+                                                       : (next < n_in ? 1 : 0);
         for (size_t j = 0; j < want; ++j)
             if (!read_input(api, ctx, next + j, &ins[next + j]))
                 return NULL;

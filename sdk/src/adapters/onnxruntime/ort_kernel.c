@@ -190,8 +190,7 @@ static pd_ort_status *read_attr(ort_kernel *k, const pd_ort_kernel_info *info,
         }
         return NULL;
     }
-    default:
-        break;
+    default: break;
     }
     if (st != NULL)
         api->ReleaseStatus(st);
@@ -227,8 +226,7 @@ pd_ort_status *pd__ort_kernel_create(const pd_ort_custom_op *op, const void *api
     ort_kernel *k = calloc(1, sizeof *k);
     if (k == NULL || (k->node = node_name(o->api, info)) == NULL) {
         kernel_free(k);
-        return pd__ort_fail(o->api, PD_ORT_FAIL, "pdext op '%s': out of memory",
-                            pd_op_name(o->op));
+        return pd__ort_fail(o->api, PD_ORT_FAIL, "pdext op '%s': out of memory", pd_op_name(o->op));
     }
     k->o = o;
     for (int32_t i = 0; i < o->n_attrs; ++i) {
@@ -248,9 +246,9 @@ pd_ort_status *pd__ort_kernel_create(const pd_ort_custom_op *op, const void *api
 static pd_ort_status *relay(const ort_kernel *k, pd_ort_status *st, const char *what)
 {
     const pd_ort_api *api = k->o->api;
-    pd_ort_status *out = pd__ort_fail(api, api->GetErrorCode(st), "pdext op '%s' (node '%s'): %s: %s",
-                                      pd_op_name(k->o->op), k->node, what,
-                                      api->GetErrorMessage(st));
+    pd_ort_status *out = pd__ort_fail(api, api->GetErrorCode(st),
+                                      "pdext op '%s' (node '%s'): %s: %s", pd_op_name(k->o->op),
+                                      k->node, what, api->GetErrorMessage(st));
     api->ReleaseStatus(st);
     return out;
 }
@@ -324,8 +322,8 @@ static pd_ort_status *hand_output(const ort_kernel *k, pd_ort_kernel_context *ct
     }
     pd_tensor dense = PD_TENSOR_UNDEFINED;
     if (pd_tensor_contiguous(&dense, t) != PD_OK)
-        return pd__ort_fail(api, PD_ORT_FAIL, "pdext op '%s' (node '%s'): %s",
-                            pd_op_name(k->o->op), k->node, pd_last_error());
+        return pd__ort_fail(api, PD_ORT_FAIL, "pdext op '%s' (node '%s'): %s", pd_op_name(k->o->op),
+                            k->node, pd_last_error());
     memcpy(dst, dense.data, pd_nbytes(&dense));
     pd_tensor_release(&dense);
     return NULL;
@@ -361,7 +359,7 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
     size_t next = 0;
     for (int32_t i = 0; st == NULL && i < o->n_inputs; ++i) {
         size_t want = o->in_kind[i] == PD_ORT_VARIADIC ? (n_in > next ? n_in - next : 0)
-                                                        : (next < n_in ? 1 : 0);
+                                                       : (next < n_in ? 1 : 0);
         int32_t count = 0;
         for (size_t j = 0; st == NULL && j < want; ++j) {
             bool present = false;

@@ -47,12 +47,12 @@ static const struct {
     int elem;
     pd_data_type dtype;
 } dtype_map[] = {
-    {PD_ORT_ELEM_FLOAT, PD_FLOAT32},     {PD_ORT_ELEM_UINT8, PD_UINT8},
-    {PD_ORT_ELEM_INT8, PD_INT8},         {PD_ORT_ELEM_UINT16, PD_UINT16},
-    {PD_ORT_ELEM_INT16, PD_INT16},       {PD_ORT_ELEM_INT32, PD_INT32},
-    {PD_ORT_ELEM_INT64, PD_INT64},       {PD_ORT_ELEM_BOOL, PD_BOOL},
-    {PD_ORT_ELEM_FLOAT16, PD_FLOAT16},   {PD_ORT_ELEM_DOUBLE, PD_FLOAT64},
-    {PD_ORT_ELEM_UINT32, PD_UINT32},     {PD_ORT_ELEM_UINT64, PD_UINT64},
+    {PD_ORT_ELEM_FLOAT, PD_FLOAT32},       {PD_ORT_ELEM_UINT8, PD_UINT8},
+    {PD_ORT_ELEM_INT8, PD_INT8},           {PD_ORT_ELEM_UINT16, PD_UINT16},
+    {PD_ORT_ELEM_INT16, PD_INT16},         {PD_ORT_ELEM_INT32, PD_INT32},
+    {PD_ORT_ELEM_INT64, PD_INT64},         {PD_ORT_ELEM_BOOL, PD_BOOL},
+    {PD_ORT_ELEM_FLOAT16, PD_FLOAT16},     {PD_ORT_ELEM_DOUBLE, PD_FLOAT64},
+    {PD_ORT_ELEM_UINT32, PD_UINT32},       {PD_ORT_ELEM_UINT64, PD_UINT64},
     {PD_ORT_ELEM_COMPLEX64, PD_COMPLEX64}, {PD_ORT_ELEM_COMPLEX128, PD_COMPLEX128},
     {PD_ORT_ELEM_BFLOAT16, PD_BFLOAT16},
 };
@@ -224,8 +224,7 @@ static pd_ort_status *load_ops(const pd_module_info *info, const char *origin)
         return NULL;
     pd_registry *reg = NULL;
     pd_module *mod = NULL;
-    if (pd_registry_create(&reg) != PD_OK ||
-        pd_bundle_register(reg, info, origin, &mod) != PD_OK) {
+    if (pd_registry_create(&reg) != PD_OK || pd_bundle_register(reg, info, origin, &mod) != PD_OK) {
         pd_ort_status *st = pd__ort_fail(api, PD_ORT_FAIL, "%s: %s", origin, pd_last_error());
         pd_registry_destroy(reg);
         return st;
@@ -285,9 +284,9 @@ static pd_ort_status *add_domain(pd_ort_session_options *options, const char *do
     return NULL;
 }
 
-pd_ort_status *pd_ort_register_ops(pd_ort_session_options *options,
-                                   const pd_ort_api_base *api_base, const pd_module_info *info,
-                                   const char *domain, const char *origin)
+pd_ort_status *pd_ort_register_ops(pd_ort_session_options *options, const pd_ort_api_base *api_base,
+                                   const pd_module_info *info, const char *domain,
+                                   const char *origin)
 {
     if (api_base == NULL || api_base->GetApi == NULL)
         return NULL; /* nothing to report through: ORT always passes its base */
