@@ -138,13 +138,15 @@ typedef struct pd_jit_options {
     const pd_jit_source *inline_sources; /* sources given as text, compiled after `sources`;
                                           * a module may have either kind or both */
     int32_t n_inline_sources;
-    bool portable;                  /* no -march=native: code for the baseline ISA (always
-                                     * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
-    bool default_visibility;        /* no -fvisibility=hidden: every symbol exported, for libraries
-                                     * whose entry points are found by name rather than through
-                                     * the module entry (MindSpore AOT kernels; pd_jit_build_library) */
-    const char *onnxruntime_domain; /* PD_JIT_ONNXRUNTIME: the ONNX custom-op domain of the ops
-                                     * (NULL: "pdext"); letters, digits, '_', '.', '-' */
+    bool portable;           /* no -march=native: code for the baseline ISA (always
+                              * so for PD_JIT_STATIC and PD_JIT_ONNXRUNTIME; also with
+                              * PDEXT_JIT_PORTABLE=1) */
+    bool default_visibility; /* no -fvisibility=hidden: every symbol exported, for libraries
+                              * whose entry points are found by name rather than through
+                              * the module entry (MindSpore AOT kernels; pd_jit_build_library) */
+    /* PD_JIT_ONNXRUNTIME: the ONNX custom-op domain of the ops (NULL: "pdext"); letters,
+     * digits, '_', '.', '-' */
+    const char *onnxruntime_domain;
 } pd_jit_options;
 
 /* Builds (if the cache has no up-to-date library) and loads the module into `reg`; *out gets
