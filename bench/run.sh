@@ -11,7 +11,8 @@
 # Environment: PDEXT_BENCH_RESULTS moves results.json; PDEXT_BENCH_ONLY="op_call threads"
 # runs only those programs; PDEXT_BENCH_SMOKE=1 runs each in its smoke mode (tiny sizes, one
 # iteration: checks the plumbing, the figures mean nothing); PDEXT_BENCH_NO_BUILD=1 uses the
-# programs as they are; TMPDIR is where the benchmarks keep their private JIT caches.
+# programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON (a python with onnxruntime and onnx)
+# runs the ONNX Runtime rows; TMPDIR is where the benchmarks keep their private JIT caches.
 #
 # Each program (build/bench/bench_<area>) prints "ROW<TAB>..." lines on stdout, one per figure
 # (format in bench/bench_util.h), and its progress and spreads on stderr.
@@ -44,6 +45,7 @@ fi
 if [[ ${PDEXT_BENCH_NO_BUILD:-0} != 1 ]]; then
     targets=()
     for p in $programs; do targets+=("bench_$p"); done
+    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd) # onnxruntime rows
     cmake --build "$build" --target "${targets[@]}" -- -j"$jobs" >&2
 fi
 
@@ -83,6 +85,22 @@ if [[ " $programs " == *" pipeline "* && -d $build/python/pdext ]]; then
     PYTHONPATH=$build/python PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-python-$$ \
         /usr/bin/python3 "$root/bench/pipeline_python.py" "${smoke[@]}" >>"$rows" || status=1
     rm -rf "${TMPDIR:-/tmp}/pdext-bench-python-$$"
+fi
+
+# The ONNX Runtime rows (bench/onnxruntime_bench.py): a library built by this build's pdext
+# command, run by a Python that has onnxruntime and onnx (PDEXT_BENCH_FRAMEWORK_PYTHON, e.g. the
+# framework venv's python); skipped, saying so, without one.
+if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
+    fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
+    if [[ -n $fw_python ]] && "$fw_python" -c 'import onnx, onnxruntime' >/dev/null 2>&1; then
+        echo "bench: running onnxruntime_bench.py" >&2
+        PDEXT_COMMAND=$build/cli/pdext PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-ort-$$ \
+            "$fw_python" "$root/bench/onnxruntime_bench.py" "${smoke[@]}" >>"$rows" || status=1
+        rm -rf "${TMPDIR:-/tmp}/pdext-bench-ort-$$"
+    else
+        echo "bench: onnxruntime rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python" \
+            "with onnxruntime and onnx" >&2
+    fi
 fi
 
 # --- The machine --------------------------------------------------------------------------

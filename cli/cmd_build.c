@@ -44,7 +44,7 @@ int pd_cmd_build(int argc, char **argv)
             rc = pd_cmd_usage_error("build", "'%s' is a library; build takes sources",
                                     a.inputs.v[k]);
     if (rc == PD_CMD_OK && is_static) {
-        rc = pd_cmd_bundle_build("build", &a, output, false, NULL);
+        rc = pd_cmd_bundle_build("build", &a, output, PD_JIT_STATIC, NULL, NULL);
     } else if (rc == PD_CMD_OK) {
         pd_jit_options o;
         pd_cmd_progress progress;

@@ -1,7 +1,7 @@
 /*
  * cmd_bundle.c - `pdext bundle` (and `pdext build --static`): op sources in, a deployable op
- * library out, through the JIT's plan (pd_jit_build_load with PD_JIT_STATIC or
- * PD_JIT_SHARED). This file only reads the command line and prints the result: how sources
+ * library out, through the JIT's plan (pd_jit_build_load with PD_JIT_STATIC, PD_JIT_SHARED or
+ * PD_JIT_ONNXRUNTIME). This file only reads the command line and prints the result: how sources
  * are compiled, linked, checked and packed (`ld -r`, `objcopy`, `ar`, NAME.h, NAME.pc) is the
  * JIT's (jit/jit_ninja.c, jit/jit_build.c), so a bundle is built exactly like a JIT module,
  * in the module's cache directory.
@@ -12,7 +12,8 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: pdext bundle -o OUTPUT [--shared | --static] [--name NAME] [-I DIR] [-D DEF]\n"
+    "usage: pdext bundle -o OUTPUT [--shared | --static | --onnxruntime [--domain NAME]]\n"
+    "                    [--name NAME] [-I DIR] [-D DEF]\n"
     "                    [--cflags FLAGS] [--cxxflags FLAGS] [--cuda-flags FLAGS]\n"
     "                    [--ldflags FLAGS] [--build-dir DIR] [-v] SRC...\n"
     "                    [FILE:FUNC --inputs N [--outputs N] [--out-shape S] [--out-dtype T]\n"
@@ -25,6 +26,12 @@ static const char usage[] =
     "                   library loadable with pd_module_load / `pdext run`\n"
     "  --shared         build a shared library instead of a static bundle (--static,\n"
     "                   the default; `pdext build --static` is the same as this command)\n"
+    "  --onnxruntime    build an ONNX Runtime custom-op library (-o libNAME.so): its one\n"
+    "                   exported symbol is RegisterCustomOps, for\n"
+    "                   SessionOptions.register_custom_ops_library; every forward op becomes\n"
+    "                   an ONNX op of its name in the domain (inputs, outputs and attrs as\n"
+    "                   declared; shapes from its inference); libpdext is linked in\n"
+    "  --domain NAME    the ONNX domain of an --onnxruntime library's ops (default: pdext)\n"
     "  --name NAME      the bundle's name, a C identifier (default: OUTPUT without its\n"
     "                   directory, 'lib' prefix and extension; '-' and '.' become '_')\n"
     "  -I DIR, -D DEF   include directory / macro for every source\n"
@@ -71,16 +78,18 @@ static char *name_from_output(const char *output)
     return name;
 }
 
-int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output, bool shared,
-                        const char *aot_source)
+int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output,
+                        pd_jit_output_kind kind, const char *domain, const char *aot_source)
 {
+    static const char *const kinds[] = {"shared", "static", "ONNX Runtime"};
     char *derived = a->name ? NULL : name_from_output(output);
     pd_jit_options o;
     pd_cmd_progress progress;
     pd_cmd_jit_options(a, &o);
     o.name = a->name ? a->name : derived;
     o.output = output;
-    o.output_kind = shared ? PD_JIT_SHARED : PD_JIT_STATIC;
+    o.output_kind = kind;
+    o.onnxruntime_domain = domain;
     o.portable = true; /* a library for other machines */
     pd_jit_source aot = {"pd_aot_functions.c", aot_source};
     if (aot_source) {
@@ -101,11 +110,15 @@ int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output
         rc = pd_cmd_fail(cmd);
     } else {
         int32_t n = pd_module_op_count(m);
-        printf("%s: %s bundle '%s' with %d op%s: ", output, shared ? "shared" : "static", o.name,
-               (int)n, n == 1 ? "" : "s");
+        printf("%s: %s bundle '%s' with %d op%s: ", output, kinds[kind], o.name, (int)n,
+               n == 1 ? "" : "s");
         pd_cmd_print_op_names(stdout, m);
         putchar('\n');
-        if (!shared) {
+        if (kind == PD_JIT_ONNXRUNTIME)
+            printf("  ONNX domain '%s' (forward ops); load it with "
+                   "SessionOptions.register_custom_ops_library\n",
+                   domain ? domain : "pdext");
+        if (kind == PD_JIT_STATIC) {
             const char *slash = strrchr(output, '/');
             int dir_len = slash ? (int)(slash - output) : 1;
             const char *dir = slash ? output : ".";
@@ -124,17 +137,22 @@ int pd_cmd_bundle(int argc, char **argv)
     pd_cmd_load_args a = {0};
     pd_cmd_bundle_aot *aot = pd_cmd_xmalloc(sizeof *aot);
     aot->n = 0;
-    const char *output = NULL;
-    bool shared = false, bad = false;
+    const char *output = NULL, *domain = NULL;
+    pd_jit_output_kind kind = PD_JIT_STATIC;
+    bool bad = false;
     int rc = PD_CMD_OK, took;
     for (int i = 1; i < argc && rc == PD_CMD_OK; ++i) {
         const char *v;
         if ((took = pd_cmd_bundle_aot_arg(aot, argc, argv, &i)) != 0) {
             rc = took < 0 ? PD_CMD_USAGE : PD_CMD_OK;
         } else if (strcmp(argv[i], "--shared") == 0) {
-            shared = true;
+            kind = PD_JIT_SHARED;
         } else if (strcmp(argv[i], "--static") == 0) {
-            shared = false;
+            kind = PD_JIT_STATIC;
+        } else if (strcmp(argv[i], "--onnxruntime") == 0) {
+            kind = PD_JIT_ONNXRUNTIME;
+        } else if ((v = pd_cmd_option("bundle", argc, argv, &i, "--domain", NULL, &bad)) != NULL) {
+            domain = v;
         } else if ((v = pd_cmd_option("bundle", argc, argv, &i, "--define", "-D", &bad)) != NULL) {
             char *def = pd_cmd_xmalloc(strlen(v) + 3);
             snprintf(def, strlen(v) + 3, "-D%s", v);
@@ -160,11 +178,20 @@ int pd_cmd_bundle(int argc, char **argv)
     if (rc == PD_CMD_OK && a.inputs.n == 0 && aot->n == 0)
         rc = pd_cmd_usage_error("bundle", "no sources: give the op sources to bundle (.c .cc "
                                           ".cpp .cxx .cu) or AOT functions (add.cc:CustomAdd)");
+    if (rc == PD_CMD_OK && kind == PD_JIT_ONNXRUNTIME && aot->n > 0)
+        rc = pd_cmd_usage_error("bundle",
+                                "MindSpore AOT functions (%s) cannot go into an "
+                                "--onnxruntime library: they run through the shared "
+                                "libpdext_aot, and the library links pdext statically",
+                                aot->fns[0].spec);
+    if (rc == PD_CMD_OK && domain != NULL && kind != PD_JIT_ONNXRUNTIME)
+        rc = pd_cmd_usage_error("bundle", "--domain names the ONNX domain of an --onnxruntime "
+                                          "library; add --onnxruntime");
     char *aot_source = NULL;
     if (rc == PD_CMD_OK && aot->n > 0)
         aot_source = pd_cmd_bundle_aot_source(aot, &a, &rc);
     if (rc == PD_CMD_OK)
-        rc = pd_cmd_bundle_build("bundle", &a, output, shared, aot_source);
+        rc = pd_cmd_bundle_build("bundle", &a, output, kind, domain, aot_source);
     free(aot_source);
     pd_cmd_load_args_free(&a);
     pd_cmd_bundle_aot_free(aot);

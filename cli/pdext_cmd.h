@@ -95,11 +95,12 @@ void pd_cmd_jit_options(pd_cmd_load_args *a, pd_jit_options *o);
 /* The module's op names, sorted, joined by ", ". */
 void pd_cmd_print_op_names(FILE *fp, const pd_module *m);
 /* Builds a->inputs ahead of time into `output` through the JIT (pd_jit_build_load): a
- * static bundle, or with `shared` a shared library; the name is --name or derived from
- * `output` ("libmy-ops.a" -> "my_ops"). Prints what was built; returns an exit status.
- * `pdext bundle` and `pdext build --static`. */
-int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output, bool shared,
-                        const char *aot_source);
+ * static bundle, a shared library or an ONNX Runtime library (`kind`; `domain`, may be NULL,
+ * the latter's custom-op domain); the name is --name or derived from `output` ("libmy-ops.a"
+ * -> "my_ops"). Prints what was built; returns an exit status. `pdext bundle` and `pdext build
+ * --static`. */
+int pd_cmd_bundle_build(const char *cmd, pd_cmd_load_args *a, const char *output,
+                        pd_jit_output_kind kind, const char *domain, const char *aot_source);
 /* Loads a->inputs into `reg`: one .so through pd_module_load, sources through pd_jit_load
  * with the progress line. Prints the error (naming `cmd`) and returns PD_CMD_FAILED or
  * PD_CMD_USAGE on failure. */

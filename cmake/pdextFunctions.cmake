@@ -21,6 +21,12 @@
 #       (each FILE:FUNC followed by its options, given to `pdext bundle` as they are; a relative
 #       FILE is taken against the current source directory). A bundle with AOT functions links
 #       pdext::pdext_aot and the shared pdext::pdext instead (libpdext_aot is a shared library).
+#   pdext_add_bundle(myops ONNXRUNTIME [DOMAIN name] SOURCES relu.c concat.c ...)
+#       An ONNX Runtime custom-op library instead (`pdext bundle --onnxruntime`):
+#       <binary dir>/pdext_bundle_myops/libmyops.so, built with the target `myops` (part of
+#       ALL), whose property PDEXT_ONNXRUNTIME_LIBRARY holds its path for
+#       SessionOptions.register_custom_ops_library / RegisterCustomOpsLibrary. Its ops are in
+#       the ONNX domain DOMAIN (default pdext). AOT functions are not taken here.
 include_guard(GLOBAL)
 
 # Absolute paths of `paths`, relative ones taken against the current source directory.
@@ -52,7 +58,8 @@ function(pdext_add_op_library name)
 endfunction()
 
 function(pdext_add_bundle name)
-  cmake_parse_arguments(PARSE_ARGV 1 _pd "" "" "SOURCES;INCLUDE_DIRECTORIES;COMPILE_OPTIONS;AOT")
+  cmake_parse_arguments(PARSE_ARGV 1 _pd "ONNXRUNTIME" "DOMAIN"
+                        "SOURCES;INCLUDE_DIRECTORIES;COMPILE_OPTIONS;AOT")
   if(NOT _pd_SOURCES AND NOT _pd_AOT)
     message(FATAL_ERROR "pdext_add_bundle(${name}): give the op sources: SOURCES a.c ... "
                         "(or AOT file.cc:Func --inputs N ...)")
@@ -88,6 +95,28 @@ function(pdext_add_bundle name)
   if(_pd_COMPILE_OPTIONS)
     string(JOIN " " opts ${_pd_COMPILE_OPTIONS})
     list(APPEND args --cflags "${opts}" --cxxflags "${opts}")
+  endif()
+  if(_pd_ONNXRUNTIME)
+    if(_pd_AOT OR NOT _pd_SOURCES)
+      message(FATAL_ERROR "pdext_add_bundle(${name} ONNXRUNTIME): give the op sources "
+                          "(SOURCES a.c ...); AOT functions are not taken here")
+    endif()
+    set(library "${dir}/lib${name}.so")
+    if(_pd_DOMAIN)
+      list(APPEND args --domain "${_pd_DOMAIN}")
+    endif()
+    add_custom_command(
+      OUTPUT "${library}"
+      COMMAND ${CMAKE_COMMAND} -E make_directory "${dir}"
+      COMMAND ${CMAKE_COMMAND} -E env "PDEXT_CACHE_DIR=${CMAKE_BINARY_DIR}/pdext-cache"
+              "${pdext_EXECUTABLE}" bundle --onnxruntime -o "${library}" --name ${name} ${args}
+              ${sources}
+      DEPENDS ${sources}
+      COMMENT "pdext bundle --onnxruntime ${name}"
+      VERBATIM)
+    add_custom_target(${name} ALL DEPENDS "${library}")
+    set_target_properties(${name} PROPERTIES PDEXT_ONNXRUNTIME_LIBRARY "${library}")
+    return()
   endif()
   add_custom_command(
     OUTPUT "${archive}" "${dir}/${name}.h" "${dir}/${name}.pc"

@@ -5,8 +5,11 @@
 #   - where the SDK headers are installed, and where they are in the source tree (used when
 #     libpdext runs from its build tree);
 #   - the C++ compiler family and major version that built libpdext, for the JIT's
-#     compiler check on C++/CUDA modules.
-set(_pd_templates build.ninja bundle_register.c bundle_link.ld bundle_header.h bundle.pc)
+#     compiler check on C++/CUDA modules;
+#   - where libpdext.a and the ONNX Runtime adapter libpdext_onnxruntime.a are in the build tree
+#     and in the configured install (an ONNX Runtime library links both).
+set(_pd_templates build.ninja bundle_register.c bundle_link.ld bundle_header.h bundle.pc bundle_ort.c
+    bundle_ort.map)
 set(_pd_template_text "/* Generated from the templates/ directory by jit/jit.cmake; do not edit. */\n")
 foreach(t ${_pd_templates})
   set(_src ${PROJECT_SOURCE_DIR}/templates/${t}.in)
@@ -45,4 +48,8 @@ target_compile_definitions(pdext_jit_objects PRIVATE
   PDEXT_INSTALL_INCLUDE_DIR="${CMAKE_INSTALL_FULL_INCLUDEDIR}/pdext"
   PDEXT_SOURCE_INCLUDE_DIR="${PDEXT_INCLUDE_DIR}"
   PDEXT_BUILT_CXX_ID="${_pd_cxx_id}"
-  PDEXT_BUILT_CXX_MAJOR=${_pd_cxx_major})
+  PDEXT_BUILT_CXX_MAJOR=${_pd_cxx_major}
+  PDEXT_BUILD_LIB_DIR="$<TARGET_FILE_DIR:pdext_static>"
+  PDEXT_INSTALL_LIB_DIR="${CMAKE_INSTALL_FULL_LIBDIR}")
+# A JIT in the build tree finds the archives an ONNX Runtime library links, built.
+add_dependencies(pdext_jit_objects pdext_static pdext_onnxruntime)

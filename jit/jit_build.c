@@ -194,10 +194,11 @@ static pd_status build_checked(const char *who, pd_registry *reg, const pd_jit_o
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: opts->output (where to place the result) is required", who);
     pd_jit_output_kind kind = opts->output_kind;
-    if (kind != PD_JIT_SHARED && kind != PD_JIT_STATIC)
+    if (kind != PD_JIT_SHARED && kind != PD_JIT_STATIC && kind != PD_JIT_ONNXRUNTIME)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: opts->output_kind %d is neither PD_JIT_SHARED nor PD_JIT_STATIC", who,
-                        (int)kind);
+                        "%s: opts->output_kind %d is not PD_JIT_SHARED, PD_JIT_STATIC or "
+                        "PD_JIT_ONNXRUNTIME",
+                        who, (int)kind);
     pd_status s = check_output(who, opts->output);
     if (s != PD_OK)
         return s;
@@ -209,7 +210,7 @@ static pd_status build_checked(const char *who, pd_registry *reg, const pd_jit_o
     pd_module *mod = NULL;
     if (s == PD_OK) {
         pd__sb_addf(&built, "%s/%s", p.build_dir, m.library);
-        if (kind == PD_JIT_STATIC)
+        if (kind != PD_JIT_SHARED) /* a bundle or an ORT library: its objects as a module */
             s = check_library_path(&p, &check);
         else
             pd__sb_addf(&check, "%s/%s", p.build_dir, m.library);

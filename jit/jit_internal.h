@@ -126,6 +126,9 @@ void pd__tool_find(pd__tool *t, const char *spec);
 /* Where the SDK headers (extension.h) are, malloc'd into *dir; fails (naming the variable)
  * when PDEXT_INCLUDE_DIR is set to a directory without them, or when they are nowhere. */
 pd_status pd__sdk_include_dir(const char *who, char **dir);
+/* The absolute paths of libpdext_onnxruntime.a and libpdext.a (in link order) into *out, for
+ * an ONNX Runtime library; fails naming where it looked. */
+pd_status pd__ort_archives(const char *who, pd__strv *out);
 /* nvcc from NVCC, CUDA_HOME/bin, PATH, /usr/local/cuda/bin, in that order. */
 void pd__nvcc_find(pd__tool *t);
 /* A hash of the CPU model and features (for -march=native builds). */
@@ -177,6 +180,11 @@ typedef struct pd__plan {
     uint64_t key;            /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
     bool link_stubs; /* link obj/pd_missing.o, the stubs of jit_stubs.c (set after a link) */
+    /* PD_JIT_ONNXRUNTIME: the custom-op domain, and the archives linked in after the objects
+     * (absolute: libpdext_onnxruntime.a, libpdext.a) with their identities for the key */
+    const char *ort_domain;
+    pd__strv ort_archives;
+    pd__file_stat ort_archive_id[2];
 } pd__plan;
 
 /* Hands a formatted line to the plan's log callback, if any. */
@@ -191,7 +199,8 @@ void pd__plan_free(pd__plan *p);
 /* Checks that ninja, the compilers, the launchers and (static bundles) the binutils exist
  * (cold path only). */
 pd_status pd__plan_check_tools(pd__plan *p);
-/* "so" or "a": the extension of what Ninja makes, build_dir/out/lib<name>.<ext>. */
+/* "so", "a" or (an ONNX Runtime library) "ort.so": the extension of what Ninja makes,
+ * build_dir/out/lib<name>.<ext>. */
 const char *pd__plan_output_ext(const pd__plan *p);
 /* Object file of source i, relative to build_dir ("obj/relu.c-1a2b3c4d.o"; its depfile is
  * the same plus ".d"); malloc'd, NULL when out of memory. Two sources of the same base name
@@ -241,6 +250,8 @@ extern const char *const pd__tpl_bundle_register;
 extern const char *const pd__tpl_bundle_link;
 extern const char *const pd__tpl_bundle_header;
 extern const char *const pd__tpl_bundle_pc;
+extern const char *const pd__tpl_bundle_ort;
+extern const char *const pd__tpl_bundle_ort_map;
 
 /* --- jit_stubs.c -------------------------------------------------------------------------- */
 

@@ -60,7 +60,9 @@ char *pd__manifest_path(const pd__plan *p)
 {
     pd__sb sb = {0};
     pd__sb_addf(&sb, "%s/manifest-%s", p->build_dir,
-                p->kind == PD_JIT_STATIC ? "static" : "shared");
+                p->kind == PD_JIT_STATIC
+                    ? "static"
+                    : (p->kind == PD_JIT_ONNXRUNTIME ? "onnxruntime" : "shared"));
     return sb.oom ? NULL : sb.s;
 }
 

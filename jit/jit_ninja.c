@@ -13,6 +13,10 @@
  *                  with the link script -> `objcopy` (only the registration symbol stays
  *                  global) -> `ar` ->
  *                  out/lib<name>.a
+ *   ONNX Runtime   objects -> `link` -> out/lib<name>.check.so (validated the same way), and
+ *   library        the entry point (templates/bundle_ort.c.in) + objects + the ORT adapter's
+ *                  and libpdext's archives -> `link` with a version script exporting only
+ *                  RegisterCustomOps -> out/lib<name>.ort.so
  * Why one object in the archive: a program that references the registration symbol pulls
  * that member, and with it every op, so no --whole-archive is needed; the table is reached
  * through plain relocations, so --gc-sections keeps it with any linker; and after objcopy
@@ -36,6 +40,8 @@ const char *const pd__tpl_bundle_register = pd__tpl_bundle_register_c_in;
 const char *const pd__tpl_bundle_link = pd__tpl_bundle_link_ld_in;
 const char *const pd__tpl_bundle_header = pd__tpl_bundle_header_h_in;
 const char *const pd__tpl_bundle_pc = pd__tpl_bundle_pc_in;
+const char *const pd__tpl_bundle_ort = pd__tpl_bundle_ort_c_in;
+const char *const pd__tpl_bundle_ort_map = pd__tpl_bundle_ort_map_in;
 
 /* --- templates ---------------------------------------------------------------------------- */
 
@@ -149,6 +155,23 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
                     "build bundle/%s.o: localize bundle/%s.r.o\n"
                     "build out/lib%s.a: archive bundle/%s.o || out/lib%s.check.so\n",
                     n, n, pd__sb_str(&objs), n, pd__sb_str(&objs), n, n, n, n, n);
+    } else if (p->kind == PD_JIT_ONNXRUNTIME) {
+        /* the entry point, the objects, then the archives they need; the version script
+         * leaves RegisterCustomOps the only exported symbol */
+        pd__sb_addf(sb,
+                    "build bundle/pd_ort_register.o: cc bundle/pd_ort_register_%s.c\n"
+                    "\nbuild out/lib%s.check.so: link%s\n"
+                    "build out/lib%s.ort.so: link bundle/pd_ort_register.o%s",
+                    n, n, pd__sb_str(&objs), n, pd__sb_str(&objs));
+        for (int32_t i = 0; i < p->ort_archives.n; ++i) {
+            pd__sb_add(sb, " ");
+            add_ninja_path(sb, p->ort_archives.v[i]);
+        }
+        pd__sb_addf(sb,
+                    " | bundle/pd_ort_exports.map || out/lib%s.check.so\n"
+                    "  ldflags = $ldflags -Wl,--version-script=bundle/pd_ort_exports.map "
+                    "-Wl,--no-undefined -ldl -lpthread\n",
+                    n);
     } else if (pd__plan_links_directly(p)) { /* one compiler run from source to library */
         pd__sb_addf(sb, "\nbuild out/lib%s.so: %s_link ", n, p->uses[PD__LANG_C] ? "cc" : "cxx");
         add_ninja_path(sb, p->sources.v[0]);
@@ -236,6 +259,17 @@ static bool name_placeholder(pd__sb *sb, const void *user, const char *key, size
     else
         return false;
     return true;
+}
+
+/* The entry point's placeholders: the name and version, and the domain. */
+static bool ort_placeholder(pd__sb *sb, const void *user, const char *key, size_t n)
+{
+    const pd__plan *p = user;
+    if (n == 6 && strncmp(key, "DOMAIN", 6) == 0) {
+        pd__sb_add(sb, p->ort_domain);
+        return true;
+    }
+    return name_placeholder(sb, user, key, n);
 }
 
 /* Writes build_dir/<rel> from `text` unless it holds exactly that already (an unchanged
@@ -332,6 +366,23 @@ pd_status pd__plan_write_files(const pd__plan *p)
         s = make_subdir(p, "src");
     for (int32_t i = 0; s == PD_OK && i < n_inline; ++i)
         s = write_inline_source(p, i);
+    if (s == PD_OK && p->kind == PD_JIT_ONNXRUNTIME) {
+        pd__sb reg = {0}, map = {0}, rel = {0};
+        pd__template_fill(&reg, pd__tpl_bundle_ort, ort_placeholder, p);
+        pd__template_fill(&map, pd__tpl_bundle_ort_map, name_placeholder, p);
+        pd__sb_addf(&rel, "bundle/pd_ort_register_%s.c", p->name);
+        if (reg.oom || map.oom || rel.oom)
+            s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
+        if (s == PD_OK)
+            s = make_subdir(p, "bundle");
+        if (s == PD_OK)
+            s = write_if_changed(p, rel.s, reg.s, 0600);
+        if (s == PD_OK)
+            s = write_if_changed(p, "bundle/pd_ort_exports.map", map.s, 0600);
+        pd__sb_free(&reg);
+        pd__sb_free(&map);
+        pd__sb_free(&rel);
+    }
     if (s == PD_OK && p->kind == PD_JIT_STATIC) {
         pd__sb reg = {0}, link = {0}, rel = {0};
         pd__template_fill(&reg, pd__tpl_bundle_register, name_placeholder, p);

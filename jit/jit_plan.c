@@ -17,6 +17,7 @@
 #include "jit_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -241,7 +242,7 @@ static uint64_t plan_key(const pd__plan *p)
     pd__sb_addf(&k, "ninja template %016llx\n",
                 (unsigned long long)pd__hash64(pd__tpl_ninja, strlen(pd__tpl_ninja),
                                                PD__HASH_SEED));
-    if (p->uses[PD__LANG_C] || p->kind == PD_JIT_STATIC) {
+    if (p->uses[PD__LANG_C] || p->kind != PD_JIT_SHARED) {
         key_tool(&k, "cc", &p->cc);
         key_list(&k, "cflags", &p->cflags);
     }
@@ -266,11 +267,47 @@ static uint64_t plan_key(const pd__plan *p)
                                    pd__hash64(pd__tpl_bundle_link, strlen(pd__tpl_bundle_link),
                                               PD__HASH_SEED)));
     }
+    if (p->kind == PD_JIT_ONNXRUNTIME) {
+        /* the entry point and version script come from templates; the archives are linked in */
+        pd__sb_addf(&k, "onnxruntime domain %s templates %016llx\n", p->ort_domain,
+                    (unsigned long long)pd__hash64(pd__tpl_bundle_ort, strlen(pd__tpl_bundle_ort),
+                                                   pd__hash64(pd__tpl_bundle_ort_map,
+                                                              strlen(pd__tpl_bundle_ort_map),
+                                                              PD__HASH_SEED)));
+        for (int32_t i = 0; i < p->ort_archives.n; ++i)
+            pd__sb_addf(&k, "archive %s %lld %lld\n", p->ort_archives.v[i],
+                        (long long)p->ort_archive_id[i].size,
+                        (long long)p->ort_archive_id[i].mtime_ns);
+    }
     if (p->native)
         pd__sb_addf(&k, "cpu %016llx\n", (unsigned long long)pd__cpu_identity());
     uint64_t h = pd__hash64(pd__sb_str(&k), k.len, PD__HASH_SEED);
     pd__sb_free(&k);
     return h;
+}
+
+/* PD_JIT_ONNXRUNTIME: the domain (checked: it is written into the entry point's source) and
+ * the archives to link. */
+static pd_status plan_onnxruntime(pd__plan *p, const char *who, const pd_jit_options *opts)
+{
+    p->ort_domain = "pdext";
+    if (opts->struct_size > offsetof(pd_jit_options, onnxruntime_domain) &&
+        opts->onnxruntime_domain != NULL)
+        p->ort_domain = opts->onnxruntime_domain;
+    const char *d = p->ort_domain;
+    bool ok = *d != '\0';
+    for (; *d && ok; ++d)
+        ok = (*d >= 'a' && *d <= 'z') || (*d >= 'A' && *d <= 'Z') || (*d >= '0' && *d <= '9') ||
+             *d == '_' || *d == '.' || *d == '-';
+    if (!ok)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: the ONNX Runtime domain '%s' of module '%s' is not a name of "
+                        "letters, digits, '_', '.' and '-' (e.g. com.example.ops)",
+                        who, p->ort_domain, p->name);
+    pd_status s = pd__ort_archives(who, &p->ort_archives);
+    for (int32_t i = 0; s == PD_OK && i < p->ort_archives.n && i < 2; ++i)
+        pd__stat_file(p->ort_archives.v[i], &p->ort_archive_id[i]);
+    return s;
 }
 
 pd_status pd__plan_dir(pd__plan *p, const char *who, const pd_jit_options *opts)
@@ -344,13 +381,15 @@ pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts
                         "registration function pd_bundle_register_<name>",
                         who, p->name);
     s = plan_sources(p, who, opts);
+    if (s == PD_OK && kind == PD_JIT_ONNXRUNTIME)
+        s = plan_onnxruntime(p, who, opts);
     if (s != PD_OK)
         return s;
-    p->portable = opts->portable || kind == PD_JIT_STATIC || env_is_set("PDEXT_JIT_PORTABLE");
+    p->portable = opts->portable || kind != PD_JIT_SHARED || env_is_set("PDEXT_JIT_PORTABLE");
     p->default_visibility = opts->default_visibility;
     const char *cc = getenv("CC"), *cxx = getenv("CXX"), *ar = getenv("AR");
     const char *ld = getenv("LD"), *objcopy = getenv("OBJCOPY");
-    if (p->uses[PD__LANG_C] || kind == PD_JIT_STATIC) /* a bundle's registration is C */
+    if (p->uses[PD__LANG_C] || kind != PD_JIT_SHARED) /* a bundle's registration is C */
         pd__tool_find(&p->cc, cc && *cc ? cc : "cc");
     if (p->uses[PD__LANG_CXX] || p->uses[PD__LANG_CUDA])
         pd__tool_find(&p->cxx, cxx && *cxx ? cxx : "c++");
@@ -399,6 +438,7 @@ void pd__plan_free(pd__plan *p)
     pd__strv_free(&p->cxxflags);
     pd__strv_free(&p->cuda_flags);
     pd__strv_free(&p->ldflags);
+    pd__strv_free(&p->ort_archives);
     memset(p, 0, sizeof *p);
 }
 
@@ -479,7 +519,12 @@ void pd__plan_check_library(const pd__plan *p, pd__sb *out)
     pd__sb_addf(out, "out/lib%s.check.so", p->name);
 }
 
-const char *pd__plan_output_ext(const pd__plan *p) { return p->kind == PD_JIT_STATIC ? "a" : "so"; }
+const char *pd__plan_output_ext(const pd__plan *p)
+{
+    /* an ONNX Runtime library is no module: its own suffix keeps it apart from a shared
+     * module of the same name in the same directory */
+    return p->kind == PD_JIT_STATIC ? "a" : (p->kind == PD_JIT_ONNXRUNTIME ? "ort.so" : "so");
+}
 
 char *pd__plan_object(const pd__plan *p, int32_t i)
 {

@@ -209,6 +209,58 @@ pd_status pd__sdk_include_dir(const char *who, char **dir)
                     who, PDEXT_INSTALL_INCLUDE_DIR);
 }
 
+/* The archives an ONNX Runtime library links, in link order. */
+static const char *const ort_archive_names[] = {"libpdext_onnxruntime.a", "libpdext.a"};
+
+static bool has_ort_archives(const char *dir)
+{
+    bool all = dir != NULL && *dir != '\0';
+    for (size_t i = 0; all && i < 2; ++i) {
+        pd__sb p = {0};
+        pd__sb_addf(&p, "%s/%s", dir, ort_archive_names[i]);
+        struct stat st;
+        all = !p.oom && stat(p.s, &st) == 0 && S_ISREG(st.st_mode);
+        pd__sb_free(&p);
+    }
+    return all;
+}
+
+pd_status pd__ort_archives(const char *who, pd__strv *out)
+{
+    /* As for the headers: beside the running libpdext_jit.so (an install or a wheel keeps
+     * libpdext.a in the same lib directory), then the build tree, then the configured
+     * install. */
+    char *dir = NULL;
+    Dl_info info;
+    const char *base = dladdr(&anchor, &info) && info.dli_fname ? strrchr(info.dli_fname, '/')
+                                                                : NULL;
+    if (base && strncmp(base + 1, "libpdext", 8) == 0 && (dir = realpath(info.dli_fname, NULL))) {
+        *strrchr(dir, '/') = '\0';
+        if (!has_ort_archives(dir)) {
+            free(dir);
+            dir = NULL;
+        }
+    }
+    if (dir == NULL && has_ort_archives(PDEXT_BUILD_LIB_DIR))
+        dir = realpath(PDEXT_BUILD_LIB_DIR, NULL);
+    if (dir == NULL && has_ort_archives(PDEXT_INSTALL_LIB_DIR))
+        dir = realpath(PDEXT_INSTALL_LIB_DIR, NULL);
+    if (dir == NULL)
+        return pd__fail(PD_ERR_NOT_FOUND,
+                        "%s: an ONNX Runtime library links libpdext_onnxruntime.a and libpdext.a, "
+                        "but they are neither beside libpdext_jit nor in '%s'; install pdext "
+                        "with its static libraries",
+                        who, PDEXT_INSTALL_LIB_DIR);
+    for (size_t i = 0; i < 2; ++i) {
+        pd__sb p = {0};
+        pd__sb_addf(&p, "%s/%s", dir, ort_archive_names[i]);
+        pd__strv_add(out, pd__sb_str(&p));
+        pd__sb_free(&p);
+    }
+    free(dir);
+    return out->oom ? pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who) : PD_OK;
+}
+
 char *pd_jit_sdk_include_dir(void)
 {
     char *dir = NULL;

@@ -698,7 +698,8 @@ PD_TEST(BundleCommand, HelpDescribesTheCommand)
 {
     char *out = NULL;
     PD_EXPECT_EQ(bundle_cmd(&out, "--help"), 0);
-    PD_EXPECT_CONTAINS(out, "usage: pdext bundle -o OUTPUT [--shared | --static]");
+    PD_EXPECT_CONTAINS(out, "usage: pdext bundle -o OUTPUT [--shared | --static | --onnxruntime");
+    PD_EXPECT_CONTAINS(out, "RegisterCustomOps");
     PD_EXPECT_CONTAINS(out, "pd_bundle_register_NAME");
     free(out);
 }

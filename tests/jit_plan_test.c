@@ -371,7 +371,8 @@ PD_TEST(JitPlan, BuildLoadRejectsNullArguments)
                     "pd_jit_build_load: opts->output (where to place the result) is required");
     o.output_kind = (pd_jit_output_kind)7;
     PD_EXPECT_ERROR(pd_jit_build_load(reg, &o, &m), PD_ERR_INVALID_ARGUMENT,
-                    "opts->output_kind 7 is neither PD_JIT_SHARED nor PD_JIT_STATIC");
+                    "opts->output_kind 7 is not PD_JIT_SHARED, PD_JIT_STATIC or "
+                    "PD_JIT_ONNXRUNTIME");
     pd_registry_destroy(reg);
 }
 

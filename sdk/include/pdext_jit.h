@@ -82,10 +82,16 @@ PD_EXTERN_C_BEGIN
 
 /* What a build produces. */
 typedef enum pd_jit_output_kind {
-    PD_JIT_SHARED = 0, /* a shared library: a loadable module */
-    PD_JIT_STATIC = 1  /* a static bundle libNAME.a with NAME.h and NAME.pc beside it (the
-                        * name must then be a C identifier: it names
-                        * pd_bundle_register_NAME); what `pdext bundle` makes */
+    PD_JIT_SHARED = 0,     /* a shared library: a loadable module */
+    PD_JIT_STATIC = 1,     /* a static bundle libNAME.a with NAME.h and NAME.pc beside it (the
+                            * name must then be a C identifier: it names
+                            * pd_bundle_register_NAME); what `pdext bundle` makes */
+    PD_JIT_ONNXRUNTIME = 2 /* an ONNX Runtime custom-op library: a shared library whose only
+                            * exported symbol is RegisterCustomOps (ORT's entry point for
+                            * SessionOptions.register_custom_ops_library), registering every
+                            * forward op in the domain onnxruntime_domain; libpdext and the ORT
+                            * adapter (libpdext_onnxruntime.a, from the directory of libpdext.a)
+                            * are linked in statically; `pdext bundle --onnxruntime` */
 } pd_jit_output_kind;
 
 /* A source given as text rather than as a file. */
@@ -133,10 +139,14 @@ typedef struct pd_jit_options {
                                           * a module may have either kind or both */
     int32_t n_inline_sources;
     bool portable;           /* no -march=native: code for the baseline ISA (always
-                              * so for PD_JIT_STATIC; PDEXT_JIT_PORTABLE=1 too) */
+                              * so for PD_JIT_STATIC and PD_JIT_ONNXRUNTIME; also with
+                              * PDEXT_JIT_PORTABLE=1) */
     bool default_visibility; /* no -fvisibility=hidden: every symbol exported, for libraries
                               * whose entry points are found by name rather than through
                               * the module entry (MindSpore AOT kernels; pd_jit_build_library) */
+    /* PD_JIT_ONNXRUNTIME: the ONNX custom-op domain of the ops (NULL: "pdext"); letters,
+     * digits, '_', '.', '-' */
+    const char *onnxruntime_domain;
 } pd_jit_options;
 
 /* Builds (if the cache has no up-to-date library) and loads the module into `reg`; *out gets

@@ -103,3 +103,26 @@ def require_framework(name):
             )
         raise
     return imported[0]
+
+
+# --- the pdext command ------------------------------------------------------------------------
+
+
+def pdext_command():
+    """The `pdext` command of the pdext under test: PDEXT_COMMAND (ctest sets it to the build
+    tree's), else the one an installed package carries (<lib_dir>/../bin/pdext), else `pdext`
+    in PATH."""
+    import shutil
+
+    cmd = os.environ.get("PDEXT_COMMAND")
+    if cmd:
+        return cmd
+    import pdext as module
+
+    beside = os.path.join(module.lib_dir(), os.pardir, "bin", "pdext")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return os.path.normpath(beside)
+    found = shutil.which("pdext")
+    if found is None:
+        raise RuntimeError("no pdext command: set PDEXT_COMMAND, or install pdext with its command")
+    return found
