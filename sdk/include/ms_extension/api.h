@@ -24,7 +24,8 @@
 #error "ms_extension/api.h is MindSpore's C++ custom-op API and needs C++17 or later"
 #endif
 #if !defined(__cpp_exceptions) && !defined(__EXCEPTIONS)
-#error "ms_extension/api.h needs C++ exceptions (errors travel as exceptions); remove -fno-exceptions"
+#error \
+    "ms_extension/api.h needs C++ exceptions (errors travel as exceptions); remove -fno-exceptions"
 #endif
 #if defined(CUSTOM_ASCEND_OP) || defined(CUSTOM_ENABLE_ATB)
 #error \

@@ -20,8 +20,8 @@
 #ifndef PDEXT_MS_EXTENSION_PYTHON_H
 #define PDEXT_MS_EXTENSION_PYTHON_H
 
-#include <cxxabi.h>
 #include <cstdlib>
+#include <cxxabi.h>
 #include <optional>
 #include <tuple>
 #include <type_traits>
@@ -93,8 +93,7 @@ inline py::object result_object(const pdext_ms_bridge *b, void *first, const Ten
 {
     if (!t.has_memory())
         throw pd_failure(PD_ERR_INVALID_ARGUMENT,
-                         "output " + std::to_string(index) +
-                             " of the function is " +
+                         "output " + std::to_string(index) + " of the function is " +
                              (t.is_defined() ? "a tensor without memory (it was not given to "
                                                "a runner's Run as an output)"
                                              : "undefined"));
@@ -119,8 +118,8 @@ inline py::object results(const pdext_ms_bridge *b, void *first, const R &result
                       "std::vector<ms::Tensor> (or anything with N = 0)");
         if (result.size() != static_cast<size_t>(N))
             throw pd_failure(PD_ERR_INVALID_ARGUMENT,
-                             "the output size should be equal to " + std::to_string(N) +
-                                 " (Call<" + std::to_string(N) + ">), but the function returned " +
+                             "the output size should be equal to " + std::to_string(N) + " (Call<" +
+                                 std::to_string(N) + ">), but the function returned " +
                                  std::to_string(result.size()) + " tensors");
         if constexpr (N == 1) {
             return result_object(b, first, result[0], 0);
@@ -137,8 +136,7 @@ inline py::object results(const pdext_ms_bridge *b, void *first, const R &result
 
 namespace pynative {
 
-template <int N, class F, class... Args>
-py::object PyboostRunner::Call(F func, Args &&...args)
+template <int N, class F, class... Args> py::object PyboostRunner::Call(F func, Args &&...args)
 {
     static_assert(N >= 0 && N <= PD_MAX_OUTPUTS, "PyboostRunner::Call<N>: N must be 0..16");
     const pdext_ms_bridge *b = detail::bridge();

@@ -191,8 +191,7 @@ inline void PyboostRunner::pd_infer_shape(pd_kernel_ctx *ctx)
     PyboostRunner *r = of(ctx);
     for (size_t k = 0; k < r->fresh_.size(); ++k) {
         const ShapeVector &s = r->fresh_[k]->shape();
-        pd_set_output_shape(ctx, static_cast<int32_t>(k), static_cast<int32_t>(s.size()),
-                            s.data());
+        pd_set_output_shape(ctx, static_cast<int32_t>(k), static_cast<int32_t>(s.size()), s.data());
     }
     if (r->fresh_.empty()) /* the placeholder output of an op without outputs to make */
         pd_set_output_shape(ctx, 0, 0, nullptr);
@@ -253,12 +252,15 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
 {
     std::shared_ptr<PyboostRunner> self = weak_from_this().lock();
     if (self == nullptr)
-        throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT, op_name_ + ": Run needs a runner made with std::make_shared "
-                                    "(the pipeline keeps it alive through a shared pointer)");
+        throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT,
+                                 op_name_ +
+                                     ": Run needs a runner made with std::make_shared "
+                                     "(the pipeline keeps it alive through a shared pointer)");
     if (outputs.size() > PD_MAX_OUTPUTS)
-        throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT, op_name_ + ": " + std::to_string(outputs.size()) +
-                                    " outputs; pdext takes at most " +
-                                    std::to_string(PD_MAX_OUTPUTS));
+        throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT, op_name_ + ": " +
+                                                              std::to_string(outputs.size()) +
+                                                              " outputs; pdext takes at most " +
+                                                              std::to_string(PD_MAX_OUTPUTS));
     inputs_ = inputs;
     outputs_ = outputs;
     fresh_.clear();
@@ -268,9 +270,11 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
         if (!t.is_defined())
             continue; /* an optional input passed as None */
         if (!t.has_memory())
-            throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT, op_name_ + ": an input of Run has no memory (a tensor "
-                                        "made by ms::Tensor(dtype, shape) is an output until "
-                                        "a Run fills it)");
+            throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT,
+                                     op_name_ +
+                                         ": an input of Run has no memory (a tensor "
+                                         "made by ms::Tensor(dtype, shape) is an output until "
+                                         "a Run fills it)");
         in.push_back(t.pd());
     }
     bool in_place = false;
@@ -278,8 +282,9 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
     for (size_t k = 0; k < outputs.size(); ++k) {
         const Tensor &o = outputs[k];
         if (!o.is_defined())
-            throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT, op_name_ + ": output " + std::to_string(k) +
-                                        " of Run is undefined; every output must be a tensor");
+            throw detail::pd_failure(PD_ERR_INVALID_ARGUMENT,
+                                     op_name_ + ": output " + std::to_string(k) +
+                                         " of Run is undefined; every output must be a tensor");
         if (o.has_memory()) {
             in_place = true;
             had_memory_[k] = true;
@@ -294,7 +299,8 @@ inline void PyboostRunner::Run(const std::vector<Tensor> &inputs,
     const pd_op *op = detail::runner_op(op_name_, n_out);
     /* pdext ops have at least one output: an op with none to make gets a 0-d placeholder. */
     const int n_decl = n_out == 0 ? 1 : n_out;
-    pd_attr attr = pd_attr_of_int64("runner", static_cast<int64_t>(reinterpret_cast<intptr_t>(this)));
+    pd_attr attr = pd_attr_of_int64("runner",
+                                    static_cast<int64_t>(reinterpret_cast<intptr_t>(this)));
     pd_arg in_arg = {"X", in.data(), static_cast<int32_t>(in.size())};
     pd_tensor outs[PD_MAX_OUTPUTS] = {};
     pd_arg out_args[PD_MAX_OUTPUTS];
@@ -335,9 +341,10 @@ namespace detail {
 /* The op functions' declarations: inputs, outputs and attr. */
 inline const char *const *output_names()
 {
-    static const char *const names[PD_MAX_OUTPUTS] = {
-        "out0", "out1", "out2",  "out3",  "out4",  "out5",  "out6",  "out7",
-        "out8", "out9", "out10", "out11", "out12", "out13", "out14", "out15"};
+    static const char *const names[PD_MAX_OUTPUTS] = {"out0",  "out1",  "out2",  "out3",
+                                                      "out4",  "out5",  "out6",  "out7",
+                                                      "out8",  "out9",  "out10", "out11",
+                                                      "out12", "out13", "out14", "out15"};
     return names;
 }
 

@@ -46,8 +46,8 @@ inline void check(pd_status st, const char *who)
 
 /* What a handle shares. */
 struct TensorImpl {
-    pd_tensor t = {};      /* the memory: undefined until the tensor has some */
-    bool owns = true;      /* false: a view of a running call's tensor (released by it) */
+    pd_tensor t = {}; /* the memory: undefined until the tensor has some */
+    bool owns = true; /* false: a view of a running call's tensor (released by it) */
     TypeId dtype = TypeId::kTypeUnknown;
     std::vector<int64_t> shape;
     bool need_contiguous = true;
@@ -122,7 +122,8 @@ inline void host_view(const pd_tensor &src, Hosted &h, const char *who)
         return;
     }
     int64_t span = hi - lo + 1;
-    char *base = static_cast<char *>(src.data) + lo * static_cast<int64_t>(pd_dtype_size(src.dtype));
+    char *base = static_cast<char *>(src.data) +
+                 lo * static_cast<int64_t>(pd_dtype_size(src.dtype));
     pd_tensor flat = {};
     check(pd_tensor_from_buffer(&flat, base, src.dtype, src.place, 1, &span, nullptr, nullptr),
           who);
@@ -147,15 +148,13 @@ public:
     {
         detail::require_dtype(dtype, "ms::Tensor(dtype, shape)");
         if (shape.size() > PD_MAX_DIMS)
-            throw std::invalid_argument("ms::Tensor(dtype, shape): " +
-                                        std::to_string(shape.size()) +
-                                        " dimensions; pdext takes at most " +
-                                        std::to_string(PD_MAX_DIMS));
+            throw std::invalid_argument(
+                "ms::Tensor(dtype, shape): " + std::to_string(shape.size()) +
+                " dimensions; pdext takes at most " + std::to_string(PD_MAX_DIMS));
         for (int64_t n : shape)
             if (n < 0)
-                throw std::invalid_argument(
-                    "ms::Tensor(dtype, shape): a dimension is " + std::to_string(n) +
-                    "; sizes must be >= 0");
+                throw std::invalid_argument("ms::Tensor(dtype, shape): a dimension is " +
+                                            std::to_string(n) + "; sizes must be >= 0");
         impl_->dtype = dtype;
         impl_->shape = shape;
     }
@@ -301,8 +300,7 @@ public:
     /* Not in pdext's ms_extension: a use fails to compile, naming the member. Each takes the
      * parameters MindSpore's does (so braced lists convert) and a defaulted template
      * parameter that makes the assertion fire only where it is used. */
-    template <class D = void>
-    Tensor index_select(int64_t, const Tensor &, D * = nullptr) const
+    template <class D = void> Tensor index_select(int64_t, const Tensor &, D * = nullptr) const
     {
         static_assert(detail::unsupported<D>,
                       "ms::Tensor::index_select is not supported by pdext's ms_extension");
@@ -415,8 +413,8 @@ inline Tensor tensor(int64_t value, TypeId dtype = TypeId::kNumberTypeInt64)
 }
 inline Tensor tensor(const std::vector<int64_t> &values, TypeId dtype = TypeId::kNumberTypeInt64)
 {
-    return detail::made_from(PD_INT64, values.data(), {static_cast<int64_t>(values.size())},
-                             dtype, "ms::tensor");
+    return detail::made_from(PD_INT64, values.data(), {static_cast<int64_t>(values.size())}, dtype,
+                             "ms::tensor");
 }
 inline Tensor tensor(double value, TypeId dtype = TypeId::kNumberTypeFloat64)
 {
@@ -438,9 +436,8 @@ inline Tensor ones(const ShapeVector &shape, TypeId dtype = TypeId::kNumberTypeF
 inline Tensor zeros(const ShapeVector &shape, TypeId dtype = TypeId::kNumberTypeFloat32)
 {
     pd_tensor out = {};
-    detail::check(pd_tensor_zeros(&out, detail::require_dtype(dtype, "ms::zeros"),
-                                  pd_place_cpu(), static_cast<int32_t>(shape.size()),
-                                  shape.data()),
+    detail::check(pd_tensor_zeros(&out, detail::require_dtype(dtype, "ms::zeros"), pd_place_cpu(),
+                                  static_cast<int32_t>(shape.size()), shape.data()),
                   "ms::zeros");
     return Tensor::adopt(&out);
 }

@@ -77,8 +77,7 @@ enum TypeId : int {
 };
 /* The values sources may have stored: a mismatch here would silently change types. */
 static_assert(kNumberTypeBegin == 29 && kNumberTypeInt32 == 34 && kNumberTypeFloat32 == 43 &&
-                  kNumberTypeBFloat16 == 45 && kNumberTypeComplex128 == 52 &&
-                  kNumberTypeEnd == 55,
+                  kNumberTypeBFloat16 == 45 && kNumberTypeComplex128 == 52 && kNumberTypeEnd == 55,
               "mindspore::TypeId must keep MindSpore's numbering");
 } // namespace mindspore
 
