@@ -358,6 +358,33 @@ static pd_status write_inline_source(const pd__plan *p, int32_t i)
     return PD_OK;
 }
 
+/* The two files a bundle kind adds to the build, filled from their templates into bundle/: a C
+ * source named for the bundle (<stem>_<name>.c) and a link file (`link_name`). */
+static pd_status write_bundle_files(const pd__plan *p, const char *source_tpl,
+                                    pd__template_fn source_fill, const char *stem,
+                                    const char *link_tpl, const char *link_name)
+{
+    pd_status s = PD_OK;
+    pd__sb src = {0}, link = {0}, rel = {0}, link_rel = {0};
+    pd__template_fill(&src, source_tpl, source_fill, p);
+    pd__template_fill(&link, link_tpl, name_placeholder, p);
+    pd__sb_addf(&rel, "bundle/%s_%s.c", stem, p->name);
+    pd__sb_addf(&link_rel, "bundle/%s", link_name);
+    if (src.oom || link.oom || rel.oom || link_rel.oom)
+        s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
+    if (s == PD_OK)
+        s = make_subdir(p, "bundle");
+    if (s == PD_OK)
+        s = write_if_changed(p, rel.s, src.s, 0600);
+    if (s == PD_OK)
+        s = write_if_changed(p, link_rel.s, link.s, 0600);
+    pd__sb_free(&src);
+    pd__sb_free(&link);
+    pd__sb_free(&rel);
+    pd__sb_free(&link_rel);
+    return s;
+}
+
 pd_status pd__plan_write_files(const pd__plan *p)
 {
     pd_status s = PD_OK;
@@ -366,40 +393,12 @@ pd_status pd__plan_write_files(const pd__plan *p)
         s = make_subdir(p, "src");
     for (int32_t i = 0; s == PD_OK && i < n_inline; ++i)
         s = write_inline_source(p, i);
-    if (s == PD_OK && p->kind == PD_JIT_ONNXRUNTIME) {
-        pd__sb reg = {0}, map = {0}, rel = {0};
-        pd__template_fill(&reg, pd__tpl_bundle_ort, ort_placeholder, p);
-        pd__template_fill(&map, pd__tpl_bundle_ort_map, name_placeholder, p);
-        pd__sb_addf(&rel, "bundle/pd_ort_register_%s.c", p->name);
-        if (reg.oom || map.oom || rel.oom)
-            s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
-        if (s == PD_OK)
-            s = make_subdir(p, "bundle");
-        if (s == PD_OK)
-            s = write_if_changed(p, rel.s, reg.s, 0600);
-        if (s == PD_OK)
-            s = write_if_changed(p, "bundle/pd_ort_exports.map", map.s, 0600);
-        pd__sb_free(&reg);
-        pd__sb_free(&map);
-        pd__sb_free(&rel);
-    }
-    if (s == PD_OK && p->kind == PD_JIT_STATIC) {
-        pd__sb reg = {0}, link = {0}, rel = {0};
-        pd__template_fill(&reg, pd__tpl_bundle_register, name_placeholder, p);
-        pd__template_fill(&link, pd__tpl_bundle_link, name_placeholder, p);
-        pd__sb_addf(&rel, "bundle/pd_bundle_register_%s.c", p->name);
-        if (reg.oom || link.oom || rel.oom)
-            s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
-        if (s == PD_OK)
-            s = make_subdir(p, "bundle");
-        if (s == PD_OK)
-            s = write_if_changed(p, rel.s, reg.s, 0600);
-        if (s == PD_OK)
-            s = write_if_changed(p, "bundle/bundle_link.ld", link.s, 0600);
-        pd__sb_free(&reg);
-        pd__sb_free(&link);
-        pd__sb_free(&rel);
-    }
+    if (s == PD_OK && p->kind == PD_JIT_ONNXRUNTIME)
+        s = write_bundle_files(p, pd__tpl_bundle_ort, ort_placeholder, "pd_ort_register",
+                               pd__tpl_bundle_ort_map, "pd_ort_exports.map");
+    if (s == PD_OK && p->kind == PD_JIT_STATIC)
+        s = write_bundle_files(p, pd__tpl_bundle_register, name_placeholder, "pd_bundle_register",
+                               pd__tpl_bundle_link, "bundle_link.ld");
     pd__sb file = {0};
     if (s == PD_OK)
         s = pd__plan_ninja_file(p, &file);

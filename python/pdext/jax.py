@@ -109,11 +109,12 @@ def _load_handler():
     # Linked against the very libpdext this package runs on (the loader finds it already
     # loaded by its soname), so that op handles and the runner are one. The JIT's cache key
     # covers the headers the source includes: another jaxlib's c_api.h is a rebuild.
-    path = _pdext._build_library(
+    path = _pdext.load(
         "pdext_xla_ffi",
         [source],
         include_dirs=[include],
         ldflags=[libpdext, "-Wl,-rpath," + os.path.dirname(libpdext)],
+        library_only=True,
     )
     lib = ctypes.CDLL(path)
     _check_version(_built_version(lib), runtime)

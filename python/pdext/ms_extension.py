@@ -78,14 +78,15 @@ def load(name, sources, cflags=None, ldflags=None, include_paths=None, build_dir
     includes += [os.fspath(p) for p in (include_paths or [])]
     cxxflags = ["-DMS_EXTENSION_NAME=%s" % name] + _split(cflags)
     link = ["-L" + lib_dir, "-Wl,-rpath," + lib_dir, "-lpdext"] + _split(ldflags)
-    path = _pdext._build_library(
+    path = _pdext.load(
         name,
         [os.fspath(s) for s in sources],
-        cxxflags=cxxflags,
+        cxx_cflags=cxxflags,
         ldflags=link,
         include_dirs=includes,
         build_directory=os.fspath(build_dir) if build_dir is not None else None,
         verbose=bool(verbose),
+        library_only=True,
     )
     loader = importlib.machinery.ExtensionFileLoader(name, path)
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)

@@ -198,21 +198,46 @@ static int inline_list_fill(PyObject *seq, inline_list *l)
     return 0;
 }
 
+/* A library that is not an op module (pd_jit_build_library): the XLA FFI handler of pdext.jax,
+ * the pybind11 modules of MindSpore CustomOpBuilder sources. Its path, or NULL with
+ * pdext.BuildError. The build runs without the GIL; pd_last_error is per thread, so it is
+ * copied before the GIL (and maybe the thread state) comes back. */
+static PyObject *build_plain_library(const pd_jit_options *o)
+{
+    char *path = NULL, *message = NULL;
+    PyThreadState *ts = PyEval_SaveThread();
+    pd_status st = pd_jit_build_library(o, &path);
+    if (st != PD_OK)
+        message = strdup(pd_last_error());
+    PyEval_RestoreThread(ts);
+    if (st != PD_OK) {
+        pdext_raise_text(st, NULL, message ? message : "the build failed");
+        free(message);
+        return NULL;
+    }
+    PyObject *result = PyUnicode_DecodeFSDefault(path);
+    free(path);
+    return result;
+}
+
 /* load(name, sources, inline_sources=None, cflags=None, cuda_cflags=None, ldflags=None,
- *      include_dirs=None, build_directory=None, verbose=False, cxx_cflags=None): cflags go to
- * C and C++ sources, cxx_cflags (when given) replace them for C++ sources. */
+ *      include_dirs=None, build_directory=None, verbose=False, cxx_cflags=None,
+ *      library_only=False): cflags go to C and C++ sources, cxx_cflags (when given) replace
+ * them for C++ sources. library_only: the sources make a library that is no op module; its
+ * path is returned instead of a Library. */
 PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kw[] = {"name",    "sources",      "inline_sources",  "cflags",  "cuda_cflags",
-                         "ldflags", "include_dirs", "build_directory", "verbose", "cxx_cflags",
-                         NULL};
+    static char *kw[] = {"name",        "sources",    "inline_sources", "cflags",
+                         "cuda_cflags", "ldflags",    "include_dirs",   "build_directory",
+                         "verbose",     "cxx_cflags", "library_only",   NULL};
     const char *name = NULL;
     PyObject *sources = NULL, *inl = NULL, *cflags = NULL, *cuda = NULL, *ldflags = NULL;
     PyObject *incs = NULL, *build_dir = NULL, *cxx = NULL;
-    int verbose = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|OOOOOOpO", kw, &name, &sources, &inl,
-                                     &cflags, &cuda, &ldflags, &incs, &build_dir, &verbose, &cxx))
+    int verbose = 0, library_only = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|OOOOOOpOp", kw, &name, &sources, &inl,
+                                     &cflags, &cuda, &ldflags, &incs, &build_dir, &verbose, &cxx,
+                                     &library_only))
         return NULL;
     pdext_strings src = {0}, cf = {0}, cu = {0}, ld = {0}, inc = {0}, cx = {0};
     inline_list in = {0};
@@ -248,7 +273,8 @@ PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs)
     o.build_dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
     o.verbose = verbose != 0;
     o.log = verbose ? jit_log : NULL;
-    result = pdext_build_library(jit_options_load, &o, NULL);
+    result = library_only ? build_plain_library(&o)
+                          : pdext_build_library(jit_options_load, &o, NULL);
 done:
     pdext_strings_clear(&src);
     pdext_strings_clear(&cf);

@@ -167,8 +167,10 @@ static PyObject *module_sdk_include_dir(PyObject *self, PyObject *unused)
 static PyMethodDef module_methods[] =
     {{"load", (PyCFunction)(void (*)(void))pdext_load, METH_VARARGS | METH_KEYWORDS,
       "load(name, sources, inline_sources=None, cflags=None, cuda_cflags=None, ldflags=None, "
-      "include_dirs=None, build_directory=None, verbose=False) -> Library\n"
-      "JIT-builds (or finds in the cache) and loads a module."},
+      "include_dirs=None, build_directory=None, verbose=False, cxx_cflags=None, "
+      "library_only=False) -> Library (or str)\n"
+      "JIT-builds (or finds in the cache) and loads a module; library_only: builds a library "
+      "that is no op module and returns its path."},
      {"load_library", pdext_load_library, METH_O,
       "load_library(path) -> Library\nLoads a prebuilt op library."},
      {"aot_load", (PyCFunction)(void (*)(void))pdext_aot_load, METH_VARARGS | METH_KEYWORDS,
@@ -204,9 +206,8 @@ static struct PyModuleDef module_def =
      .m_doc = "The C core of the pdext package: loading op libraries and calling their ops.",
      .m_size = -1, .m_methods = module_methods};
 
-/* Functions defined beside their concern (py_infer.c, py_jit_library.c). */
+/* Functions defined beside their concern (py_infer.c). */
 extern PyMethodDef pdext_infer_methods[];
-extern PyMethodDef pdext_jit_library_methods[];
 
 static int add_type(PyObject *m, PyTypeObject *type, const char *name)
 {
@@ -270,9 +271,7 @@ PyMODINIT_FUNC PyInit__pdext(void)
         add_type(m, &pdext_TensorType, "Tensor") < 0 ||
         add_type(m, &pdext_LibraryType, "Library") < 0 || add_type(m, &pdext_OpType, "Op") < 0 ||
         add_type(m, &pdext_ExecutorType, "Executor") < 0 ||
-        PyModule_AddFunctions(m, pdext_infer_methods) < 0 ||
-        PyModule_AddFunctions(m, pdext_jit_library_methods) < 0 ||
-        pdext_msext_add_bridge(m) < 0) {
+        PyModule_AddFunctions(m, pdext_infer_methods) < 0 || pdext_msext_add_bridge(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

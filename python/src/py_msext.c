@@ -2,8 +2,8 @@
  * py_msext.c - what _pdext does for MindSpore CustomOpBuilder sources (ms_extension/api.h):
  * the bridge table those pybind11 modules use to turn Python objects into pd_tensors and back
  * (sdk/include/ms_extension/bridge.h, published as the capsule _pdext._ms_bridge). The JIT
- * builds the pybind11 extension itself through _pdext._build_library (py_jit_library.c), and
- * pdext.CustomOpBuilder then imports it.
+ * builds the pybind11 extension itself (_pdext.load(..., library_only=True), py_library.c),
+ * and pdext.CustomOpBuilder then imports it.
  *
  * Why here and not in the header: the conversions are the ones pdext's own op calls make
  * (py_input.c, py_op.c), so a CustomOpBuilder function takes and returns exactly what a pdext
@@ -151,9 +151,9 @@ static void bridge_raise(pd_status status, const char *text)
     pdext_raise_text(status, NULL, text);
 }
 
-static const pdext_ms_bridge bridge = {sizeof(pdext_ms_bridge), bridge_tensor_in, bridge_release,
-                                       bridge_tensor_out,        bridge_current_executor,
-                                       bridge_raise};
+static const pdext_ms_bridge bridge = {sizeof(pdext_ms_bridge), bridge_tensor_in,
+                                       bridge_release,          bridge_tensor_out,
+                                       bridge_current_executor, bridge_raise};
 
 int pdext_msext_add_bridge(PyObject *module)
 {
@@ -166,4 +166,3 @@ int pdext_msext_add_bridge(PyObject *module)
     }
     return 0;
 }
-
