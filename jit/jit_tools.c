@@ -152,6 +152,25 @@ static bool has_sdk_headers(const char *dir)
 /* Any object of libpdext, for dladdr (ISO C has no function-to-object pointer cast). */
 static const char anchor;
 
+/* The directory of the shared libpdext_jit running this code (realpath, malloc'd), or NULL when
+ * it is linked statically: then dladdr names the host's executable, and files found beside
+ * that would give the same sources another -I (another cache key) than in a host that links it
+ * shared, so both fall through to the same directories. An install and a wheel keep the
+ * headers in <lib>/../include/pdext and the static archives in <lib>. */
+static char *own_lib_dir(void)
+{
+    Dl_info info;
+    const char *base = dladdr(&anchor, &info) && info.dli_fname ? strrchr(info.dli_fname, '/')
+                                                                : NULL;
+    if (base == NULL || strncmp(base + 1, "libpdext", 8) != 0)
+        return NULL;
+    char *dir = realpath(info.dli_fname, NULL);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    return dir;
+}
+
 /* Where the headers are, or NULL: a set PDEXT_INCLUDE_DIR is the only place looked at (a
  * wrong one must fail, not silently compile against other headers). */
 static char *find_sdk_include_dir(void)
@@ -163,27 +182,15 @@ static char *find_sdk_include_dir(void)
     const char *env = getenv("PDEXT_INCLUDE_DIR");
     if (env && *env)
         return has_sdk_headers(env) ? realpath(env, NULL) : NULL;
-    /* Only a shared libpdext_jit tells where an install is: in a host that links it
-     * statically, dladdr names the host's executable, and headers found beside that would
-     * give the same sources another -I (another cache key) than in a host that links it
-     * shared. Both then fall through to the same directories below. */
-    Dl_info info;
-    const char *base = dladdr(&anchor, &info) && info.dli_fname ? strrchr(info.dli_fname, '/')
-                                                                : NULL;
-    if (base && strncmp(base + 1, "libpdext", 8) == 0) {
-        char *lib = realpath(info.dli_fname, NULL);
-        if (lib) {
-            char *slash = strrchr(lib, '/');
-            if (slash)
-                *slash = '\0';
-            pd__sb p = {0};
-            pd__sb_addf(&p, "%s/../include/pdext", lib);
-            free(lib);
-            char *found = has_sdk_headers(pd__sb_str(&p)) ? realpath(p.s, NULL) : NULL;
-            pd__sb_free(&p);
-            if (found)
-                return found;
-        }
+    char *lib = own_lib_dir(); /* NULL when linked statically (see there) */
+    if (lib) {
+        pd__sb p = {0};
+        pd__sb_addf(&p, "%s/../include/pdext", lib);
+        free(lib);
+        char *found = has_sdk_headers(pd__sb_str(&p)) ? realpath(p.s, NULL) : NULL;
+        pd__sb_free(&p);
+        if (found)
+            return found;
     }
     if (has_sdk_headers(PDEXT_SOURCE_INCLUDE_DIR))
         return realpath(PDEXT_SOURCE_INCLUDE_DIR, NULL);
@@ -230,16 +237,10 @@ pd_status pd__ort_archives(const char *who, pd__strv *out)
     /* As for the headers: beside the running libpdext_jit.so (an install or a wheel keeps
      * libpdext.a in the same lib directory), then the build tree, then the configured
      * install. */
-    char *dir = NULL;
-    Dl_info info;
-    const char *base = dladdr(&anchor, &info) && info.dli_fname ? strrchr(info.dli_fname, '/')
-                                                                : NULL;
-    if (base && strncmp(base + 1, "libpdext", 8) == 0 && (dir = realpath(info.dli_fname, NULL))) {
-        *strrchr(dir, '/') = '\0';
-        if (!has_ort_archives(dir)) {
-            free(dir);
-            dir = NULL;
-        }
+    char *dir = own_lib_dir();
+    if (dir != NULL && !has_ort_archives(dir)) {
+        free(dir);
+        dir = NULL;
     }
     if (dir == NULL && has_ort_archives(PDEXT_BUILD_LIB_DIR))
         dir = realpath(PDEXT_BUILD_LIB_DIR, NULL);

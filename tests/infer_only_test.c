@@ -121,12 +121,16 @@ PD_TEST(OpInfer, AVectorOutputComesBackWithItsCountAndNeedsRoom)
     PD_EXPECT_EQ(outs[1].shape[0], 5);
     PD_EXPECT_EQ(seen.dtype, PD_INT64);
     PD_EXPECT_EQ(seen.shape[0], 0); /* no Bias: its infer function says [0] */
-    /* Room for one item only: refused, naming the output; nothing written. */
-    pd_tensor one = PD_TENSOR_UNDEFINED;
-    pd_arg small[1] = {pd_arg_named(NULL, &one, 1)};
+    /* Room for one item only: refused, naming the output; nothing written, and the slot says
+     * how much room a second call needs, which then succeeds. */
+    pd_tensor one[2] = {PD_TENSOR_UNDEFINED, PD_TENSOR_UNDEFINED};
+    pd_arg small[1] = {pd_arg_named(NULL, one, 1)};
     PD_EXPECT_EQ(pd_op_infer(op, &in, 1, NULL, 0, small, 1), PD_ERR_INVALID_ARGUMENT);
     PD_EXPECT(strstr(pd_last_error(), "'Out' has 2 tensors") != NULL);
-    PD_EXPECT_EQ(one.dtype, PD_UNDEFINED);
+    PD_EXPECT_EQ(one[0].dtype, PD_UNDEFINED);
+    PD_EXPECT_EQ(small[0].count, 2);
+    PD_ASSERT_OK(pd_op_infer(op, &in, 1, NULL, 0, small, 1));
+    PD_EXPECT_EQ(one[1].shape[0], 5);
     pd_registry_destroy(reg);
 }
 

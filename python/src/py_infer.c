@@ -30,8 +30,9 @@
 
 #include <stdlib.h>
 
-/* Room for the items of a vector output (pd_op_infer says when an op makes more). */
-#define INFER_VECTOR_ROOM 256
+/* First room for the items of a vector output; pd_op_infer says when an op makes more, and
+ * the call is made again with room for them. */
+#define INFER_VECTOR_ROOM 16
 
 static int bad_input(const char *op, const pd_arg_info *in, const char *what)
 {
@@ -255,17 +256,32 @@ static PyObject *py_infer(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     if (bind_inputs(name, op, inputs, &c, n_in) < 0 || bind_attrs(name, op, attrs, &c) < 0)
         goto done;
+    int32_t room[PD_MAX_OUTPUTS];
     for (int32_t o = 0; o < n_out; ++o) {
         pd_arg_info info;
         pd_op_output_info(op, o, &info);
-        int32_t room = info.is_vector ? INFER_VECTOR_ROOM : 1;
-        c.out[o] = pd_arg_named(NULL, calloc((size_t)room, sizeof(pd_tensor)), room);
-        if (c.out[o].tensors == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
+        room[o] = info.is_vector ? INFER_VECTOR_ROOM : 1;
     }
-    pd_status st = pd_op_infer(op, c.in, n_in, c.attrs, c.n_slots, c.out, n_out);
+    pd_status st = PD_OK;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        for (int32_t o = 0; o < n_out; ++o) {
+            pd_tensor *t = realloc(c.out[o].tensors, (size_t)room[o] * sizeof(pd_tensor));
+            if (t == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            c.out[o] = pd_arg_named(NULL, t, room[o]);
+        }
+        st = pd_op_infer(op, c.in, n_in, c.attrs, c.n_slots, c.out, n_out);
+        bool grew = false;
+        for (int32_t o = 0; st != PD_OK && o < n_out; ++o)
+            if (c.out[o].count > room[o]) {
+                room[o] = c.out[o].count; /* a vector output with more items than the room */
+                grew = true;
+            }
+        if (!grew)
+            break;
+    }
     if (st != PD_OK) {
         pdext_raise_status(st, NULL);
         goto done;

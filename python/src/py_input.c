@@ -142,7 +142,8 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const pdext_input_name 
 }
 
 /* DLPack capsule of `obj` (its __dlpack__(), or obj itself when it is a capsule), consumed:
- * renamed "used_dltensor". Returns the managed tensor, or NULL with an exception. */
+ * renamed "used_dltensor". Returns the managed tensor, or NULL with an exception; NULL with no
+ * exception when obj has no __dlpack__ (the caller tries the other ways in). */
 static pdext_dl_managed *dlpack_take(PyObject *obj, const pdext_input_name *who)
 {
     PyObject *capsule;
@@ -153,10 +154,6 @@ static pdext_dl_managed *dlpack_take(PyObject *obj, const pdext_input_name *who)
         PyObject *method = PyObject_GetAttrString(obj, "__dlpack__");
         if (method == NULL) {
             PyErr_Clear();
-            PyErr_Format(PyExc_TypeError,
-                         "%s is a %.100s, which is neither a numpy array, a pdext.Tensor nor an "
-                         "object with __dlpack__",
-                         input_text(who), Py_TYPE(obj)->tp_name);
             return NULL;
         }
         capsule = pdext_dlpack_request(obj, method); /* with the stream, for CUDA */
@@ -264,6 +261,32 @@ static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_
     return 0;
 }
 
+/* An input with no __dlpack__. MindSpore tensors have none; on the CPU their asnumpy() is an
+ * array over their own memory, borrowed like any array and kept alive by the borrow. Looked at
+ * only after __dlpack__ was missing, so that DLPack inputs pay no extra attribute look-up. */
+static int borrow_without_dlpack(PyObject *obj, bool writable, const pdext_input_name *who,
+                                 pd_tensor *t, pdext_borrow *b, int numpy)
+{
+    if (numpy && PyObject_HasAttrString(obj, "asnumpy")) {
+        PyObject *arr = PyObject_CallMethod(obj, "asnumpy", NULL);
+        if (arr != NULL && PyArray_Check(arr) &&
+            borrow_numpy((PyArrayObject *)arr, writable, who, t) == 0) {
+            b->buffer_owner = arr;
+            return 0;
+        }
+        if (arr != NULL && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "%s: %.100s.asnumpy() gave no numpy array",
+                         input_text(who), Py_TYPE(obj)->tp_name);
+        Py_XDECREF(arr);
+        return -1;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s is a %.100s, which is neither a numpy array, a pdext.Tensor, an object "
+                 "with __dlpack__ nor a tensor with asnumpy()",
+                 input_text(who), Py_TYPE(obj)->tp_name);
+    return -1;
+}
+
 int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
                        pdext_borrow *b)
 {
@@ -290,23 +313,9 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
                      input_text(who), Py_TYPE(obj)->tp_name);
         return -1;
     }
-    /* MindSpore tensors have no __dlpack__; on the CPU their asnumpy() is an array over their
-     * own memory, borrowed like any array and kept alive by the borrow. */
-    if (numpy && !PyCapsule_CheckExact(obj) && !PyObject_HasAttrString(obj, "__dlpack__") &&
-        PyObject_HasAttrString(obj, "asnumpy")) {
-        PyObject *arr = PyObject_CallMethod(obj, "asnumpy", NULL);
-        if (arr != NULL && PyArray_Check(arr) &&
-            borrow_numpy((PyArrayObject *)arr, writable, who, t) == 0) {
-            b->buffer_owner = arr;
-            return 0;
-        }
-        if (arr != NULL && !PyErr_Occurred())
-            PyErr_Format(PyExc_TypeError, "%s: %.100s.asnumpy() gave no numpy array",
-                         input_text(who), Py_TYPE(obj)->tp_name);
-        Py_XDECREF(arr);
-        return -1;
-    }
     pdext_dl_managed *m = dlpack_take(obj, who);
+    if (m == NULL && !PyErr_Occurred())
+        return borrow_without_dlpack(obj, writable, who, t, b, numpy);
     if (m == NULL)
         return -1;
     if (borrow_dl(&m->dl_tensor, who, t) < 0) {
@@ -373,6 +382,11 @@ PyObject *pdext_from_dlpack(PyObject *self, PyObject *obj)
     }
     static const pdext_input_name who = {"pdext.from_dlpack", "obj", -1};
     pdext_dl_managed *m = dlpack_take(obj, &who);
+    if (m == NULL && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError,
+                     "%s is a %.100s, which has no __dlpack__ (nor is it a DLPack "
+                     "capsule)",
+                     input_text(&who), Py_TYPE(obj)->tp_name);
     if (m == NULL)
         return NULL;
     pd_tensor view;

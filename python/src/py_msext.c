@@ -87,21 +87,28 @@ static int is_mindspore(PyObject *obj)
     return yes;
 }
 
+/* Waits (without the GIL) until a pending *t is computed; -1 with its error, *t released. */
+static int wait_ready(pd_tensor *t)
+{
+    if (!pd_tensor_is_pending(t))
+        return 0;
+    PyThreadState *ts = PyEval_SaveThread();
+    pd_status st = pd_tensor_wait(NULL, t);
+    PyEval_RestoreThread(ts);
+    if (st == PD_OK)
+        return 0;
+    pdext_raise_status(st, NULL);
+    pd_tensor_release(t);
+    return -1;
+}
+
 /* A mindspore.Tensor sharing *t's memory (the reference moves in), waited for:
  * mindspore.Tensor.from_numpy of a numpy array over it (microseconds; mindspore.from_dlpack
  * takes milliseconds). */
 static PyObject *mindspore_result(pd_tensor *t)
 {
-    if (pd_tensor_is_pending(t)) {
-        pd_status st;
-        Py_BEGIN_ALLOW_THREADS st = pd_tensor_wait(NULL, t);
-        Py_END_ALLOW_THREADS if (st != PD_OK)
-        {
-            pdext_raise_status(st, NULL);
-            pd_tensor_release(t);
-            return NULL;
-        }
-    }
+    if (wait_ready(t) < 0)
+        return NULL;
     if (t->storage == NULL && pdext_tensor_own(t) < 0)
         return NULL;
     if (pdext_numpy_require() < 0) {
@@ -128,16 +135,8 @@ static void *bridge_tensor_out(void *f, pd_tensor *t)
     /* A numpy result offers no later point to wait at: wait now. */
     bool numpy_kind = !pdext_executor_active() &&
                       (first == NULL || (PyArray_API != NULL && PyArray_Check(first)));
-    if (numpy_kind && pd_tensor_is_pending(t)) {
-        pd_status st;
-        Py_BEGIN_ALLOW_THREADS st = pd_tensor_wait(NULL, t);
-        Py_END_ALLOW_THREADS if (st != PD_OK)
-        {
-            pdext_raise_status(st, NULL);
-            pd_tensor_release(t);
-            return NULL;
-        }
-    }
+    if (numpy_kind && wait_ready(t) < 0)
+        return NULL;
     return pdext_result_like(first, t);
 }
 

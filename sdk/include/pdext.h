@@ -291,7 +291,9 @@ pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs,
  * the items' dtype, rank, shape and dense strides, on the place the call would use; their data
  * is NULL and they hold no storage (nothing to release). On entry outputs[o].count is the room
  * in outputs[o].tensors; on return, the item count (a vector output's may be larger than one; an
- * optional output the op would leave unset comes back undefined). The inputs need dtype, shape
+ * optional output the op would leave unset comes back undefined). When a slot has too little
+ * room, nothing is written, every outputs[o].count is set to the items that output has, and
+ * PD_ERR_INVALID_ARGUMENT is returned: call again with that much room. The inputs need dtype, shape
  * and place only: their data is not read by the runtime and may be NULL (an infer function that
  * reads an input's data must not be asked this way). Infer functions, attr defaults and the
  * checks run exactly as in pd_op_run, with the same messages; an output whose shape only the

@@ -83,8 +83,15 @@ def test_non_native_byte_order(relu):
 def test_not_an_array(relu):
     with pytest.raises(TypeError, match="is a list; pass an array"):
         relu.custom_relu([1.0, 2.0])
-    with pytest.raises(TypeError, match="neither a numpy array, a pdext.Tensor nor an object with __dlpack__"):
+    with pytest.raises(TypeError, match="neither a numpy array, a pdext.Tensor, an object with "
+                       "__dlpack__ nor a tensor with asnumpy"):
         relu.custom_relu(object())
+
+
+def test_from_dlpack_of_an_object_without_dlpack_says_so(pdext):
+    with pytest.raises(TypeError, match=r"pdext.from_dlpack\(\): input 'obj' is a object, which has no "
+                       "__dlpack__"):
+        pdext.from_dlpack(object())
 
 
 def test_vector_input_needs_a_list(concat):

@@ -44,13 +44,21 @@ static pd_status describe_outputs(pd_kernel_ctx *ctx, pd_arg *outputs, int32_t n
 {
     const pd_op *op = ctx->op;
     const pd_place *place = pd__ctx_first_input_place(ctx);
+    for (int32_t o = 0; o < n_outputs; ++o)
+        if (ctx->out[o].count > outputs[o].count) {
+            /* Too little room: every slot learns its item count, for a second call with room
+             * enough (a vector output's count is known only once inference ran). */
+            pd_status s = pd__fail(PD_ERR_INVALID_ARGUMENT,
+                                   "pd_op_infer: %s: output '%s' has %d tensors, but its slot "
+                                   "has room for %d; call again with the counts now in the slots",
+                                   op->name, op->outputs[o].base, (int)ctx->out[o].count,
+                                   (int)outputs[o].count);
+            for (int32_t k = 0; k < n_outputs; ++k)
+                outputs[k].count = ctx->out[k].count;
+            return s;
+        }
     for (int32_t o = 0; o < n_outputs; ++o) {
         const pd__out_slot *slot = &ctx->out[o];
-        if (slot->count > outputs[o].count)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "pd_op_infer: %s: output '%s' has %d tensors, but its slot has room "
-                            "for %d",
-                            op->name, op->outputs[o].base, (int)slot->count, (int)outputs[o].count);
         pd_tensor probe;
         for (int32_t k = 0; k < slot->count; ++k)
             if (!describe_item(&slot->items[k], place, &probe) && !slot->may_stay_unset)

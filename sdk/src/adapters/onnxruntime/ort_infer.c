@@ -174,21 +174,39 @@ pd_ort_status *pd__ort_infer_shapes(const pd_ort_custom_op *op, pd_ort_shape_con
     bool have_attrs = true;
     for (int32_t i = 0; have_attrs && i < o->n_attrs; ++i)
         have_attrs = read_attr(api, ctx, &o->attrs[i], &attrs.v[i], &attrs.owned[i]);
-    /* one item per output; only the last may be a vector (ort_register.c refuses others) */
-    pd_tensor outs[PD_MAX_OUTPUTS + VECTOR_ROOM];
+    /* one item per output; only the last may be a vector (ort_register.c refuses others), with
+     * VECTOR_ROOM items first and, when pd_op_infer says it makes more, as many as it makes */
+    pd_tensor stack_outs[PD_MAX_OUTPUTS + VECTOR_ROOM];
+    pd_tensor *outs = stack_outs;
     pd_arg out_args[PD_MAX_OUTPUTS];
-    for (int32_t i = 0; i < o->n_outputs; ++i) {
-        out_args[i] = pd_arg_of(outs + i);
-        out_args[i].count = o->out_kind[i] == PD_ORT_VARIADIC ? VECTOR_ROOM : 1;
+    int32_t last_room = VECTOR_ROOM;
+    pd_status st = have_attrs ? PD_ERR_INVALID_ARGUMENT : PD_OK;
+    for (int attempt = 0; have_attrs && attempt < 2; ++attempt) {
+        for (int32_t i = 0; i < o->n_outputs; ++i) {
+            out_args[i] = pd_arg_of(outs + i);
+            out_args[i].count = o->out_kind[i] == PD_ORT_VARIADIC ? last_room : 1;
+        }
+        st = pd_op_infer(o->op, in_args, o->n_inputs, attrs.v, o->n_attrs, out_args, o->n_outputs);
+        int32_t last = o->n_outputs - 1;
+        if (st == PD_OK || last < 0 || o->out_kind[last] != PD_ORT_VARIADIC ||
+            out_args[last].count <= last_room || outs != stack_outs)
+            break;
+        last_room = out_args[last].count;
+        outs = malloc(((size_t)o->n_outputs + (size_t)last_room) * sizeof *outs);
+        if (outs == NULL) {
+            outs = stack_outs;
+            break;
+        }
     }
-    if (have_attrs && pd_op_infer(o->op, in_args, o->n_inputs, attrs.v, o->n_attrs, out_args,
-                                  o->n_outputs) == PD_OK) {
+    if (have_attrs && st == PD_OK) {
         size_t index = 0;
         for (int32_t i = 0; i < o->n_outputs; ++i)
             for (int32_t j = 0; j < out_args[i].count; ++j, ++index)
                 if (outs[i + j].dtype != PD_UNDEFINED)
                     set_output(api, ctx, index, &outs[i + j]);
     }
+    if (outs != stack_outs)
+        free(outs);
     for (int32_t i = 0; i < PD_MAX_ATTRS; ++i)
         free(attrs.owned[i]);
     return NULL;
