@@ -1,22 +1,24 @@
-"""bench/jax_bench.py - pdext ops under JAX (pdext.jax) against JAX's own op, in one run:
+"""bench/jax_bench.py - pdext ops under JAX (pdext.jax) against their baselines from the same
+run, in the ROW format of bench/bench_util.h (bench/run.sh runs it on
+PDEXT_BENCH_FRAMEWORK_PYTHON):
 
-  jax_relu_1        a jitted function that is one relu on a 1-element float32 array:
-                    pdext's custom_relu (an XLA FFI custom call) vs jax.nn.relu, both jitted,
-                    ns per call including jax's dispatch (block_until_ready each call);
-                    ratio = pdext / jax (the issue's bound: <= 1.5)
-  jax_relu_64mib    relu on a 64 MiB float32 array under jit vs the C call (the pdext op
-                    called directly on a numpy array: pd_op_run on the same data), and
-                    jax.nn.relu jitted for reference; bandwidth in GB/s (read + write);
-                    ratio = jit / C call (the issue's bound: >= 0.9), ratio_to_jax = jit /
-                    jax.nn.relu jitted. XLA hands every call a fresh result buffer (its page
-                    faults bound jax's own relu too) and pdext.jax copies the runner's output
-                    into it: the runner has no entry point that writes into host memory.
+  jax_relu_call        a jitted function that is one relu on a 1-element float32 array:
+                       pdext's custom_relu (an XLA FFI custom call) vs jax.nn.relu, both
+                       jitted; us per call including jax's dispatch (block_until_ready each
+                       call); target ratio <= 1.5.
+  jax_relu_64mib       relu on 64 MiB of float32 (16 Mi elements) under jit vs the C call
+                       (the pdext op called directly on a numpy array: pd_op_run on the same
+                       data, its output made by the runner); GB/s read + written; target
+                       ratio >= 0.9.
+  jax_relu_64mib_jax   the same jitted custom_relu vs jax.nn.relu jitted, for reference (no
+                       target): XLA hands every call a fresh result buffer, whose first-touch
+                       page faults bound jax's own relu too.
 
-Each figure is the median of R samples, alternating the contenders. Prints one line per
-row: <key> <value> ... Run in the framework venv with the build tree's package, e.g.
+Each figure is the median of the samples, the contenders alternating so that a burst of load
+hits both alike.
 
-    PYTHONPATH=build/python PDEXT_CACHE_DIR=/tmp/pdext-bench /tmp/fw/v/bin/python \\
-        bench/jax_bench.py [R]
+Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> python jax_bench.py [--smoke]
+       (a python with jax, e.g. the framework venv's)
 """
 
 import os
@@ -34,55 +36,66 @@ import pdext.jax
 RELU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "relu", "relu.c")
 
 
-def per_call_ns(fn, x, n):
-    t = time.perf_counter_ns()
-    for _ in range(n):
-        fn(x).block_until_ready()
-    return (time.perf_counter_ns() - t) / n
+def row(name, unit, p, b, target, met, note):
+    s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
+    ratio = None if (p is None or b is None) else p / b
+    met = "null" if met is None else ("true" if met else "false")
+    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s" % (name, unit, s(p), s(b), s(ratio), target, met, note))
+
+
+def per_call_s(fn, reps):
+    t = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - t) / reps
+
+
+def medians(contenders, reps, samples):
+    """Median seconds per call of each contender, samples alternating between them."""
+    times = {k: [] for k in contenders}
+    for fn in contenders.values():
+        fn()  # compile and warm
+    for _ in range(samples):
+        for k, fn in contenders.items():
+            times[k].append(per_call_s(fn, reps))
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def main():
-    samples = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    smoke = "--smoke" in sys.argv
     ops = pdext.load("relu", [RELU])
     jops = pdext.jax.register(ops)
-
-    # 1 element, jitted, dispatch included
-    x1 = jnp.asarray(np.array([-0.5], dtype=np.float32))
     f_pd = jax.jit(jops.custom_relu)
     f_jax = jax.jit(jax.nn.relu)
-    for f in (f_pd, f_jax):
-        per_call_ns(f, x1, 2000)  # compile and warm
-    pd_t, jax_t = [], []
-    for _ in range(samples):
-        pd_t.append(per_call_ns(f_pd, x1, 2000))
-        jax_t.append(per_call_ns(f_jax, x1, 2000))
-    pd_m, jax_m = statistics.median(pd_t), statistics.median(jax_t)
-    print("jax_relu_1 pdext_ns %.0f jax_ns %.0f ratio %.2f" % (pd_m, jax_m, pd_m / jax_m))
 
-    # 64 MiB, bandwidth
-    n = 64 * 1024 * 1024 // 4
+    x1 = jnp.asarray(np.array([-0.5], dtype=np.float32))
+    m = medians(
+        {"pd": lambda: f_pd(x1).block_until_ready(), "jax": lambda: f_jax(x1).block_until_ready()},
+        20 if smoke else 2000,
+        1 if smoke else 15,
+    )
+    row("jax_relu_call", "us", m["pd"] * 1e6, m["jax"] * 1e6, "<= 1.5", m["pd"] / m["jax"] <= 1.5,
+        "jitted call, 1 float32: custom_relu (XLA FFI custom call) vs jax.nn.relu")
+
+    n = 1024 if smoke else 16 << 20
     host = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     xb = jnp.asarray(host)
-    contenders = {
-        "jit": lambda: f_pd(xb).block_until_ready(),
-        "c_call": lambda: ops.custom_relu(host),
-        "jax": lambda: f_jax(xb).block_until_ready(),
-    }
     np.testing.assert_array_equal(np.asarray(f_pd(xb)), np.maximum(host, 0))
-    times = {k: [] for k in contenders}
-    for k, fn in contenders.items():
-        fn()
-    for _ in range(samples):
-        for k, fn in contenders.items():
-            t = time.perf_counter_ns()
-            fn()
-            times[k].append(time.perf_counter_ns() - t)
-    gbps = {k: 2 * host.nbytes / statistics.median(v) for k, v in times.items()}
-    print(
-        "jax_relu_64mib jit_GBps %.2f c_call_GBps %.2f jax_GBps %.2f ratio %.2f ratio_to_jax %.2f"
-        % (gbps["jit"], gbps["c_call"], gbps["jax"], gbps["jit"] / gbps["c_call"],
-           gbps["jit"] / gbps["jax"])
+    m = medians(
+        {
+            "pd": lambda: f_pd(xb).block_until_ready(),
+            "c": lambda: ops.custom_relu(host),
+            "jax": lambda: f_jax(xb).block_until_ready(),
+        },
+        1 if smoke else 5,
+        1 if smoke else 9,
     )
+    gb = 2 * host.nbytes / 1e9
+    pd_bw, c_bw, jax_bw = gb / m["pd"], gb / m["c"], gb / m["jax"]
+    row("jax_relu_64mib", "GB/s", pd_bw, c_bw, ">= 0.9", pd_bw / c_bw >= 0.9,
+        "jitted custom_relu on 64 MiB float32 (read + written) vs the C call (pd_op_run)")
+    row("jax_relu_64mib_jax", "GB/s", pd_bw, jax_bw, "-", None,
+        "jitted custom_relu on 64 MiB float32 vs jax.nn.relu jitted (reference)")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@
 # Environment: PDEXT_BENCH_RESULTS moves results.json; PDEXT_BENCH_ONLY="op_call threads"
 # runs only those programs; PDEXT_BENCH_SMOKE=1 runs each in its smoke mode (tiny sizes, one
 # iteration: checks the plumbing, the figures mean nothing); PDEXT_BENCH_NO_BUILD=1 uses the
-# programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON (a python with onnxruntime and onnx)
-# runs the ONNX Runtime rows; TMPDIR is where the benchmarks keep their private JIT caches.
+# programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON (a python with onnxruntime and onnx, or
+# jax) runs the ONNX Runtime and JAX rows; TMPDIR is where the benchmarks keep their private JIT caches.
 #
 # Each program (build/bench/bench_<area>) prints "ROW<TAB>..." lines on stdout, one per figure
 # (format in bench/bench_util.h), and its progress and spreads on stderr.
@@ -45,7 +45,7 @@ fi
 if [[ ${PDEXT_BENCH_NO_BUILD:-0} != 1 ]]; then
     targets=()
     for p in $programs; do targets+=("bench_$p"); done
-    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd) # onnxruntime rows
+    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd pdext_python) # ORT, JAX rows
     cmake --build "$build" --target "${targets[@]}" -- -j"$jobs" >&2
 fi
 
@@ -100,6 +100,21 @@ if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
     else
         echo "bench: onnxruntime rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python" \
             "with onnxruntime and onnx" >&2
+    fi
+fi
+
+# The JAX rows (bench/jax_bench.py): this build's Python front, run by a Python that has jax
+# (PDEXT_BENCH_FRAMEWORK_PYTHON); skipped, saying so, without one.
+if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
+    fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
+    if [[ -n $fw_python && -d $build/python/pdext ]] && "$fw_python" -c 'import jax' >/dev/null 2>&1; then
+        echo "bench: running jax_bench.py" >&2
+        PYTHONPATH=$build/python PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-jax-$$ \
+            "$fw_python" "$root/bench/jax_bench.py" "${smoke[@]}" >>"$rows" || status=1
+        rm -rf "${TMPDIR:-/tmp}/pdext-bench-jax-$$"
+    else
+        echo "bench: jax rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python with jax" \
+            "(and build the Python front)" >&2
     fi
 fi
 

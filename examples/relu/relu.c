@@ -138,12 +138,16 @@ static void relu_backward(pd_kernel_ctx *ctx)
         relu_backward_range(&a, 0, n);
 }
 
+/* Both ops are elementwise: a leading dimension may be a batch (PD_OP_LEADING_BATCH), so a
+ * batching host (jax.vmap through pdext.jax) makes one call per batch, not one per item. */
 PD_BUILD_OP(custom_relu,
     .inputs = {"X"},
     .outputs = {"Out"},
-    .kernel = relu_forward);
+    .kernel = relu_forward,
+    .flags = PD_OP_LEADING_BATCH);
 
 PD_BUILD_GRAD_OP(custom_relu,
     .inputs = {"X", "Out", PD_GRAD("Out")},
     .outputs = {PD_GRAD("X")},
-    .kernel = relu_backward);
+    .kernel = relu_backward,
+    .flags = PD_OP_LEADING_BATCH);

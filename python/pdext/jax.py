@@ -25,11 +25,13 @@ How it works:
   differentiable where it has a grad op of its own (a double grad op). An op without one
   raises a TypeError naming it when differentiated. Ops with a vector output are not
   differentiable here.
-- vmap: by default XLA FFI's "sequential" method: the op runs once per batch element
-  (correct for any op, and slow: one call per element). register(ops, vmap={"custom_relu":
-  "expand_dims"}) declares how an op batches: "expand_dims" (or "broadcast_all") hands the
-  op the whole batch as a leading axis in one call, right for elementwise ops and for ops
-  whose leading dimensions are batch; "sequential_unrolled" unrolls the loop.
+- vmap: an op whose declaration has the flag PD_OP_LEADING_BATCH (pd_op.h: a leading
+  dimension may be a batch; the examples' relu has it) gets XLA FFI's "broadcast_all" method:
+  the whole batch goes to one call as a leading axis, an unbatched input broadcast to it.
+  An op that declares nothing gets "sequential": it runs once per batch element (correct
+  for any op, and slow: one call per element). register(ops, vmap={"custom_relu":
+  "expand_dims"}) overrides the declaration per op: "expand_dims" / "broadcast_all" (one
+  call), "sequential", or "sequential_unrolled" (the loop unrolled).
 - CPU only: the handler is registered for the "cpu" platform; an input on another device is
   refused naming it.
 """
@@ -120,6 +122,8 @@ def _load_handler():
     _check_version(_built_version(lib), runtime)
     lib.pdext_xla_ffi_add_op.restype = ctypes.c_int64
     lib.pdext_xla_ffi_add_op.argtypes = [ctypes.c_void_p]
+    lib.pdext_xla_ffi_leading_batch.restype = ctypes.c_int
+    lib.pdext_xla_ffi_leading_batch.argtypes = [ctypes.c_void_p]
     _handler = (lib, _jax.ffi.pycapsule(lib.pdext_xla_ffi_handler))
     return _handler
 
@@ -145,6 +149,15 @@ def _register_target(op, handle):
     _keep.append(op)
     _targets[handle] = (name, index)
     return name, index
+
+
+def _declared_vmap(op):
+    """The vmap method op's declaration implies: "broadcast_all" where it declares that a
+    leading dimension may be a batch (PD_OP_LEADING_BATCH; every input then gets the batch
+    axis, an unbatched one broadcast, as the flag's promise needs equal leading sizes), else
+    "sequential"."""
+    lib, _ = _load_handler()
+    return "broadcast_all" if lib.pdext_xla_ffi_leading_batch(_pdext._op_handle(op)) else "sequential"
 
 
 def _py_name(name):
@@ -322,7 +335,7 @@ def _function(op, ops, vmap):
     """A JAX function of op: differentiable through its grad op where it has one."""
     grad = getattr(ops, op.grad_op, None) if op.grad_op else None
     grad_fn = _function(grad, ops, vmap) if grad is not None else None
-    method = vmap.get(op.__name__, "sequential")
+    method = vmap.get(op.__name__) or _declared_vmap(op)
     differentiable = not any(op.vector_outputs)
 
     eager_cache = {}
@@ -446,8 +459,9 @@ def register(ops, vmap=None):
     (see the module's doc). Builds the XLA FFI handler on first use (cached by pdext's JIT) and
     refuses a jaxlib whose FFI API is older than the handler's.
 
-    vmap: {op name: method} for ops that batch otherwise than one call per element
-    ("expand_dims", "broadcast_all", "sequential_unrolled"; see the module's doc)."""
+    vmap: {op name: method}, overriding what the op's declaration implies (PD_OP_LEADING_BATCH:
+    "broadcast_all", else "sequential"): "expand_dims", "broadcast_all", "sequential",
+    "sequential_unrolled" (see the module's doc)."""
     title, found = _ops_of(ops)
     lookup = types.SimpleNamespace(**found)
     vmap = dict(vmap or {})

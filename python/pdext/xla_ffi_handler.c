@@ -26,6 +26,7 @@
 #include "xla/ffi/api/c_api.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,16 @@ PD_XLA_EXPORT int64_t pdext_xla_ffi_add_op(const pd_op *op)
     op_table[n] = op;
     atomic_store(&op_count, n + 1);
     return n;
+}
+
+/* Whether op declares that a leading dimension may be a batch (PD_OP_LEADING_BATCH, pd_op.h):
+ * pdext.jax then hands jax.vmap's whole batch to one call. A definition compiled before
+ * pd_op_def had flags (shorter struct_size) declares nothing. */
+PD_XLA_EXPORT int pdext_xla_ffi_leading_batch(const pd_op *op)
+{
+    const pd_op_def *def = pd_op_definition(op);
+    size_t end = offsetof(pd_op_def, flags) + sizeof def->flags;
+    return def != NULL && def->struct_size >= end && (def->flags & PD_OP_LEADING_BATCH) != 0;
 }
 
 /* The FFI API version this handler was compiled against. */

@@ -118,6 +118,20 @@ typedef struct pd_op_def {
  * a few KiB would otherwise keep the GIL through the kernel, and an executor
  * (pdext_executor.h) always runs it on a worker, never on the submitting thread. */
 #define PD_OP_MAY_BLOCK 0x4u
+/* pd_op_def.flags: the leading dimension may be a batch. The op's author promises that one call
+ * on inputs that all carry one extra leading dimension of the same size B (each tensor of a
+ * vector input too) gives outputs carrying that leading dimension, item b of each being what a
+ * call on item b of every input, with the same attrs, gives; the infer functions (if any) size
+ * the outputs so. Elementwise ops have it, and ops that work on their trailing dimensions only
+ * (a softmax over the last one, a matmul over the last two). Hosts that batch (pdext.jax under
+ * jax.vmap) then make one call for a whole batch instead of one per item. Edge cases: the
+ * promise holds only for equal leading sizes (a host broadcasts an unbatched input to B
+ * first); an absent optional input stays absent; an op whose attrs count dimensions from the
+ * front (axis = 0) or whose outputs are sized by attrs alone breaks it and must not declare
+ * it; an op without inputs cannot declare it (the runtime refuses the module). The runtime
+ * itself does not rely on it: it is a declaration hosts read (pd_op_definition); a runtime
+ * older than the flag refuses the module, naming the bit it does not know. */
+#define PD_OP_LEADING_BATCH 0x8u
 /* pd_op_def.strided_inputs: the bit of input `index` (0 .. PD_MAX_INPUTS-1). */
 #define PD_INPUT_BIT(index) (1u << (index))
 

@@ -314,16 +314,75 @@ def test_vmap_of_grad(jrelu):
     np.testing.assert_array_equal(g, (x > 0).astype(np.float64))
 
 
-def test_vmap_declared_expand_dims_is_one_call(pdext, pj):
-    ops = pdext.load("relu", [str(RELU)])
-    batched = pj.register(ops, vmap={"custom_relu": "expand_dims"})
-    plain = pj.register(ops)
+def custom_calls(f, *args):
+    """How many custom calls the jitted f lowers to, and whether they sit in a loop."""
+    text = jax.jit(f).lower(*args).as_text()
+    return text.count("stablehlo.custom_call"), "while" in text
+
+
+# Two ops that declare PD_OP_LEADING_BATCH: an elementwise add of two inputs of one shape (no
+# broadcasting of its own), and one declaring it without any input, which the runtime refuses.
+BATCHED = r"""
+#include "extension.h"
+static void add(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0), *y = pd_input(ctx, 1);
+    PD_CHECK(pd_numel(x) == pd_numel(y), "X and Y differ in size");
+    const float *a = pd_data(x), *b = pd_data(y);
+    float *o = pd_data(pd_output(ctx, 0));
+    for (int64_t i = 0; i < pd_numel(x); ++i)
+        o[i] = a[i] + b[i];
+}
+PD_BUILD_OP(jb_add, .inputs = {"X", "Y"}, .outputs = {"Out"}, .kernel = add,
+            .flags = PD_OP_OUTPUTS_LIKE_INPUT0 | PD_OP_LEADING_BATCH);
+"""
+NO_INPUT_BATCH = r"""
+#include "extension.h"
+static void none(pd_kernel_ctx *ctx) { (void)ctx; }
+PD_BUILD_OP(jb_none, .outputs = {"Out"}, .kernel = none,
+            .flags = PD_OP_LEADING_BATCH);
+"""
+
+
+def test_vmap_follows_the_declared_leading_batch(pdext, pj, jrelu, jconcat):
+    # relu.c declares PD_OP_LEADING_BATCH on relu and its grad op: one call per batch
     x = rand((6, 5))
-    np.testing.assert_array_equal(jax.vmap(batched.custom_relu)(x), jax.nn.relu(x))
-    one = jax.jit(jax.vmap(batched.custom_relu)).lower(x).as_text()
-    loop = jax.jit(jax.vmap(plain.custom_relu)).lower(x).as_text()
-    assert one.count("custom_call") == 1 and "while" not in one
-    assert "while" in loop  # sequential: one call per batch element
+    np.testing.assert_array_equal(jax.vmap(jrelu.custom_relu)(x), jax.nn.relu(x))
+    assert custom_calls(jax.vmap(jrelu.custom_relu), x) == (1, False)
+    grad = jax.vmap(jax.grad(lambda v: jrelu.custom_relu(v).sum()))
+    np.testing.assert_array_equal(grad(x), (x > 0).astype(np.float32))
+    assert custom_calls(grad, x) == (2, False)  # forward and grad op, each once
+    # concat declares nothing (its axis attr counts from the front): one call per element
+    a, b = rand((5, 2, 3), seed=1), rand((5, 2, 1), seed=2)
+    cat = jax.vmap(lambda a, b: jconcat.custom_concat([a, b], axis=1))
+    assert custom_calls(cat, a, b) == (1, True)
+
+
+def test_declared_batch_broadcasts_an_unbatched_input(pdext, pj):
+    jb = pj.register(pdext.load_inline("jb_ops", BATCHED))
+    x, y = rand((4, 3), seed=1), rand((3,), seed=2)
+    f = jax.vmap(jb.jb_add, in_axes=(0, None))
+    np.testing.assert_allclose(f(x, y), x + y, rtol=1e-6)
+    assert custom_calls(f, x, y) == (1, False)
+    g = jax.vmap(jax.vmap(jb.jb_add), in_axes=(None, 0))  # nested, the other input batched
+    ys = rand((2, 4, 3), seed=3)
+    np.testing.assert_allclose(g(x, ys), x[None] + ys, rtol=1e-6)
+
+
+def test_declared_batch_without_inputs_is_refused(pdext):
+    with pytest.raises(Exception, match="jb_none.*PD_OP_LEADING_BATCH but declares no inputs"):
+        pdext.load_inline("jb_none_ops", NO_INPUT_BATCH)
+
+
+def test_vmap_keyword_overrides_the_declaration(pdext, pj):
+    ops = pdext.load("relu", [str(RELU)])
+    x = rand((6, 5))
+    looped = pj.register(ops, vmap={"custom_relu": "sequential"})
+    np.testing.assert_array_equal(jax.vmap(looped.custom_relu)(x), jax.nn.relu(x))
+    assert custom_calls(jax.vmap(looped.custom_relu), x) == (1, True)
+    expand = pj.register(ops, vmap={"custom_relu": "expand_dims"})
+    np.testing.assert_array_equal(jax.vmap(expand.custom_relu)(x), jax.nn.relu(x))
+    assert custom_calls(jax.vmap(expand.custom_relu), x) == (1, False)
     with pytest.raises(ValueError, match="vmap method 'elementwise' of custom_relu is none of"):
         pj.register(ops, vmap={"custom_relu": "elementwise"})
     with pytest.raises(ValueError, match="vmap names 'nope', which is no op of relu"):

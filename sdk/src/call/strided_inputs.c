@@ -18,15 +18,22 @@
 pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op)
 {
     uint32_t all = (uint32_t)((UINT64_C(1) << op->n_inputs) - 1);
-    uint32_t unknown = def->flags &
-                       ~(PD_OP_STRIDED_INPUTS | PD_OP_OUTPUTS_LIKE_INPUT0 | PD_OP_MAY_BLOCK);
+    uint32_t unknown = def->flags & ~(PD_OP_STRIDED_INPUTS | PD_OP_OUTPUTS_LIKE_INPUT0 |
+                                      PD_OP_MAY_BLOCK | PD_OP_LEADING_BATCH);
     if (unknown != 0)
         return pd__fail(PD_ERR_INVALID_MODULE,
                         "op '%s' (%s:%d) has flags 0x%x that this runtime does not know; the "
                         "flags it knows are PD_OP_STRIDED_INPUTS (0x%x), "
-                        "PD_OP_OUTPUTS_LIKE_INPUT0 (0x%x) and PD_OP_MAY_BLOCK (0x%x)",
+                        "PD_OP_OUTPUTS_LIKE_INPUT0 (0x%x), PD_OP_MAY_BLOCK (0x%x) and "
+                        "PD_OP_LEADING_BATCH (0x%x)",
                         op->name, def->file ? def->file : "?", (int)def->line, (unsigned)unknown,
-                        PD_OP_STRIDED_INPUTS, PD_OP_OUTPUTS_LIKE_INPUT0, PD_OP_MAY_BLOCK);
+                        PD_OP_STRIDED_INPUTS, PD_OP_OUTPUTS_LIKE_INPUT0, PD_OP_MAY_BLOCK,
+                        PD_OP_LEADING_BATCH);
+    if ((def->flags & PD_OP_LEADING_BATCH) && op->n_inputs == 0)
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "op '%s' (%s:%d) has flag PD_OP_LEADING_BATCH but declares no inputs: "
+                        "there is no leading dimension to batch",
+                        op->name, def->file ? def->file : "?", (int)def->line);
     if ((def->strided_inputs & ~all) != 0)
         return pd__fail(PD_ERR_INVALID_MODULE,
                         "op '%s' (%s:%d) has strided_inputs 0x%x, which names input %d, but the "
