@@ -32,8 +32,10 @@ How it works:
   for any op, and slow: one call per element). register(ops, vmap={"custom_relu":
   "expand_dims"}) overrides the declaration per op: "expand_dims" / "broadcast_all" (one
   call), "sequential", or "sequential_unrolled" (the loop unrolled).
-- CPU only: the handler is registered for the "cpu" platform; an input on another device is
-  refused naming it.
+- Devices: the handler is registered for the "cpu" platform, and its CUDA entry
+  (xla_ffi_cuda.c) for "CUDA" where jaxlib has a GPU plug-in and a GPU is present; it runs
+  the op's kernels on XLA's stream for the call. An input on another device (or on several)
+  is refused naming it.
 """
 
 import ctypes
@@ -65,7 +67,7 @@ _VECTOR = {
 }
 
 _lock = threading.Lock()
-_handler = None  # (ctypes library, capsule of pdext_xla_ffi_handler)
+_handler = None  # (ctypes library, capsules of the CPU and CUDA entries (None: no GPU))
 _targets = {}  # op handle -> (target name, index in the handler's table)
 _keep = []  # the Op objects registered: their libraries stay loaded while XLA may call them
 
@@ -106,14 +108,15 @@ def _load_handler():
         return _handler
     include = _jax.ffi.include_dir()
     runtime = ffi_api_version(include)
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xla_ffi_handler.c")
+    here = os.path.dirname(os.path.abspath(__file__))
+    sources = [os.path.join(here, f) for f in ("xla_ffi_handler.c", "xla_ffi_cuda.c")]
     libpdext = _pdext._library_path()
     # Linked against the very libpdext this package runs on (the loader finds it already
     # loaded by its soname), so that op handles and the runner are one. The JIT's cache key
     # covers the headers the source includes: another jaxlib's c_api.h is a rebuild.
     path = _pdext.load(
         "pdext_xla_ffi",
-        [source],
+        sources,
         include_dirs=[include],
         ldflags=[libpdext, "-Wl,-rpath," + os.path.dirname(libpdext)],
         library_only=True,
@@ -124,8 +127,18 @@ def _load_handler():
     lib.pdext_xla_ffi_add_op.argtypes = [ctypes.c_void_p]
     lib.pdext_xla_ffi_leading_batch.restype = ctypes.c_int
     lib.pdext_xla_ffi_leading_batch.argtypes = [ctypes.c_void_p]
-    _handler = (lib, _jax.ffi.pycapsule(lib.pdext_xla_ffi_handler))
+    cuda = _jax.ffi.pycapsule(lib.pdext_xla_ffi_handler_cuda) if _gpu_present() else None
+    _handler = (lib, _jax.ffi.pycapsule(lib.pdext_xla_ffi_handler), cuda)
     return _handler
+
+
+def _gpu_present():
+    """Whether this jax has a CUDA GPU (jaxlib's GPU plug-in and a device): the handler's CUDA
+    entry is then registered too."""
+    try:
+        return any(d.platform == "gpu" for d in _jax.devices("cuda"))
+    except RuntimeError:  # no CUDA backend in this jaxlib, or no device
+        return False
 
 
 def _target(op):
@@ -140,12 +153,14 @@ def _target(op):
 
 
 def _register_target(op, handle):
-    lib, capsule = _load_handler()
+    lib, capsule, cuda = _load_handler()
     index = lib.pdext_xla_ffi_add_op(handle)
     if index < 0:
         raise RuntimeError("pdext.jax: %s: the handler's op table is full" % op.__name__)
     name = "pdext_%d_%s" % (index, op.__name__)
     _jax.ffi.register_ffi_target(name, capsule, platform="cpu")
+    if cuda is not None:
+        _jax.ffi.register_ffi_target(name, cuda, platform="CUDA")
     _keep.append(op)
     _targets[handle] = (name, index)
     return name, index
@@ -156,7 +171,7 @@ def _declared_vmap(op):
     leading dimension may be a batch (PD_OP_LEADING_BATCH; every input then gets the batch
     axis, an unbatched one broadcast, as the flag's promise needs equal leading sizes), else
     "sequential"."""
-    lib, _ = _load_handler()
+    lib = _load_handler()[0]
     return "broadcast_all" if lib.pdext_xla_ffi_leading_batch(_pdext._op_handle(op)) else "sequential"
 
 
@@ -189,14 +204,20 @@ def _bind(op, args, kwargs):
     return inputs, attrs
 
 
+def _platforms():
+    """The jax platforms pdext.jax runs ops on: the CPU, and CUDA GPUs where present."""
+    return ("cpu", "gpu") if _handler is not None and _handler[2] is not None else ("cpu",)
+
+
 def _as_array(op, name, x):
     if isinstance(x, _jax.Array) and not isinstance(x, _jax.core.Tracer):
         platforms = {d.platform for d in x.devices()}
-        if platforms != {"cpu"}:
+        if len(platforms) != 1 or not platforms <= set(_platforms()):
             raise ValueError(
-                "%s(): input '%s' is on %s; pdext.jax runs ops on the CPU (move it with "
+                "%s(): input '%s' is on %s; pdext.jax runs ops on %s (move it with "
                 "jax.device_put(x, jax.devices('cpu')[0]))"
-                % (op.__name__, name, ", ".join(sorted(platforms)))
+                % (op.__name__, name, ", ".join(sorted(platforms)),
+                   " or ".join(p.upper() for p in _platforms()))
             )
         return x
     return _jnp.asarray(x)

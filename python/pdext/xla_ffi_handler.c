@@ -22,16 +22,13 @@
  * (the runner has no entry point that makes outputs in host memory). A failed call returns an
  * XLA FFI error carrying pdext's message (`op: msg [file:line]`), which JAX raises.
  */
-#include "pdext.h"
-#include "xla/ffi/api/c_api.h"
+#include "xla_ffi_handler.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PD_XLA_EXPORT __attribute__((visibility("default")))
 
 /* The ops registered through pdext.jax, by index. Append-only: a jitted computation holds an
  * index for its whole life, and the Python side keeps each op's library loaded. */
@@ -76,7 +73,7 @@ PD_XLA_EXPORT void pdext_xla_ffi_built_version(int *major, int *minor)
     *minor = XLA_FFI_API_MINOR;
 }
 
-static XLA_FFI_Error *fail(const XLA_FFI_Api *api, XLA_FFI_Error_Code code, const char *message)
+XLA_FFI_Error *pd_xla_ffi_fail(const XLA_FFI_Api *api, XLA_FFI_Error_Code code, const char *message)
 {
     XLA_FFI_Error_Create_Args args;
     memset(&args, 0, sizeof args);
@@ -272,8 +269,9 @@ static const char *read_attrs(const XLA_FFI_Attrs *attrs, call *c)
     return NULL;
 }
 
-/* t: a dense tensor over XLA's buffer b (no storage reference: XLA owns the memory). */
-static bool tensor_over(const XLA_FFI_Buffer *b, pd_tensor *t)
+/* t: a dense tensor over XLA's buffer b on `place` (no storage reference: XLA owns the
+ * memory). */
+static bool tensor_over(const XLA_FFI_Buffer *b, pd_place place, pd_tensor *t)
 {
     memset(t, 0, sizeof *t);
     t->dtype = dtype_of(b->dtype);
@@ -281,7 +279,7 @@ static bool tensor_over(const XLA_FFI_Buffer *b, pd_tensor *t)
         return false;
     t->data = b->data;
     t->ndim = (int32_t)b->rank;
-    t->place = pd_place_cpu();
+    t->place = place;
     t->layout = PD_LAYOUT_DENSE;
     int64_t s = 1;
     for (int32_t d = t->ndim - 1; d >= 0; --d) {
@@ -318,6 +316,13 @@ static const char *store(const pd_op *op, int32_t o, const pd_tensor *t, const X
     size_t bytes = (size_t)numel(t) * pd_dtype_size(t->dtype);
     if (bytes == 0)
         return NULL;
+    if (!pd_place_is_host(t->place)) {
+        snprintf(c->message, sizeof c->message,
+                 "%s: output %d is device memory, which this runtime cannot write into XLA's "
+                 "result buffer (it needs pd_op_run's host-given output tensors)",
+                 pd_op_name(op), (int)o);
+        return c->message;
+    }
     if (pd_is_contiguous(t)) {
         memcpy(b->data, t->data, bytes);
         return NULL;
@@ -330,12 +335,12 @@ static const char *store(const pd_op *op, int32_t o, const pd_tensor *t, const X
     return NULL;
 }
 
-static XLA_FFI_Error *run(XLA_FFI_CallFrame *frame, call *c)
+static XLA_FFI_Error *run(XLA_FFI_CallFrame *frame, pd_place place, call *c)
 {
     const XLA_FFI_Api *api = frame->api;
     const char *bad = read_attrs(&frame->attrs, c);
     if (bad != NULL)
-        return fail(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, bad);
+        return pd_xla_ffi_fail(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, bad);
     const pd_op *op = op_table[c->op_index];
     int32_t n_in = (int32_t)c->in_counts->size, n_out = (int32_t)c->out_counts->size;
     const int32_t *in_counts = c->in_counts->data, *out_counts = c->out_counts->data;
@@ -351,7 +356,7 @@ static XLA_FFI_Error *run(XLA_FFI_CallFrame *frame, call *c)
                  "and %lld",
                  pd_op_name(op), (long long)frame->args.size, (long long)frame->rets.size,
                  (long long)total_in, (long long)total_out);
-        return fail(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, c->message);
+        return pd_xla_ffi_fail(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, c->message);
     }
     pd_tensor stack[PD_XLA_STACK_TENSORS];
     int64_t n_tensors = total_in + total_out;
@@ -359,18 +364,18 @@ static XLA_FFI_Error *run(XLA_FFI_CallFrame *frame, call *c)
                              ? stack
                              : calloc((size_t)n_tensors, sizeof(pd_tensor));
     if (tensors == NULL)
-        return fail(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "pdext: out of memory");
+        return pd_xla_ffi_fail(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "pdext: out of memory");
     pd_arg in[PD_MAX_INPUTS], out[PD_MAX_OUTPUTS];
     XLA_FFI_Error *err = NULL;
     int64_t k = 0;
     for (int32_t i = 0; i < n_in; ++i) {
         in[i] = pd_arg_named(NULL, &tensors[k], in_counts[i]);
         for (int32_t j = 0; j < in_counts[i]; ++j, ++k)
-            if (!tensor_over(frame->args.args[k], &tensors[k])) {
+            if (!tensor_over(frame->args.args[k], place, &tensors[k])) {
                 snprintf(c->message, sizeof c->message,
                          "%s: operand %lld has a dtype or rank pdext has no tensor for",
                          pd_op_name(op), (long long)k);
-                err = fail(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, c->message);
+                err = pd_xla_ffi_fail(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, c->message);
                 goto done;
             }
     }
@@ -381,10 +386,10 @@ static XLA_FFI_Error *run(XLA_FFI_CallFrame *frame, call *c)
     }
     pd_status st = pd_op_run(op, in, n_in, c->attrs, c->n_attrs, out, n_out);
     if (st != PD_OK) {
-        err = fail(api,
-                   st == PD_ERR_OUT_OF_MEMORY ? XLA_FFI_Error_Code_RESOURCE_EXHAUSTED
-                                              : XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                   pd_last_error());
+        err = pd_xla_ffi_fail(api,
+                              st == PD_ERR_OUT_OF_MEMORY ? XLA_FFI_Error_Code_RESOURCE_EXHAUSTED
+                                                         : XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                              pd_last_error());
         goto done;
     }
     for (int32_t o = 0, r = 0; o < n_out; ++o) {
@@ -393,7 +398,7 @@ static XLA_FFI_Error *run(XLA_FFI_CallFrame *frame, call *c)
             const char *why = j < out[o].count ? store(op, o, t, frame->rets.rets[r], c)
                                                : "an output the op left unset";
             if (why != NULL && err == NULL)
-                err = fail(api, XLA_FFI_Error_Code_INTERNAL, why);
+                err = pd_xla_ffi_fail(api, XLA_FFI_Error_Code_INTERNAL, why);
             pd_tensor_release(t);
         }
     }
@@ -403,16 +408,16 @@ done:
     return err;
 }
 
-/* The handler of every pdext op (see the top of the file). */
-PD_XLA_EXPORT XLA_FFI_Error *pdext_xla_ffi_handler(XLA_FFI_CallFrame *frame)
+XLA_FFI_Error *pd_xla_ffi_prepare(XLA_FFI_CallFrame *frame, bool *execute)
 {
+    *execute = false;
     /* XLA asks a handler, at registration, which API version and traits it has. */
     for (XLA_FFI_Extension_Base *e = frame->extension_start; e != NULL; e = e->next) {
         if (e->type == XLA_FFI_Extension_Metadata) {
             XLA_FFI_Metadata *m = ((XLA_FFI_Metadata_Extension *)e)->metadata;
             m->api_version.major_version = XLA_FFI_API_MAJOR;
             m->api_version.minor_version = XLA_FFI_API_MINOR;
-            m->traits = 0;
+            m->traits = 0; /* not for CUDA graphs: a call may allocate and wait */
             return NULL;
         }
     }
@@ -425,17 +430,29 @@ PD_XLA_EXPORT XLA_FFI_Error *pdext_xla_ffi_handler(XLA_FFI_CallFrame *frame)
                  "pdext handler was built against",
                  api->api_version.major_version, api->api_version.minor_version, XLA_FFI_API_MAJOR,
                  XLA_FFI_API_MINOR);
-        return fail(api, XLA_FFI_Error_Code_FAILED_PRECONDITION, message);
+        return pd_xla_ffi_fail(api, XLA_FFI_Error_Code_FAILED_PRECONDITION, message);
     }
-    if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE)
-        return NULL;
+    *execute = frame->stage == XLA_FFI_ExecutionStage_EXECUTE;
+    return NULL;
+}
+
+XLA_FFI_Error *pd_xla_ffi_run(XLA_FFI_CallFrame *frame, pd_place place)
+{
     call c;
-    c.api = api;
+    c.api = frame->api;
     c.in_counts = c.out_counts = NULL;
     c.op_name = NULL;
     c.n_attrs = 0;
     c.text_used = 0;
     c.text_full = false;
     c.n_strings = 0;
-    return run(frame, &c);
+    return run(frame, place, &c);
+}
+
+/* The handler of every pdext op on the CPU (see the top of the file). */
+PD_XLA_EXPORT XLA_FFI_Error *pdext_xla_ffi_handler(XLA_FFI_CallFrame *frame)
+{
+    bool execute;
+    XLA_FFI_Error *err = pd_xla_ffi_prepare(frame, &execute);
+    return execute ? pd_xla_ffi_run(frame, pd_place_cpu()) : err;
 }

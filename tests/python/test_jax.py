@@ -225,13 +225,24 @@ def test_unknown_and_wrongly_typed_attrs_are_type_errors(jconcat, jpy):
         jpy.py_attrs(a, b=True, i64=1, strs=[1])
 
 
-def test_input_on_another_device_is_refused(jrelu):
-    accelerators = [d for d in jax.devices() if d.platform != "cpu"]
-    if not accelerators:
-        pytest.skip("no accelerator device: this jax has only the CPU")
-    x = jax.device_put(jnp.ones(3), accelerators[0])
+def test_input_on_another_device_is_refused(jrelu, pj):
+    others = [d for d in jax.devices() if d.platform not in pj._platforms()]
+    if not others:
+        pytest.skip("no device of a platform pdext.jax does not run on: this jax has %s"
+                    % ", ".join(sorted({d.platform for d in jax.devices()})))
+    x = jax.device_put(jnp.ones(3), others[0])
     with pytest.raises(ValueError, match="custom_relu\\(\\): input 'X' is on .*CPU"):
         jrelu.custom_relu(x)
+
+
+def test_input_on_a_platform_the_front_does_not_run_on_is_refused(jrelu, pj, monkeypatch):
+    # The check itself, on this CPU-only machine: a front that ran on GPUs only refuses a
+    # CPU array eagerly, naming the op, the input, the array's platform and the supported ones.
+    monkeypatch.setattr(pj, "_platforms", lambda: ("gpu",))
+    with pytest.raises(ValueError, match=r"custom_relu\(\): input 'X' is on cpu; pdext.jax runs ops on GPU"):
+        jrelu.custom_relu(jnp.ones(3))
+    with pytest.raises(ValueError, match=r"input 'X' is on cpu"):
+        jax.grad(lambda v: jrelu.custom_relu(v).sum())(jnp.ones(3))
 
 
 def test_op_without_grad_op_under_grad_names_it(jtape):
