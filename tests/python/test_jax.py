@@ -472,6 +472,25 @@ def test_example_training_step_runs_as_printed():
         assert "# " + line in readme, line
 
 
+def test_bench_rows_in_smoke_mode():
+    # bench/run.sh reads these rows (bench_util.h's format); --smoke: tiny sizes, no timing
+    import os
+    import subprocess
+    import sys
+
+    script = ROOT / "bench" / "jax_bench.py"
+    out = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True,
+                         text=True, env=dict(os.environ), timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert [r[1] for r in rows] == ["jax_relu_call", "jax_relu_64mib", "jax_relu_64mib_jax"]
+    for r in rows:
+        assert r[0] == "ROW" and len(r) == 10, r
+        pd, base, ratio = (float(v) for v in r[3:6])
+        assert pd > 0 and base > 0 and abs(ratio - pd / base) <= 1e-4 * ratio, r
+        assert r[7] in ("true", "false", "null"), r
+
+
 def test_readme_jax_section_runs_as_printed():
     import os
     import subprocess
