@@ -8,11 +8,13 @@ PDEXT_BENCH_FRAMEWORK_PYTHON):
                        call); target ratio <= 1.5.
   jax_relu_64mib       relu on 64 MiB of float32 (16 Mi elements) under jit vs the C call
                        (the pdext op called directly on a numpy array: pd_op_run on the same
-                       data, its output made by the runner); GB/s read + written; target
-                       ratio >= 0.9.
+                       data, its output from the runner's memory cache); GB/s read + written;
+                       target ratio >= 0.9. The kernel writes into XLA's result buffer, but
+                       XLA allocates a fresh one per call (glibc maps blocks this large anew),
+                       which the kernel must zero-fill on first touch: the gap left (the
+                       handler asks for huge pages, which saves the page faults, not the zeroing).
   jax_relu_64mib_jax   the same jitted custom_relu vs jax.nn.relu jitted, for reference (no
-                       target): XLA hands every call a fresh result buffer, whose first-touch
-                       page faults bound jax's own relu too.
+                       target): the same fresh buffer bounds jax's own relu too.
 
 Each figure is the median of the samples, the contenders alternating so that a burst of load
 hits both alike.

@@ -11,9 +11,9 @@ How it works:
 - The call runs through one C handler (xla_ffi_handler.c, shipped with this package) written
   against the XLA FFI C API of jaxlib; pdext's JIT builds it on first use against
   jax.ffi.include_dir() and caches it like any module. It is registered under one target per
-  op; XLA's operand buffers go to the pdext runner (pd_op_run) without a copy, the runner's
-  outputs are copied into XLA's result buffers. An op's error comes back as an XLA FFI error
-  carrying pdext's message, which JAX raises.
+  op; XLA's operand and result buffers go to the pdext runner (pd_op_run_into) without a
+  copy: the kernel writes into XLA's result buffers. An op's error comes back as an XLA FFI
+  error carrying pdext's message, which JAX raises.
 - Result shapes and dtypes come at trace time from pd_op_infer (_pdext.infer): the op's infer
   functions on shapes only. An op whose output shape depends on its data is refused there,
   with pd_op_infer's message.

@@ -66,6 +66,23 @@ PD_BUILD_OP(jx_opt, .inputs = {"X", PD_OPTIONAL("Y")}, .outputs = {"Out"}, .kern
 
 PD_BUILD_OP(jx_check, .inputs = {"X"}, .outputs = {"Out"}, .attrs = {"fail: bool = false"},
             .kernel = check);
+
+/* Out (int64, 2 items): the address of Out's own memory as the kernel got it (pd_output), and
+ * that of X: zero-copy shows as the addresses of the jax arrays' buffers. */
+static void where(pd_kernel_ctx *ctx)
+{
+    int64_t *o = pd_data(pd_output(ctx, 0));
+    o[0] = (int64_t)(intptr_t)o;
+    o[1] = (int64_t)(intptr_t)pd_data(pd_input(ctx, 0));
+}
+static void where_shape(pd_kernel_ctx *ctx)
+{
+    int64_t two = 2;
+    pd_set_output_shape(ctx, 0, 1, &two);
+}
+static void where_dtype(pd_kernel_ctx *ctx) { pd_set_output_dtype(ctx, 0, PD_INT64); }
+PD_BUILD_OP(jx_where, .inputs = {"X"}, .outputs = {"Out"}, .kernel = where,
+            .infer_shape = where_shape, .infer_dtype = where_dtype);
 """
 
 
@@ -172,6 +189,15 @@ def test_attrs_typed_from_the_declaration_with_defaults(jpy):
 
 
 # --- shapes at trace time -----------------------------------------------------------------------
+
+
+def test_kernel_reads_and_writes_xlas_own_buffers(jinline):
+    # zero-copy both ways: the kernel's input is the operand's buffer, and its output (pd_output)
+    # is XLA's result buffer itself, not memory copied into it afterwards
+    x = jnp.arange(4.0)
+    out = jinline.jx_where(x)
+    assert int(out[0]) == out.unsafe_buffer_pointer()
+    assert int(out[1]) == x.unsafe_buffer_pointer()
 
 
 def test_result_shapes_come_from_the_ops_inference(jconcat):
