@@ -271,6 +271,24 @@ def test_input_on_a_platform_the_front_does_not_run_on_is_refused(jrelu, pj, mon
         jax.grad(lambda v: jrelu.custom_relu(v).sum())(jnp.ones(3))
 
 
+def test_relu_on_a_cuda_gpu_runs_on_xlas_stream(pdext, pj):
+    # The handler's CUDA entry, with jaxlib's GPU plug-in on a machine with a GPU: relu.c with
+    # its CUDA launchers, eagerly, jitted and differentiated, against jax.nn.relu on the GPU.
+    if not pj._gpu_present():
+        pytest.skip("no CUDA GPU in this jax (needs jaxlib's CUDA plug-in and a GPU; this jax "
+                    "has %s)" % ", ".join(sorted({d.platform for d in jax.devices()})))
+    ops = pdext.load("relu_gpu", [str(RELU), str(RELU.parent / "relu_cuda.cu")])
+    jg = pj.register(ops)
+    gpu = jax.devices("cuda")[0]
+    x = jax.device_put(rand((1000, 33)), gpu)
+    y = jg.custom_relu(x)
+    assert {d.platform for d in y.devices()} == {"gpu"}
+    np.testing.assert_array_equal(y, jax.nn.relu(x))
+    np.testing.assert_array_equal(jax.jit(lambda v: jg.custom_relu(v) * 2)(x), 2 * jax.nn.relu(x))
+    g = jax.grad(lambda v: jg.custom_relu(v).sum())(x)
+    np.testing.assert_array_equal(g, (x > 0).astype(np.float32))
+
+
 def test_op_without_grad_op_under_grad_names_it(jtape):
     with pytest.raises(TypeError, match="tp_nograd has no grad op"):
         jax.grad(lambda x: jtape.tp_nograd(x).sum())(jnp.ones(3))
