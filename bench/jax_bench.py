@@ -42,7 +42,8 @@ def row(name, unit, p, b, target, met, note):
     s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
     ratio = None if (p is None or b is None) else p / b
     met = "null" if met is None else ("true" if met else "false")
-    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s" % (name, unit, s(p), s(b), s(ratio), target, met, note))
+    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
+          % (name, unit, s(p), s(b), s(ratio), target, met, note))
 
 
 def per_call_s(fn, reps):

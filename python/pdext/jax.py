@@ -172,7 +172,8 @@ def _declared_vmap(op):
     axis, an unbatched one broadcast, as the flag's promise needs equal leading sizes), else
     "sequential"."""
     lib = _load_handler()[0]
-    return "broadcast_all" if lib.pdext_xla_ffi_leading_batch(_pdext._op_handle(op)) else "sequential"
+    batches = lib.pdext_xla_ffi_leading_batch(_pdext._op_handle(op))
+    return "broadcast_all" if batches else "sequential"
 
 
 def _py_name(name):

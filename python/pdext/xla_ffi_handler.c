@@ -345,8 +345,8 @@ static const char *store(const pd_op *op, int32_t o, const pd_tensor *t, const X
         return NULL;
     if (!pd_place_is_host(t->place)) {
         snprintf(c->message, sizeof c->message,
-                 "%s: output %d is device memory, which this runtime cannot write into XLA's "
-                 "result buffer (it needs pd_op_run's host-given output tensors)",
+                 "%s: output %d is device memory that pdext.jax made outside XLA's result "
+                 "buffer; only host memory is copied in after the call",
                  pd_op_name(op), (int)o);
         return c->message;
     }

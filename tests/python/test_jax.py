@@ -265,7 +265,8 @@ def test_input_on_a_platform_the_front_does_not_run_on_is_refused(jrelu, pj, mon
     # The check itself, on this CPU-only machine: a front that ran on GPUs only refuses a
     # CPU array eagerly, naming the op, the input, the array's platform and the supported ones.
     monkeypatch.setattr(pj, "_platforms", lambda: ("gpu",))
-    with pytest.raises(ValueError, match=r"custom_relu\(\): input 'X' is on cpu; pdext.jax runs ops on GPU"):
+    message = r"custom_relu\(\): input 'X' is on cpu; pdext.jax runs ops on GPU"
+    with pytest.raises(ValueError, match=message):
         jrelu.custom_relu(jnp.ones(3))
     with pytest.raises(ValueError, match=r"input 'X' is on cpu"):
         jax.grad(lambda v: jrelu.custom_relu(v).sum())(jnp.ones(3))

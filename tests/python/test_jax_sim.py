@@ -3,7 +3,8 @@ ctest serves the simulated device as pdext's CUDA plug-in (PDEXT_CUDA_PLUGIN), a
 driver plays XLA: it hands the entry a call frame over device buffers, with an FFI API whose
 Stream_Get and DeviceOrdinal_Get give a stream of the simulated GPU and its ordinal, as XLA's
 CUDA runtime does. gpu_ops.c's relu runs there on the call's stream (pd_stream). The real
-thing, jaxlib's CUDA plug-in on a GPU, is test_jax.py's test_relu_on_a_cuda_gpu_runs_on_xlas_stream."""
+thing, jaxlib's CUDA plug-in on a GPU, is test_jax.py's
+test_relu_on_a_cuda_gpu_runs_on_xlas_stream."""
 
 import ctypes
 import os
@@ -55,11 +56,13 @@ static XLA_FFI_Error *ordinal_get(XLA_FFI_DeviceOrdinal_Get_Args *a)
 
 /* Runs entry on a frame for op `index` (`name`): relu of n float32 `in` on GPU `device`, its
  * result into `out`, `calls` times on one stream of that device (made here, as XLA's own).
- * 0, or -1 with the error in msg. *asks: how often the entry asked for the stream. */
+ * 0, or -1 with the error in msg. *asks: how often the entry asked for the stream. older: the
+ * API says a minor version `older` before the one the handler was built against. */
 __attribute__((visibility("default"))) int pdx_relu(entry_fn *entry, int64_t index,
                                                     const char *name, const float *in,
                                                     float *out, int64_t n, int32_t device,
-                                                    int calls, int *asks, char *msg, size_t size)
+                                                    int calls, int older, int *asks, char *msg,
+                                                    size_t size)
 {
     pd_place gpu = pd_place_gpu(0), cpu = pd_place_cpu();
     pd_tensor host = PD_TENSOR_UNDEFINED, x = PD_TENSOR_UNDEFINED, y = PD_TENSOR_UNDEFINED;
@@ -83,7 +86,7 @@ __attribute__((visibility("default"))) int pdx_relu(entry_fn *entry, int64_t ind
     api.struct_size = XLA_FFI_Api_STRUCT_SIZE;
     api.api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
     api.api_version.major_version = XLA_FFI_API_MAJOR;
-    api.api_version.minor_version = XLA_FFI_API_MINOR;
+    api.api_version.minor_version = XLA_FFI_API_MINOR - older; /* older: a jaxlib before */
     api.XLA_FFI_Error_Create = error_create;
     api.XLA_FFI_Stream_Get = stream_get;
     api.XLA_FFI_DeviceOrdinal_Get = ordinal_get;
@@ -162,21 +165,21 @@ def sim(pdext, tmp_path_factory):
     )
     driver = ctypes.CDLL(path)
     driver.pdx_relu.restype = ctypes.c_int
-    driver.pdx_relu.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p,
-                                ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
-                                ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p,
-                                ctypes.c_size_t]
+    c = ctypes
+    driver.pdx_relu.argtypes = [c.c_void_p, c.c_int64, c.c_char_p, c.c_void_p, c.c_void_p,
+                                c.c_int64, c.c_int32, c.c_int, c.c_int, c.POINTER(c.c_int),
+                                c.c_char_p, c.c_size_t]
     handler = pj._load_handler()[0]
     return handler, driver.pdx_relu, index
 
 
-def relu(sim, x, device=0, calls=1, name=b"custom_relu", entry=None):
+def relu(sim, x, device=0, calls=1, name=b"custom_relu", older=0):
     handler, drive, index = sim
-    entry = entry or ctypes.cast(handler.pdext_xla_ffi_handler_cuda, ctypes.c_void_p)
+    entry = ctypes.cast(handler.pdext_xla_ffi_handler_cuda, ctypes.c_void_p)
     out = np.full_like(x, np.nan)
     asks = ctypes.c_int(-1)
     msg = ctypes.create_string_buffer(1024)
-    rc = drive(entry, index, name, x.ctypes.data, out.ctypes.data, x.size, device, calls,
+    rc = drive(entry, index, name, x.ctypes.data, out.ctypes.data, x.size, device, calls, older,
                ctypes.byref(asks), msg, len(msg))
     return rc, out, asks.value, msg.value.decode()
 
@@ -197,3 +200,15 @@ def test_cuda_entry_errors_come_back_as_ffi_errors(sim):
     # the op's name is checked against the table, as on the CPU
     rc, _, _, msg = relu(sim, x, name=b"custom_pair")
     assert rc == -1 and "the call is for op 'custom_pair'" in msg, msg
+
+
+def test_cuda_entry_refuses_an_older_ffi_api_naming_both(sim):
+    import pdext.jax as pj
+
+    major, minor = pj._built_version(sim[0])
+    if minor == 0:
+        pytest.skip("the handler was built against XLA FFI API %d.0: no older minor" % major)
+    rc, _, asks, msg = relu(sim, np.ones(4, dtype=np.float32), older=1)
+    assert rc == -1, msg
+    assert "XLA FFI API of this jaxlib is %d.%d, older than the %d.%d" % (
+        major, minor - 1, major, minor) in msg, msg
