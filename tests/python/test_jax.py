@@ -454,6 +454,8 @@ def test_paddle_front_relu_jit_and_grad(pdext, pj):
     x = jnp.asarray([-1.5, -0.25, 0.5, 2.0], dtype=jnp.float64)
     np.testing.assert_array_equal(jax.jit(jops.custom_relu)(x), jax.nn.relu(x))
     check_grads(jops.custom_relu, (x,), order=1, modes=["rev"])
+    xs = jnp.stack([x, -x, 2 * x])  # vmap: declared nothing, so one call per row
+    np.testing.assert_array_equal(jax.vmap(jops.custom_relu)(xs), jax.nn.relu(xs))
 
 
 def test_aot_add(pdext, pj):
@@ -461,7 +463,10 @@ def test_aot_add(pdext, pj):
     add = pdext.aot(spec, out_shape=[4], out_dtype=np.float32, n_inputs=2)
     jadd = pj.register(add)
     a, b = rand((4,), seed=1), rand((4,), seed=2)
-    np.testing.assert_array_equal(jax.jit(getattr(jadd, add.op.__name__))(a, b), a + b)
+    fn = getattr(jadd, add.op.__name__)
+    np.testing.assert_array_equal(jax.jit(fn)(a, b), a + b)
+    rows = rand((3, 4), seed=3)  # vmap over the first input, b shared
+    np.testing.assert_array_equal(jax.vmap(fn, in_axes=(0, None))(rows, b), rows + b)
     with pytest.raises(TypeError, match="has no op yet: pass n_inputs="):
         pj.register(pdext.aot(spec, out_shape=[4], out_dtype=np.float32))
 
@@ -497,6 +502,10 @@ def test_training_step_with_pdext_ops_matches_jax(pdext, pj):
     for a, b in zip(p_pd, p_jx):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     check_grads(loss_pdext, (params,), order=1, modes=["rev"])
+    # vmap of the training ops over a batch of weight sets, against JAX's own layer
+    ws = jnp.asarray(rng.standard_normal((4, 5, 3)))
+    got = jax.vmap(lambda w: relu.custom_relu(train.train_linear(x, w, params[1])))(ws)
+    np.testing.assert_allclose(got, jax.nn.relu(jnp.einsum("nk,bkm->bnm", x, ws)), rtol=1e-12)
     # the integer Label gets no gradient (float0 zeros), asked for or not
     loss = lambda logits, lab: train.train_softmax_xent(logits, lab)[0]  # noqa: E731
     g_label = jax.grad(loss, argnums=1, allow_int=True)(jnp.ones((8, 3)), label)
