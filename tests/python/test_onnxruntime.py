@@ -241,13 +241,92 @@ def test_the_domain_option_names_the_ops_domain(library, tmp_path):
 @pytest.mark.parametrize("args,expected", [
     (["--domain", "x", "-o", "libx.a"], "add --onnxruntime"),
     (["--onnxruntime", "--domain", "bad domain", "-o", "libx.so"], "'bad domain'"),
-    (["--onnxruntime", "-o", "libx.so", "add.cc:CustomAdd", "--inputs", "2"], "AOT functions"),
+    (["--onnxruntime", "-o", "libx.so", "add.cc:CustomAdd"], "--inputs"),
 ])
 def test_the_command_refuses_what_an_ort_library_cannot_be(args, expected, tmp_path):
     done = subprocess.run([pdext_command(), "bundle"] + args + [str(RELU)], capture_output=True,
                           text=True, cwd=tmp_path)
     assert done.returncode != 0
     assert expected in done.stderr, done.stderr
+
+
+SCALE_CUMSUM = RELU.parents[1] / "aot" / "scale_cumsum.cc"
+
+
+@pytest.fixture(scope="module")
+def aot_library(tmp_path_factory):
+    """relu.c and the MindSpore AOT function ScaleCumsum (examples/aot) in one ORT library."""
+    out = tmp_path_factory.mktemp("ort_aot") / "libaotops_ort.so"
+    done = subprocess.run(
+        [pdext_command(), "bundle", "--onnxruntime", "-o", str(out), str(RELU),
+         "%s:ScaleCumsum" % SCALE_CUMSUM, "--inputs", "1", "--attr", "scale: float",
+         "--attr", "bias: float"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ScaleCumsum" in done.stdout and "custom_relu" in done.stdout, done.stdout
+    return str(out)
+
+
+def test_an_aot_function_runs_in_ort_beside_a_pdext_op_and_matches_numpy(aot_library):
+    # x -> MatMul -> ScaleCumsum (AOT: 2 * cumsum + 0.5 over the flattened input)
+    #   -> custom_relu -> Add
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 6)).astype(np.float32)
+    b = rng.standard_normal((6,)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("ScaleCumsum", ["h"], ["c"], domain=DOMAIN, name="cumsum",
+                              scale=2.0, bias=0.5),
+             helper.make_node("custom_relu", ["c"], ["r"], domain=DOMAIN),
+             helper.make_node("Add", ["r", "b"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [value("x", [3, 4])], [value("y", ["p", "q"])],
+                              [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel()),
+                               helper.make_tensor("b", TensorProto.FLOAT, b.shape, b.ravel())])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(DOMAIN, 1)])
+    onnx.checker.check_model(model)
+    s = session(aot_library, model.SerializeToString())
+    # the AOT function's InferShape reaches ORT's shape inference
+    assert s.get_outputs()[0].shape == [3, 6]
+    for _ in range(2):  # the second run reuses the state the first made (Init once per shape)
+        x = rng.standard_normal((3, 4)).astype(np.float32)
+        h = x @ w
+        expected = np.maximum(2 * np.cumsum(h.ravel()).reshape(h.shape) + 0.5, 0) + b
+        np.testing.assert_allclose(s.run(None, {"x": x})[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_an_aot_library_needs_no_pdext_library_at_run_time(aot_library):
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf (binutils) is not installed: cannot list the library's NEEDED entries")
+    dyn = subprocess.run([readelf, "-d", aot_library], capture_output=True, text=True,
+                         check=True).stdout
+    assert not any("pdext" in line for line in dyn.splitlines()
+                   if "(NEEDED)" in line or "PATH)" in line), dyn
+    lib = ctypes.CDLL(aot_library)
+    for private in ("pd_aot_bundle_kernel", "pd_jit_build_library", "ScaleCumsum"):
+        with pytest.raises(AttributeError):
+            getattr(lib, private)
+
+
+def test_an_aot_node_without_its_attr_fails_session_creation(aot_library):
+    model = make_model([helper.make_node("ScaleCumsum", ["x"], ["y"], domain=DOMAIN,
+                                         name="cumsum_no_bias", scale=2.0)],
+                       [value("x", [4])], [value("y", [4])])
+    with pytest.raises(Exception) as e:
+        session(aot_library, model)
+    msg = str(e.value)
+    for part in ("cumsum_no_bias", "ScaleCumsum", "'bias'"):
+        assert part in msg, msg
+
+
+def test_an_aot_function_refusing_a_dtype_raises_through_ort(aot_library):
+    model = make_model([helper.make_node("ScaleCumsum", ["x"], ["y"], domain=DOMAIN,
+                                         name="cumsum_f64", scale=2.0, bias=0.0)],
+                       [value("x", [4], TensorProto.DOUBLE)], [value("y", [4], TensorProto.DOUBLE)])
+    s = session(aot_library, model)
+    with pytest.raises(Exception) as e:
+        s.run(None, {"x": np.ones(4)})
+    msg = str(e.value)
+    assert "cumsum_f64" in msg and "ScaleCumsum" in msg, msg
 
 
 def test_an_ort_older_than_the_library_needs_is_refused_naming_both(library):
@@ -290,10 +369,12 @@ def test_pdext_add_bundle_onnxruntime_builds_the_library_in_cmake(tmp_path):
     (tmp_path / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.20)\nproject(ort_consumer C)\n"
         'set(pdext_EXECUTABLE "%s")\ninclude("%s")\n'
-        'pdext_add_bundle(myops ONNXRUNTIME DOMAIN com.example SOURCES "%s")\n'
+        'pdext_add_bundle(myops ONNXRUNTIME DOMAIN com.example SOURCES "%s"\n'
+        '                 AOT "%s:ScaleCumsum" --inputs 1 --attr "scale: float"'
+        ' --attr "bias: float")\n'
         "get_target_property(lib myops PDEXT_ONNXRUNTIME_LIBRARY)\n"
         'file(WRITE "${CMAKE_BINARY_DIR}/library.txt" "${lib}")\n'
-        % (pdext_command(), functions, RELU))
+        % (pdext_command(), functions, RELU, SCALE_CUMSUM))
     build = tmp_path / "build"
     for args in ([cmake, "-S", str(tmp_path), "-B", str(build), "-G", "Ninja"],
                  [cmake, "--build", str(build)]):
@@ -304,3 +385,8 @@ def test_pdext_add_bundle_onnxruntime_builds_the_library_in_cmake(tmp_path):
                        [value("x", [3])], [value("y", [3])], domain="com.example")
     x = np.array([-2, 0.5, 3], np.float32)
     np.testing.assert_array_equal(session(library, model).run(None, {"x": x})[0], np.maximum(x, 0))
+    model = make_model([helper.make_node("ScaleCumsum", ["x"], ["y"], domain="com.example",
+                                         scale=3.0, bias=-1.0)],
+                       [value("x", [3])], [value("y", [3])], domain="com.example")
+    np.testing.assert_allclose(session(library, model).run(None, {"x": x})[0],
+                               3 * np.cumsum(x) - 1)
