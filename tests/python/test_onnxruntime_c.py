@@ -117,3 +117,61 @@ def test_a_missing_library_is_orts_error_not_a_crash(built):
     done = run_program(built, np.ones((1, 8), np.float32), lib=built["work"] / "nope.so")
     assert done.returncode == 1 and "registering the custom-op library" in done.stderr, \
         done.stderr
+
+
+@pytest.fixture(scope="module")
+def asan_program(built):
+    """ort_infer built with AddressSanitizer: LeakSanitizer then checks, at exit, every
+    allocation of the process (ORT's, the pdext library's) whether instrumented or not."""
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    program = built["work"] / "ort_infer_asan"
+    done = subprocess.run([cc, "-std=c11", "-O1", "-g", "-fsanitize=address",
+                           str(EXAMPLE / "ort_infer.c"), str(built["work"] / "libonnxruntime.so.1"),
+                           "-Wl,-rpath,$ORIGIN", "-ldl", "-o", str(program)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip("the C compiler cannot build with -fsanitize=address: " + done.stderr[-300:])
+    return program
+
+
+def run_asan(program, lib, model, x):
+    text = "\n".join(" ".join("%.9g" % v for v in row) for row in x) + "\n"
+    env = {"PATH": "/nonexistent", "ASAN_OPTIONS": "detect_leaks=1:exitcode=23"}
+    return subprocess.run([str(program), str(lib), str(model), str(x.shape[0]), str(x.shape[1])],
+                          input=text, capture_output=True, text=True, env=env)
+
+
+def test_no_leak_when_sessions_and_the_library_go(built, asan_program, tmp_path):
+    # A session that ran, one whose creation failed in the pdext kernel (no axis), and one of a
+    # library with a MindSpore AOT function (its state is made on the first run and freed when
+    # the library is unloaded): LeakSanitizer finds nothing left at exit in any of them.
+    x = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+    done = run_asan(asan_program, built["lib"], built["model"], x)
+    assert done.returncode == 0 and "LeakSanitizer" not in done.stderr, done.stderr
+    m = onnx.load(str(built["model"]))
+    del [n for n in m.graph.node if n.op_type == "custom_concat"][0].attribute[:]
+    onnx.save(m, str(tmp_path / "no_axis.onnx"))
+    done = run_asan(asan_program, built["lib"], tmp_path / "no_axis.onnx", x)
+    assert done.returncode == 1 and "'axis'" in done.stderr, done.stderr
+    assert "LeakSanitizer" not in done.stderr, done.stderr
+
+    aot_lib = tmp_path / "libaot_ort.so"
+    done = subprocess.run([pdext_command(), "bundle", "--onnxruntime", "-o", str(aot_lib),
+                           str(CONCAT), "%s:ScaleCumsum" % (ROOT / "examples/aot/scale_cumsum.cc"),
+                           "--inputs", "1", "--attr", "scale: float", "--attr", "bias: float"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("ScaleCumsum", ["x"], ["c"], domain="pdext", scale=0.5, bias=1.0),
+         helper.make_node("custom_concat", ["c", "x"], ["y"], domain="pdext", axis=0)],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", 8])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("pdext", 1)])
+    onnx.checker.check_model(model)
+    onnx.save(model, str(tmp_path / "aot.onnx"))
+    done = run_asan(asan_program, aot_lib, tmp_path / "aot.onnx", x)
+    assert done.returncode == 0 and "LeakSanitizer" not in done.stderr, done.stderr
+    expected = np.concatenate([0.5 * np.cumsum(x.ravel()).reshape(x.shape) + 1.0, x])
+    np.testing.assert_allclose(parse(done.stdout), expected, rtol=1e-5, atol=1e-5)
