@@ -87,3 +87,47 @@ def test_the_cuda_provider_runs_the_op_on_the_gpu(cuda_library):
     providers = {e["args"].get("provider") for e in events
                  if e.get("cat") == "Node" and e["args"].get("op_name") == "custom_relu"}
     assert providers == {"CUDAExecutionProvider"}, providers
+
+
+INDEX_CHECK = r"""
+import ctypes, sys
+ort = ctypes.CDLL(sys.argv[1])
+ort.OrtGetApiBase.restype = ctypes.POINTER(ctypes.c_void_p * 2)
+base = ort.OrtGetApiBase().contents
+get_api = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint32)(base[0])
+table = ctypes.cast(get_api(17), ctypes.POINTER(ctypes.c_void_p))
+P, VP = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
+def entry(index, *args):
+    return ctypes.CFUNCTYPE(P, *args)(table[index])
+cpu = ctypes.c_void_p()
+assert entry(69, ctypes.c_int, ctypes.c_int, VP)(1, 0, ctypes.byref(cpu)) is None  # CreateCpuMemoryInfo
+data = (ctypes.c_float * 4)()
+shape = (ctypes.c_int64 * 1)(4)
+value = ctypes.c_void_p()
+assert entry(49, P, P, ctypes.c_size_t, P, ctypes.c_size_t, ctypes.c_int, VP)(
+    cpu, ctypes.addressof(data), 16, ctypes.addressof(shape), 1, 1, ctypes.byref(value)) is None
+mem = ctypes.c_void_p()
+assert entry(194, P, VP)(value, ctypes.byref(mem)) is None  # GetTensorMemoryInfo (pdext: 194)
+same = ctypes.c_int(-1)
+assert entry(70, P, P, ctypes.POINTER(ctypes.c_int))(mem, cpu, ctypes.byref(same)) is None
+device = ctypes.c_int(-1)
+assert entry(72, P, ctypes.POINTER(ctypes.c_int))(mem, ctypes.byref(device)) is None  # MemoryInfoGetId
+print(same.value, device.value)
+"""
+
+
+def test_the_abi_entries_the_cuda_variant_uses_sit_where_pdext_declares_them(tmp_path):
+    # ort_abi.h reaches GetTensorMemoryInfo (194) and MemoryInfoGetId (72) by index; they are
+    # called here on a CPU tensor through the wheel's libonnxruntime.so (a subprocess: a wrong
+    # index would crash it): the value's memory info compares equal to the CPU one it was made
+    # with (CompareMemoryInfo, 70: 0) and names device 0.
+    import pathlib
+    import sys
+    capi = pathlib.Path(ort.__file__).parent / "capi"
+    lib = sorted(capi.glob("libonnxruntime.so.*"))
+    if not lib:
+        pytest.fail("the onnxruntime wheel at %s holds no libonnxruntime.so.*" % capi)
+    done = subprocess.run([sys.executable, "-c", INDEX_CHECK, str(lib[-1])], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split() == ["0", "0"], done.stdout
