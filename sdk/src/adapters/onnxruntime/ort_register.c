@@ -15,6 +15,11 @@
  * type from the inputs and requires exactly one any-typed input for a required one; an op with
  * another input count therefore declares its outputs optional (a node still gets every output
  * it names), and the kernel refuses an output whose dtype differs from the node's type.
+ *
+ * Providers: a pdext op picks its device code at run time by its inputs' place, so the library
+ * says whether it has any (PD_ORT_WITH_CUDA: built with CUDA sources); then each op is also
+ * described for ORT's CUDA execution provider, a second OrtCustomOp of the same name that ORT
+ * picks for nodes it places on the GPU.
  */
 #include "ort_adapter.h"
 
