@@ -10,7 +10,8 @@
 #                       cli, warnings are errors), the framework venv (below), the whole test
 #                       suite, the installed-SDK check (tests/install_test.sh), the suite again
 #                       under ASan + UBSan, and the executor's under TSan
-#   ./setup.sh bench    a release build (-O2, no sanitizers), then bench/run.sh
+#   ./setup.sh bench    a release build (-O2, no sanitizers), then bench/run.sh; the framework
+#                       rows run in the framework venv (made or reused as for test)
 #
 # The framework venv (`test`): one Python venv, made by Debian's /usr/bin/python3 and reused
 # from run to run, holding the current PyPI releases of numpy, pytest, pybind11 and the frameworks pdext
@@ -121,6 +122,8 @@ declare -A LIB_FILE=(
 if [ "$MODE" = test ]; then
     LIB_FILE[libgtest-dev]=/usr/include/gtest/gtest.h
     LIB_FILE[python3-pytest]=/usr/lib/python3/dist-packages/pytest/__init__.py
+fi
+if [ "$MODE" = test ] || [ "$MODE" = bench ]; then
     LIB_FILE[python3-venv]=/usr/lib/python3.11/ensurepip/__init__.py
 fi
 
@@ -407,11 +410,16 @@ run_demo() {
     end_phase
 }
 
+# The framework rows (torch, JAX, ONNX Runtime, Paddle, MindSpore beside their own ops) run on
+# the framework venv's python, so the release build's Python front is built for it (numpy 2's
+# headers, which serve numpy 1 too); PDEXT_FRAMEWORKS=none leaves those rows out.
 run_bench() {
+    local python_args=()
+    [ -z "$VENV_PYTHON" ] || python_args=(-DPython3_EXECUTABLE="$VENV_PYTHON")
     begin_phase "release build ($BENCH_BUILD_DIR)" "Release build for benchmarks ($BENCH_BUILD_DIR)"
     configure_build "$BENCH_BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-        -DPDEXT_SANITIZE=OFF -DPDEXT_BUILD_TESTS=OFF -DPDEXT_BUILD_BENCH=ON
+        -DPDEXT_SANITIZE=OFF -DPDEXT_BUILD_TESTS=OFF -DPDEXT_BUILD_BENCH=ON "${python_args[@]}"
     build "$BENCH_BUILD_DIR"
     end_phase
     begin_phase bench "Running bench/run.sh"
@@ -420,7 +428,8 @@ run_bench() {
         end_phase "placeholder"
         return
     fi
-    PDEXT_BENCH_BUILD_DIR="$BENCH_BUILD_DIR" bash "$ROOT/bench/run.sh" "$BENCH_BUILD_DIR"
+    PDEXT_BENCH_BUILD_DIR="$BENCH_BUILD_DIR" PDEXT_BENCH_FRAMEWORK_PYTHON="$VENV_PYTHON" \
+        bash "$ROOT/bench/run.sh" "$BENCH_BUILD_DIR"
     end_phase
 }
 
@@ -453,7 +462,9 @@ demo)
     run_demo
     ;;
 bench)
+    choose_frameworks
     install_deps
+    framework_venv
     run_bench
     ;;
 -h | --help | help)

@@ -286,6 +286,22 @@ pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, con
 pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs, int32_t n_inputs,
                  const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
 
+/* pd_op_run writing the results into the host's own memory: an output whose pd_arg's first
+ * tensor is defined (dtype set; data, shape and place filled in, storage NULL or the host's own
+ * reference) is written into the pd_arg's tensors (a vector output: one per item), which must be
+ * dense and of the dtype, shape and place the call makes; an output given PD_TENSOR_UNDEFINED
+ * is made as pd_op_run makes it. So hosts that own the output memory (XLA, ONNX Runtime, a
+ * framework's preallocated tensor) get results without a copy: the kernel's pd_output is a
+ * view of that memory. An output the kernel sets another way (pd_set_output, an inplace
+ * output) is copied in. The given tensors themselves are never changed (on return the
+ * pd_arg's count says how many items were written); a destination that does not fit is
+ * refused before the kernel writes to it, naming the output, what was given and what the call
+ * makes. On failure the destinations' memory may hold partial results. Unlike pd_op_run, every
+ * output tensor must be initialised: defined, or PD_TENSOR_UNDEFINED (pd_op_run accepts any
+ * contents, as it only writes them). Not for pd_run_async, which makes its outputs itself. */
+pd_status pd_op_run_into(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
+                         const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs);
+
 /* What a call of `op` on these inputs and attrs would output, without running it: for each of
  * the first n_outputs declared outputs (by position), outputs[o].tensors[0..count-1] receive
  * the items' dtype, rank, shape and dense strides, on the place the call would use; their data

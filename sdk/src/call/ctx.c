@@ -40,11 +40,64 @@ static inline pd__out_item *checked_item(pd_kernel_ctx *ctx, const char *who, in
     return &slot->items[item];
 }
 
-/* pd_output's tensor for item `it`, whose dtype and shape inference set (and checked): on the
- * place of the op's first bound input. The byte size and the place (a host's tensor struct
- * may carry any place) are still checked; a refusal throws the usual message. */
-static inline void make_output(pd_kernel_ctx *ctx, pd__out_item *it)
+bool pd__ctx_dest_fits(const pd_kernel_ctx *ctx, int32_t o, int32_t k, const pd_tensor *d,
+                       pd_data_type dtype, int32_t ndim, const int64_t *shape, pd_place place,
+                       char *why, size_t size)
 {
+    bool same = d->dtype == dtype && d->ndim == ndim && pd_place_equal(d->place, place) &&
+                (ndim == 0 || memcmp(d->shape, shape, sizeof(int64_t) * (size_t)ndim) == 0);
+    const char *fault = "";
+    if (same && d->layout != PD_LAYOUT_DENSE)
+        fault = "; the tensor written into must be dense (C order), not strided";
+    else if (same && d->data == NULL && pd_numel(d) > 0)
+        fault = "; its data is NULL";
+    else if (same)
+        return true;
+    char item[PD__NAME_MAX + 32], got[256], want[256];
+    const char *name = ctx->op->outputs[o].base;
+    if (ctx->op->outputs[o].is_vector)
+        snprintf(item, sizeof item, "item %d of output '%s'", (int)k, name);
+    else
+        snprintf(item, sizeof item, "output '%s'", name);
+    snprintf(why, size,
+             "%s is to be written into the host's tensor of %s %s on %s:%d, but the call makes "
+             "%s %s on %s:%d%s; give a tensor of that dtype, shape and place (or an undefined "
+             "one, for the call to make it)",
+             item, pd_dtype_name(d->dtype), pd__dims_text(d->ndim, d->shape, got, sizeof got),
+             pd_place_type_name(&d->place), (int)d->place.device_id, pd_dtype_name(dtype),
+             pd__dims_text(ndim, shape, want, sizeof want), pd_place_type_name(&place),
+             (int)place.device_id, fault);
+    return false;
+}
+
+/* pd_output's tensor for an item with a destination: a borrowed view of the host's tensor
+ * (no storage, so nothing to release), once it is what the call makes. */
+static __attribute__((noinline)) void make_output_in_dest(pd_kernel_ctx *ctx, int32_t o,
+                                                          pd__out_item *it, const pd_tensor *d)
+{
+    const pd_place *place = pd__ctx_first_input_place(ctx);
+    int32_t k = (int32_t)(it - ctx->out[o].items);
+    char why[1024];
+    if (!pd__ctx_dest_fits(ctx, o, k, d, it->dtype, it->ndim, it->shape, *place, why, sizeof why))
+        pd__ctx_throw(PD_ERR_INVALID_ARGUMENT, "%s", why);
+    *it->t = *d;
+    it->t->storage = NULL;
+}
+
+/* pd_output's tensor for item `it`, whose dtype and shape inference set (and checked): on the
+ * place of the op's first bound input, or in the host's destination when it gave one. The
+ * byte size and the place (a host's tensor struct may carry any place) are still checked; a
+ * refusal throws the usual message. */
+static inline void make_output(pd_kernel_ctx *ctx, int32_t o, pd__out_item *it)
+{
+    const pd__out_slot *slot = &ctx->out[o];
+    if (slot->dest != NULL) {
+        int32_t k = (int32_t)(it - slot->items);
+        if (k < slot->n_dest && slot->dest[k].dtype != PD_UNDEFINED) {
+            make_output_in_dest(ctx, o, it, &slot->dest[k]);
+            return;
+        }
+    }
     const pd_place *place = pd__ctx_first_input_place(ctx);
     size_t bytes = (size_t)it->bytes; /* known for the plain inference of a sized input */
     pd_storage *storage;
@@ -155,7 +208,7 @@ pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item)
                        "PD_OP_OUTPUTS_LIKE_INPUT0)"
                      : "");
     }
-    make_output(ctx, it);
+    make_output(ctx, index, it);
     return it->t;
 }
 

@@ -74,7 +74,14 @@ typedef struct pd__out_slot {
     int32_t capacity;    /* items available at `items` */
     int32_t host_arg;    /* index of the host's output pd_arg for it, -1 if not asked for */
     bool may_stay_unset; /* optional, or the gradient of an absent optional input */
-    pd__out_item one;    /* storage of a plain output's item */
+    /* The host's defined tensors the output is to be written into (its pd_arg's `tensors`
+     * when the first is defined; NULL: the call makes the output): pd_output makes an item
+     * as a borrowed view of its destination, and the hand-over copies any item the kernel
+     * made some other way (pd_set_output, inplace) into it. The host's tensors are never
+     * changed, only their memory. */
+    const pd_tensor *dest;
+    int32_t n_dest;
+    pd__out_item one; /* storage of a plain output's item */
 } pd__out_slot;
 
 /* Heap overflow of the inline tensor array. */
@@ -95,6 +102,7 @@ struct pd_kernel_ctx {
     pd__phase phase;
     int32_t n_inputs, n_outputs, n_attrs; /* copies of the op's counts */
     int32_t n_unbound; /* outputs the host did not ask for (set by the runner's binder) */
+    bool has_dest;     /* some output slot has a destination (pd__out_slot.dest) */
     bool inputs_ready; /* the binder saw every input dense and inside its storage, and the op
                         * takes no strided input: the runner's input step has nothing to do */
 
@@ -270,6 +278,13 @@ void *pd__ctx_stream(pd_kernel_ctx *ctx);
 /* Resizes output `index` to `count` items (new items undefined, dropped ones released);
  * throws on out of memory. Used by set_output_count and by the runner's defaults. */
 void pd__ctx_resize_output(pd_kernel_ctx *ctx, int32_t index, int32_t count);
+
+/* Whether the host's destination `d` can receive item k of output o, made as dtype, ndim,
+ * shape on `place` (pd__out_slot.dest): the same dtype, shape and place, dense, with data; if
+ * not, *why says so, naming the output and both descriptions (without the op's name). */
+bool pd__ctx_dest_fits(const pd_kernel_ctx *ctx, int32_t o, int32_t k, const pd_tensor *d,
+                       pd_data_type dtype, int32_t ndim, const int64_t *shape, pd_place place,
+                       char *why, size_t size);
 
 /* --- ctx_arena.c: memory owned by the call ------------------------------------------------- */
 

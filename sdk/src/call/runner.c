@@ -63,18 +63,20 @@ CALL_STEP void ctx_init(pd_kernel_ctx *ctx, const pd_op *op)
     ctx->err_set = false;
     ctx->inputs_ready = false;
     ctx->n_outputs = 0; /* no output slot to release until bind_outputs sets them up */
+    ctx->has_dest = false;
     ctx->workspace_made = false;
 }
 
 /* Releases the output tensors the call still holds: after a successful hand_over (`handed`)
- * those of the outputs the host did not ask for (the others belong to the host: their items
- * still show the moved tensors, and are skipped), else all. A tensor made in the host's own
- * (pd__out_item_direct) is released too, which leaves it undefined, as the host gave it. */
+ * those of the outputs the host did not ask for or gave destinations for (the others belong
+ * to the host: their items still show the moved tensors, and are skipped), else all. A tensor
+ * made in the host's own (pd__out_item_direct) is released too, which leaves it undefined, as
+ * the host gave it; a view of a destination holds no reference. */
 static __attribute__((noinline)) void release_outputs(pd_kernel_ctx *ctx, bool handed)
 {
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         pd__out_slot *slot = &ctx->out[o];
-        if (handed && slot->host_arg != UNBOUND)
+        if (handed && slot->host_arg != UNBOUND && slot->dest == NULL)
             continue;
         for (int32_t k = 0; k < slot->count; ++k) {
             pd_tensor *t = slot->items[k].t;
@@ -88,7 +90,7 @@ static __attribute__((noinline)) void release_outputs(pd_kernel_ctx *ctx, bool h
  * has no output left to look at. */
 CALL_STEP void ctx_release(pd_kernel_ctx *ctx, bool handed)
 {
-    if (!handed || ctx->n_unbound != 0)
+    if (!handed || ctx->n_unbound != 0 || ctx->has_dest)
         release_outputs(ctx, handed);
     if (ctx->arena)
         pd__ctx_arena_release(ctx);
@@ -441,10 +443,19 @@ static __attribute__((noinline)) pd_status refuse_outputs(pd_kernel_ctx *ctx, co
     return pd__fail(PD_ERR_INTERNAL, "%s: refuse_outputs found nothing to refuse", op->name);
 }
 
+/* The host's pd_arg `a` gives the output defined tensors: the results go into them. */
+static __attribute__((noinline)) void set_dest(pd_kernel_ctx *ctx, pd__out_slot *slot,
+                                               const pd_arg *a)
+{
+    slot->dest = a->tensors;
+    slot->n_dest = a->count;
+    ctx->has_dest = true;
+}
+
 /* bind_outputs from the host's pd_arg `from` on, once one is named or has no room (which
  * hand_over may still accept, for an output that stays unset). */
 static __attribute__((noinline)) pd_status
-bind_outputs_named(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n, int32_t from)
+bind_outputs_named(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n, int32_t from, bool into)
 {
     const pd_op *op = ctx->op;
     for (int32_t j = from; j < n; ++j) {
@@ -454,6 +465,8 @@ bind_outputs_named(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n, int32_t fr
             (a->count > 0 && a->tensors == NULL))
             return refuse_outputs(ctx, args, n);
         ctx->out[o].host_arg = j;
+        if (into && a->count > 0 && a->tensors[0].dtype != PD_UNDEFINED)
+            set_dest(ctx, &ctx->out[o], a);
         --ctx->n_unbound;
     }
     return PD_OK;
@@ -473,14 +486,15 @@ static bool host_tensor_shared(const pd_arg *args, int32_t o)
 /* Sets up every declared output slot (one undefined item) and notes which host pd_arg
  * receives it, in one pass. The usual call asks for outputs by position, each with room; the
  * first pd_arg that is named or has none hands the rest to bind_outputs_named. A plain output
- * whose host tensor is free (pd__out_tensor_free) is made right there.
+ * whose host tensor is free (pd__out_tensor_free) is made right there; under pd_op_run_into
+ * (`into`), an output whose host tensor is defined gets it as its destination.
  *
  * The usual op (pd_op.plain_infer: no infer functions, nothing to set up: every output one
  * item mirroring at most one input's first tensor) gets its inference here too, one copy per
  * mirroring output from an input bound just before: its inputs cannot change shape or dtype
  * on the way to the kernel (the input step makes copies of the same shape and dtype). */
 CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n,
-                                 const int32_t *source)
+                                 const int32_t *source, bool into)
 {
     const pd_op *op = ctx->op;
     ctx->n_outputs = op->n_outputs; /* from here on ctx_release reads the slots */
@@ -494,6 +508,7 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
         slot->capacity = 1;
         slot->host_arg = UNBOUND;
         slot->may_stay_unset = d->is_optional;
+        slot->dest = NULL;
         pd__out_item *it = &slot->one;
         bool direct = false;
         if (o < from) {
@@ -504,6 +519,8 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
                     (o == 0 || !host_tensor_shared(args, o))) {
                     pd__out_item_direct(it, a->tensors);
                     direct = true;
+                } else if (into && a->tensors[0].dtype != PD_UNDEFINED) {
+                    set_dest(ctx, slot, a);
                 }
             } else {
                 from = o;
@@ -525,7 +542,7 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
     if (!list_ok)
         return refuse_outputs(ctx, args, n);
     if (from < n)
-        return bind_outputs_named(ctx, args, n, from);
+        return bind_outputs_named(ctx, args, n, from, into);
     return PD_OK;
 }
 
@@ -776,11 +793,49 @@ static pd_status check_output(pd_kernel_ctx *ctx, const int32_t *source, const p
     return PD_OK;
 }
 
+/* Output o has destinations (pd__out_slot.dest): each of its n items has one that fits. */
+static __attribute__((noinline)) pd_status check_dest(const pd_kernel_ctx *ctx, int32_t o,
+                                                      int32_t n)
+{
+    const pd__out_slot *slot = &ctx->out[o];
+    char why[1024];
+    for (int32_t k = 0; k < n; ++k) {
+        const pd_tensor *t = slot->items[k].t;
+        if (k >= slot->n_dest || slot->dest[k].dtype == PD_UNDEFINED)
+            return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                            "%s: output '%s' has %d tensor%s, but only %d of the tensors given to "
+                            "write it into are defined; give every item one, or none",
+                            ctx->op->name, ctx->op->outputs[o].base, (int)n, plural(n), (int)k);
+        if (!pd__ctx_dest_fits(ctx, o, k, &slot->dest[k], t->dtype, t->ndim, t->shape, t->place,
+                               why, sizeof why))
+            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s", ctx->op->name, why);
+    }
+    return PD_OK;
+}
+
+/* Copies the items of output o that the kernel did not make in their destinations (it set
+ * them with pd_set_output, or they are inplace) into them. */
+static __attribute__((noinline)) pd_status fill_dest(const pd_kernel_ctx *ctx, int32_t o, int32_t n)
+{
+    const pd__out_slot *slot = &ctx->out[o];
+    for (int32_t k = 0; k < n; ++k) {
+        const pd_tensor *t = slot->items[k].t, *d = &slot->dest[k];
+        if (t->data == d->data && pd_is_contiguous(t))
+            continue; /* made there */
+        pd_status s = pd__copy_across(ctx->op->name, d->data, d->place, d->dtype, t);
+        if (s != PD_OK)
+            return s;
+    }
+    return PD_OK;
+}
+
 /* Every check before anything is written, then the outputs' references moved into the host's
  * slots: all of them, or none. The fast case, an output of one item that was made as
  * inferred and fits the host's slot, is decided by a few field compares; any other output goes
  * through check_output. The usual call then has nothing left to write: its outputs were made
- * in the host's tensors (pd__out_item_direct), whose pd_args already say one tensor. */
+ * in the host's tensors (pd__out_item_direct), whose pd_args already say one tensor. An output
+ * with destinations is checked against them too, and its items not made there are copied in
+ * (a failed copy leaves the earlier outputs written). */
 CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg *args)
 {
     int32_t counts[PD_MAX_OUTPUTS];
@@ -789,14 +844,16 @@ CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg 
         const pd__out_slot *slot = &ctx->out[o];
         const pd__out_item *it = &slot->items[0];
         int32_t j = slot->host_arg;
-        if (slot->count == 1 && it->t->dtype != PD_UNDEFINED && item_as_inferred(it) &&
-            (j == UNBOUND || args[j].count >= 1)) {
+        if (slot->count == 1 && slot->dest == NULL && it->t->dtype != PD_UNDEFINED &&
+            item_as_inferred(it) && (j == UNBOUND || args[j].count >= 1)) {
             counts[o] = 1;
             writes = writes || (j != UNBOUND && (args[j].count != 1 || args[j].tensors != it->t));
             ++pd__runner_stats.fast_outputs;
             continue;
         }
         pd_status s = check_output(ctx, source, args, o, &counts[o]);
+        if (s == PD_OK && slot->dest != NULL)
+            s = check_dest(ctx, o, counts[o]);
         if (s != PD_OK)
             return s;
         writes = true;
@@ -809,6 +866,13 @@ CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg 
             continue;
         pd_arg *a = &args[slot->host_arg];
         int32_t n = counts[o];
+        if (slot->dest != NULL) { /* the host keeps its tensors; their memory has the items */
+            pd_status s = fill_dest(ctx, o, n);
+            if (s != PD_OK)
+                return s;
+            a->count = n;
+            continue;
+        }
         a->count = n;
         for (int32_t k = 0; k < n; ++k)             /* moved: ctx_release skips the slot */
             if (slot->items[k].t != &a->tensors[k]) /* else made in the host's tensor */
@@ -823,26 +887,27 @@ CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg 
  * set up, then inputs, attrs and outputs bound with the binder's messages. */
 CALL_STEP pd_status bind_call(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inputs,
                               int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs,
-                              const pd_arg *outputs, int32_t n_outputs)
+                              const pd_arg *outputs, int32_t n_outputs, bool into)
 {
     ctx_init(ctx, op);
     pd_status s = bind_inputs(ctx, inputs, n_inputs);
     if (s == PD_OK && (n_attrs != 0 || op->n_attrs != 0))
         s = bind_attrs(ctx, attrs, n_attrs);
     if (s == PD_OK)
-        s = bind_outputs(ctx, outputs, n_outputs, op->default_source);
+        s = bind_outputs(ctx, outputs, n_outputs, op->default_source, into);
     return s;
 }
 
-/* One call of a (non-NULL) op. Inlined into both public entry points, so that pd_run reaches
- * it without a second trip through the PLT. */
+/* One call of a (non-NULL) op. Inlined into the public entry points, so that pd_run reaches
+ * it without a second trip through the PLT; `into` is a constant in each, so pd_op_run's copy
+ * has no destination code. */
 CALL_STEP pd_status run_op(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
                            const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
-                           int32_t n_outputs)
+                           int32_t n_outputs, bool into)
 {
     pd_kernel_ctx ctx;
     const int32_t *source = op->default_source;
-    pd_status s = bind_call(&ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+    pd_status s = bind_call(&ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, into);
     /* Inputs an executor may still be computing: while calls are in flight, and on a device
      * always (a launched call's work may still be queued on its executor stream). */
     if (s == PD_OK && (atomic_load_explicit(&pd__async_in_flight, memory_order_acquire) != 0 ||
@@ -861,7 +926,15 @@ pd_status pd_op_run(const pd_op *op, const pd_arg *inputs, int32_t n_inputs, con
 {
     if (op == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_run: op is NULL");
-    return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+    return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, false);
+}
+
+pd_status pd_op_run_into(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
+                         const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
+{
+    if (op == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_op_run_into: op is NULL");
+    return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, true);
 }
 
 pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs, int32_t n_inputs,
@@ -874,7 +947,7 @@ pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs,
     const pd_op *op = pd__registry_lookup(reg, name);
     if (op == NULL && (op = pd_op_find(reg, name)) == NULL)
         return pd_last_status();
-    return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+    return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, false);
 }
 
 /* --- The steps one at a time (runner_steps.h) --------------------------------------------- */
@@ -886,14 +959,14 @@ pd_status pd__runner_bind(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inp
                           int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs,
                           const pd_arg *outputs, int32_t n_outputs)
 {
-    return bind_call(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+    return bind_call(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, false);
 }
 
 pd_status pd__runner_bind_meta(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inputs,
                                int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs)
 {
     binding_meta = true;
-    pd_status s = bind_call(ctx, op, inputs, n_inputs, attrs, n_attrs, NULL, 0);
+    pd_status s = bind_call(ctx, op, inputs, n_inputs, attrs, n_attrs, NULL, 0, false);
     binding_meta = false;
     return s;
 }
