@@ -11,12 +11,12 @@
  * Compute binds ORT's inputs to the declared inputs in order (a last vector input takes the
  * rest, an absent optional input none), wraps each as a pd_tensor over ORT's own buffer (no
  * copy, no allocation: a tensor without storage, as pdext.h allows a host to fill by hand), and
- * runs the op through pd_op_run, the one runner. Outputs: where the runtime writes into
- * host-given tensors (PD_ORT_OUTPUTS_IN_PLACE), ORT allocates them first with the shapes
- * pd_op_infer gives and the op writes its results there; otherwise, or when the op's outputs
- * are known only to its kernel, the op allocates them and each result is copied once into the
- * output ORT allocates with the result's shape. Any failure becomes ORT's error status carrying
- * pdext's message.
+ * runs the op through the one runner. Outputs: ORT allocates them first, with the shapes
+ * pd_op_infer gives, and pd_op_run_into has the op write its results there (no copy; an output
+ * the kernel sets another way is copied in by the runner). When the op's outputs are known only
+ * to its kernel (pd_op_infer refuses), pd_op_run makes them and each result is copied once into
+ * the output ORT allocates with the result's shape. Any failure becomes ORT's error status
+ * carrying pdext's message.
  *
  * The CUDA variant of an op (ort_register.c, for libraries with CUDA code) gets ORT's GPU
  * tensors (on the device ORT's memory info names) and runs on ORT's compute stream
@@ -28,13 +28,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* 1: pd_op_run writes an output into a defined tensor the host gives for it (storage NULL),
- * so ORT's outputs are made before the call (make_outputs); 0: the runtime this builds with
- * makes every output itself, and the results are copied. */
-#ifndef PD_ORT_OUTPUTS_IN_PLACE
-#define PD_ORT_OUTPUTS_IN_PLACE 0
-#endif
 
 /* Tensors of a call held on the stack; more go to the heap. */
 #define LOCAL_TENSORS 16
@@ -384,18 +377,17 @@ static pd_ort_status *hand_output(const ort_kernel *k, pd_ort_kernel_context *ct
  * Makes ORT's outputs before the call, so that the op writes its results into them (no copy):
  * their shapes come from pd_op_infer on the bound inputs and the node's attrs, ORT allocates
  * each, and each becomes the defined tensor (data, dtype, shape, place; no storage) that
- * pd_op_run writes that output into. *made says whether it did: not when the op's outputs
+ * pd_op_run_into writes that output into; dest[j] marks them (an optional output the op leaves
+ * unset stays PD_TENSOR_UNDEFINED). *made says whether it did: not when the op's outputs
  * cannot be known before its kernel runs (pd_op_infer refuses), nor when their count differs
  * from the node's; the call then makes them and they are copied (hand_output).
  */
 static pd_ort_status *make_outputs(const ort_kernel *k, pd_ort_kernel_context *ctx,
                                    const pd_arg *in_args, pd_arg *out_args, int32_t n_out_args,
-                                   pd_tensor *outs, size_t n_out, bool *made)
+                                   pd_tensor *outs, bool *dest, size_t n_out, bool *made)
 {
     const pd__ort_op *o = k->o;
     *made = false;
-    if (!PD_ORT_OUTPUTS_IN_PLACE)
-        return NULL;
     pd_arg probe[PD_MAX_OUTPUTS];
     memcpy(probe, out_args, (size_t)n_out_args * sizeof *probe);
     if (pd_op_infer(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs, probe, n_out_args) != PD_OK)
@@ -404,8 +396,11 @@ static pd_ort_status *make_outputs(const ort_kernel *k, pd_ort_kernel_context *c
         if (probe[i].count != out_args[i].count)
             goto unmade;
     for (size_t j = 0; j < n_out; ++j) {
-        if (outs[j].dtype == PD_UNDEFINED) /* an optional output the op leaves unset */
+        dest[j] = outs[j].dtype != PD_UNDEFINED;
+        if (!dest[j]) { /* an optional output the op leaves unset */
+            outs[j] = (pd_tensor)PD_TENSOR_UNDEFINED;
             continue;
+        }
         pd_ort_status *st = ort_output(k, ctx, j, &outs[j], &outs[j].data);
         if (st != NULL)
             return st;
@@ -471,15 +466,19 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
     if (st != NULL)
         return relay(k, st, "counting inputs and outputs");
     pd_tensor local[2 * LOCAL_TENSORS];
+    bool local_dest[LOCAL_TENSORS];
     pd_tensor *ins = local, *outs = local + LOCAL_TENSORS;
+    bool *dest = local_dest;
     pd_tensor *heap = NULL;
     if (n_in > LOCAL_TENSORS || n_out > LOCAL_TENSORS) {
-        heap = calloc(n_in + n_out, sizeof *heap);
+        /* the tensors, then the output flags */
+        heap = calloc(1, (n_in + n_out) * sizeof *heap + n_out * sizeof *dest);
         if (heap == NULL)
             return pd__ort_fail(api, PD_ORT_FAIL, "pdext op '%s': out of memory",
                                 pd_op_name(o->op));
         ins = heap;
         outs = heap + n_in;
+        dest = (bool *)(heap + n_in + n_out);
     }
     for (size_t j = 0; j < n_out; ++j)
         outs[j] = (pd_tensor)PD_TENSOR_UNDEFINED;
@@ -514,7 +513,7 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
     }
     bool made = false;
     if (st == NULL)
-        st = make_outputs(k, ctx, in_args, out_args, n_out_args, outs, n_out, &made);
+        st = make_outputs(k, ctx, in_args, out_args, n_out_args, outs, dest, n_out, &made);
     if (st == NULL && o->cuda && !made)
         st = pd__ort_fail(api, PD_ORT_NOT_IMPLEMENTED,
                           "pdext op '%s' (node '%s'): on ONNX Runtime's CUDA execution provider "
@@ -523,18 +522,24 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
     pd_stream_t *current = NULL, *wrapped = NULL;
     if (st == NULL && o->cuda)
         st = enter_stream(k, ctx, place, &current, &wrapped);
-    if (st == NULL &&
-        pd_op_run(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs, out_args, n_out_args) != PD_OK)
+    if (st == NULL && (made ? pd_op_run_into(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs,
+                                             out_args, n_out_args)
+                            : pd_op_run(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs, out_args,
+                                        n_out_args)) != PD_OK)
         st = pd__ort_fail(api, PD_ORT_RUNTIME_EXCEPTION, "node '%s': %s", k->node, pd_last_error());
     if (current != NULL)
         pd_stream_set_current(place, NULL);
     pd_stream_destroy(wrapped);
-    for (size_t j = 0; st == NULL && !made && j < n_out; ++j)
-        if (outs[j].dtype != PD_UNDEFINED) /* an optional output the op left unset stays so */
+    /* The results the call made itself (all of them, or an optional output it set against
+     * pd_op_infer's word) are copied into ORT's outputs; an optional output the op left unset
+     * stays so. The destinations hold their results already and no reference. */
+    for (size_t j = 0; j < n_out; ++j) {
+        if (made && dest[j])
+            continue;
+        if (st == NULL && outs[j].dtype != PD_UNDEFINED)
             st = hand_output(k, ctx, j, &outs[j]);
-    if (!made)
-        for (size_t j = 0; j < n_out; ++j)
-            pd_tensor_release(&outs[j]);
+        pd_tensor_release(&outs[j]);
+    }
     free(heap);
     return st;
 }
