@@ -43,6 +43,7 @@ typedef struct ort_kernel {
     pd_stream_t *stream;
     void *stream_handle;
     pd_place stream_place;
+    int out_elem[PD_MAX_OUTPUTS]; /* ORT's element type of each output, once checked (0: not) */
 } ort_kernel;
 
 static void kernel_free(ort_kernel *k)
@@ -327,15 +328,19 @@ static pd_ort_status *wrap_input(const ort_kernel *k, pd_ort_kernel_context *ctx
 
 /* ORT's output `index` allocated with t's shape; its buffer into *data after the element type
  * ORT gave the node's output is checked against t's dtype. */
-static pd_ort_status *ort_output(const ort_kernel *k, pd_ort_kernel_context *ctx, size_t index,
+static pd_ort_status *ort_output(ort_kernel *k, pd_ort_kernel_context *ctx, size_t index,
                                  const pd_tensor *t, void **data)
 {
     const pd_ort_api *api = k->o->api;
     pd_ort_value *v = NULL;
     pd_ort_type_shape *info = NULL;
-    int elem = 0;
+    int want = pd__ort_elem_of(t->dtype);
+    /* The node's output types are fixed for the session: once one matched, later calls making
+     * the same type skip asking ORT (a type-and-shape object ORT allocates per ask). */
+    int elem = index < PD_MAX_OUTPUTS ? __atomic_load_n(&k->out_elem[index], __ATOMIC_RELAXED) : 0;
+    bool known = elem != PD_ORT_ELEM_UNDEFINED && elem == want;
     pd_ort_status *st = api->KernelContext_GetOutput(ctx, index, t->shape, (size_t)t->ndim, &v);
-    if (st == NULL && (st = api->GetTensorTypeAndShape(v, &info)) == NULL)
+    if (st == NULL && !known && (st = api->GetTensorTypeAndShape(v, &info)) == NULL)
         st = api->GetTensorElementType(info, &elem);
     if (info)
         api->ReleaseTensorTypeAndShapeInfo(info);
@@ -343,7 +348,9 @@ static pd_ort_status *ort_output(const ort_kernel *k, pd_ort_kernel_context *ctx
         st = api->GetTensorMutableData(v, data);
     if (st != NULL)
         return relay(k, st, "making an output");
-    if (elem != pd__ort_elem_of(t->dtype))
+    if (!known && elem == want && index < PD_MAX_OUTPUTS)
+        __atomic_store_n(&k->out_elem[index], elem, __ATOMIC_RELAXED);
+    if (elem != want)
         return pd__ort_fail(api, PD_ORT_INVALID_ARGUMENT,
                             "pdext op '%s' (node '%s'): output %zu is %s, but ONNX Runtime typed "
                             "the node's output %s (from its inputs)",
@@ -353,7 +360,7 @@ static pd_ort_status *ort_output(const ort_kernel *k, pd_ort_kernel_context *ctx
 }
 
 /* Copies result t (made by the op) into ORT output `index`, allocated with t's shape. */
-static pd_ort_status *hand_output(const ort_kernel *k, pd_ort_kernel_context *ctx, size_t index,
+static pd_ort_status *hand_output(ort_kernel *k, pd_ort_kernel_context *ctx, size_t index,
                                   const pd_tensor *t)
 {
     void *dst = NULL;
@@ -382,9 +389,9 @@ static pd_ort_status *hand_output(const ort_kernel *k, pd_ort_kernel_context *ct
  * cannot be known before its kernel runs (pd_op_infer refuses), nor when their count differs
  * from the node's; the call then makes them and they are copied (hand_output).
  */
-static pd_ort_status *make_outputs(const ort_kernel *k, pd_ort_kernel_context *ctx,
-                                   const pd_arg *in_args, pd_arg *out_args, int32_t n_out_args,
-                                   pd_tensor *outs, bool *dest, size_t n_out, bool *made)
+static pd_ort_status *make_outputs(ort_kernel *k, pd_ort_kernel_context *ctx, const pd_arg *in_args,
+                                   pd_arg *out_args, int32_t n_out_args, pd_tensor *outs,
+                                   bool *dest, size_t n_out, bool *made)
 {
     const pd__ort_op *o = k->o;
     *made = false;
