@@ -13,7 +13,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import CONCAT, RELU, pdext_command, require_framework
+from conftest import CONCAT, PY_OPS, RELU, pdext_command, require_framework
 
 ort = require_framework("onnxruntime")
 import onnx  # noqa: E402  (require_framework imported it)
@@ -390,3 +390,90 @@ def test_pdext_add_bundle_onnxruntime_builds_the_library_in_cmake(tmp_path):
                        [value("x", [3])], [value("y", [3])], domain="com.example")
     np.testing.assert_allclose(session(library, model).run(None, {"x": x})[0],
                                3 * np.cumsum(x) - 1)
+
+
+@pytest.fixture(scope="module")
+def py_ops_library(tmp_path_factory):
+    """tests/python/ops/py_ops.c: ops with every attr type, two outputs, an optional input, an
+    output that is its input, a vector output and an inplace op."""
+    out = tmp_path_factory.mktemp("ort_pyops") / "libpyops_ort.so"
+    done = subprocess.run([pdext_command(), "bundle", "--onnxruntime", "-o", str(out),
+                           str(PY_OPS)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return str(out)
+
+
+def run_one(library, node, inputs, n_outputs=1, elem=TensorProto.DOUBLE):
+    model = make_model([node], [value(n, list(a.shape), elem) for n, a in inputs.items()],
+                       [value("o%d" % i, ["d%d" % i], elem) for i in range(n_outputs)])
+    return session(library, model).run(None, inputs)
+
+
+def test_every_attr_type_is_read_from_the_node_or_defaulted(py_ops_library):
+    x = np.zeros(3)
+    node = helper.make_node("py_attrs", ["x"], ["o0"], domain=DOMAIN, b=1, i64=-5, f=1.5, d=2.5,
+                            s="hello", ints=[1, 2, 3], floats=[0.25, 0.5], i64s=[10, 20])
+    (y,) = run_one(py_ops_library, node, {"x": x})
+    # b, i (default 7), f, d (an ONNX float), i64, len(s), sum(ints), sum(floats), sum(i64s),
+    # strs (default {}: a list of strings ORT cannot read from a node, so only its default)
+    np.testing.assert_allclose(y, [1, 7, 1.5, 2.5, -5, 5, 6, 0.75, 30, 0])
+
+
+def test_an_output_dtype_other_than_orts_type_is_refused_not_written(py_ops_library):
+    # py_attrs makes float64 whatever X is. With X's shape known, ORT's inference learns that
+    # from the op and refuses a graph that declares the output float32, at session creation:
+    node = helper.make_node("py_attrs", ["x"], ["o0"], domain=DOMAIN, name="attrs_f32", b=0,
+                            i64=1)
+    model = make_model([node], [value("x", [3], TensorProto.FLOAT)],
+                       [value("o0", ["n"], TensorProto.FLOAT)])
+    with pytest.raises(Exception) as e:
+        session(py_ops_library, model)
+    assert "attrs_f32" in str(e.value) and "double" in str(e.value), str(e.value)
+    # with a symbolic X the op's inference cannot run, ORT types the output like X, and the
+    # kernel refuses at run time, before anything is written into ORT's smaller buffer
+    model = make_model([node], [value("x", ["n"], TensorProto.FLOAT)],
+                       [value("o0", ["n"], TensorProto.FLOAT)])
+    s = session(py_ops_library, model)
+    for _ in range(2):  # and again, after the node's output was made once
+        with pytest.raises(Exception) as e:
+            s.run(None, {"x": np.zeros(3, np.float32)})
+        msg = str(e.value)
+        assert "attrs_f32" in msg and "float64" in msg and "float32" in msg, msg
+
+
+def test_two_outputs_set_by_the_kernel_and_an_optional_input(py_ops_library):
+    a, b = np.arange(4.0), np.array([0.5, -1, 2, 3])
+    s, d = run_one(py_ops_library, helper.make_node("py_pair", ["a", "b"], ["o0", "o1"],
+                                                    domain=DOMAIN), {"a": a, "b": b}, 2)
+    np.testing.assert_array_equal(s, a + b)
+    np.testing.assert_array_equal(d, a - b)
+    (y,) = run_one(py_ops_library, helper.make_node("py_opt", ["a", "b"], ["o0"], domain=DOMAIN),
+                   {"a": a, "b": b})
+    np.testing.assert_array_equal(y, a + b)
+    (y,) = run_one(py_ops_library, helper.make_node("py_opt", ["a"], ["o0"], domain=DOMAIN),
+                   {"a": a})
+    np.testing.assert_array_equal(y, a + 100)
+
+
+def test_an_output_that_is_its_input_and_a_vector_output(py_ops_library):
+    x = np.arange(6.0)
+    (y,) = run_one(py_ops_library, helper.make_node("py_alias", ["x"], ["o0"], domain=DOMAIN),
+                   {"x": x})
+    np.testing.assert_array_equal(y, x)
+    parts = run_one(py_ops_library, helper.make_node("py_split", ["x"], ["o0", "o1", "o2"],
+                                                     domain=DOMAIN, parts=3), {"x": x}, 3)
+    for got, want in zip(parts, np.split(x, 3)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_an_inplace_op_leaves_orts_input_unchanged(py_ops_library):
+    x = np.arange(5.0)
+    keep = x.copy()
+    model = make_model([helper.make_node("py_inplace", ["x"], ["o0"], domain=DOMAIN),
+                        helper.make_node("Identity", ["x"], ["o1"])],
+                       [value("x", [5], TensorProto.DOUBLE)],
+                       [value("o0", [5], TensorProto.DOUBLE), value("o1", [5], TensorProto.DOUBLE)])
+    y, same = session(py_ops_library, model).run(None, {"x": x})
+    np.testing.assert_array_equal(y, keep * 2)
+    np.testing.assert_array_equal(x, keep)  # the caller's array
+    np.testing.assert_array_equal(same, keep)  # what the graph's other consumers of x see

@@ -24,6 +24,7 @@ typedef struct pd__ort_op {
     int32_t n_inputs, n_outputs, n_attrs;
     uint8_t in_kind[PD_MAX_INPUTS]; /* PD_ORT_REQUIRED / OPTIONAL / VARIADIC */
     uint8_t out_kind[PD_MAX_OUTPUTS];
+    uint32_t inplace_inputs; /* bit i: the op writes declared input i in place (its inplace map) */
     pd_attr_info attrs[PD_MAX_ATTRS]; /* the declaration, read once */
 } pd__ort_op;
 

@@ -493,6 +493,7 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
     /* Bind ORT's flat lists to the declared slots, in order. */
     pd_arg in_args[PD_MAX_INPUTS], out_args[PD_MAX_OUTPUTS];
     size_t next = 0;
+    int32_t n_bound = 0; /* input slots set */
     pd_place place = pd_place_cpu();
     for (int32_t i = 0; st == NULL && i < o->n_inputs; ++i) {
         size_t want = o->in_kind[i] == PD_ORT_VARIADIC ? (n_in > next ? n_in - next : 0)
@@ -507,6 +508,7 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
         }
         in_args[i] = pd_arg_of(ins + next);
         in_args[i].count = count;
+        n_bound = i + 1;
         next += want;
     }
     int32_t n_out_args = 0;
@@ -529,6 +531,19 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
     pd_stream_t *current = NULL, *wrapped = NULL;
     if (st == NULL && o->cuda)
         st = enter_stream(k, ctx, place, &current, &wrapped);
+    /* ORT's inputs are not the op's to change (the caller's array, another node's output): an
+     * input its inplace map writes is copied first (on the call's stream), and the copy
+     * released below (it alone has storage) */
+    for (int32_t i = 0; st == NULL && o->inplace_inputs != 0 && i < n_bound; ++i)
+        for (int32_t j = 0; st == NULL && (o->inplace_inputs & (1u << i)) && j < in_args[i].count;
+             ++j) {
+            pd_tensor *t = &in_args[i].tensors[j], copy = PD_TENSOR_UNDEFINED;
+            if (pd_tensor_copy_to(&copy, t, t->place) != PD_OK)
+                st = pd__ort_fail(api, PD_ORT_FAIL, "pdext op '%s' (node '%s'): %s",
+                                  pd_op_name(o->op), k->node, pd_last_error());
+            else
+                *t = copy;
+        }
     if (st == NULL && (made ? pd_op_run_into(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs,
                                              out_args, n_out_args)
                             : pd_op_run(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs, out_args,
@@ -547,6 +562,10 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
             st = hand_output(k, ctx, j, &outs[j]);
         pd_tensor_release(&outs[j]);
     }
+    for (int32_t i = 0; o->inplace_inputs != 0 && i < n_bound; ++i)
+        for (int32_t j = 0; j < in_args[i].count; ++j)
+            if (in_args[i].tensors[j].storage != NULL) /* a copy, not ORT's */
+                pd_tensor_release(&in_args[i].tensors[j]);
     free(heap);
     return st;
 }

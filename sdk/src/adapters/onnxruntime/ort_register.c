@@ -186,6 +186,16 @@ static const char *describe(pd__ort_op *o, const pd_op *op, const pd_ort_api *ap
     }
     for (int32_t i = 0; i < o->n_attrs; ++i)
         pd_op_attr_info(op, i, &o->attrs[i]);
+    /* ORT's inputs are not the kernel's to change (the caller's array, another node's output):
+     * the kernel gets a copy of each input its inplace map writes */
+    const pd_op_def *def = pd_op_definition(op);
+    for (int32_t p = 0; def != NULL && p < PD_MAX_INPLACE && def->inplace[p][0] != NULL; ++p)
+        for (int32_t i = 0; i < o->n_inputs; ++i) {
+            pd_arg_info a;
+            pd_op_input_info(op, i, &a);
+            if (strcmp(def->inplace[p][0], a.name) == 0 || strcmp(def->inplace[p][0], a.decl) == 0)
+                o->inplace_inputs |= 1u << i;
+        }
     pd_ort_custom_op *b = &o->base;
     b->version = PD_ORT_API_VERSION;
     b->GetName = op_name;
