@@ -92,25 +92,32 @@ def test_matmul_custom_relu_add_matches_the_same_graph_with_ort_relu(library):
     np.testing.assert_allclose(y, np.maximum(x @ w, 0) + b, rtol=1e-5, atol=1e-5)
 
 
+# Small inputs have the op make its outputs (copied into ORT's); from 4 KiB on the op writes
+# into ORT's own outputs: both ways are checked.
+SHAPES = [[3, 4, 5], [3, 40, 50]]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("dtype,elem", [(np.float32, TensorProto.FLOAT),
                                         (np.float64, TensorProto.DOUBLE)])
-def test_custom_relu_matches_ort_relu_per_dtype(library, dtype, elem):
+def test_custom_relu_matches_ort_relu_per_dtype(library, dtype, elem, shape):
     model = make_model(
         [helper.make_node("custom_relu", ["x"], ["y"], domain=DOMAIN),
          helper.make_node("Relu", ["x"], ["y_ort"])],
-        [value("x", [3, 4, 5], elem)],
-        [value("y", [3, 4, 5], elem), value("y_ort", [3, 4, 5], elem)],
+        [value("x", shape, elem)],
+        [value("y", shape, elem), value("y_ort", shape, elem)],
     )
-    x = np.random.default_rng(1).standard_normal((3, 4, 5)).astype(dtype)
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
     y, y_ort = session(library, model).run(None, {"x": x})
     assert y.dtype == dtype
     np.testing.assert_array_equal(y, y_ort)
 
 
+@pytest.mark.parametrize("rows", [1, 300])
 @pytest.mark.parametrize("axis", [0, 1, -1])
-def test_custom_concat_with_an_axis_attr_matches_ort_concat(library, axis):
+def test_custom_concat_with_an_axis_attr_matches_ort_concat(library, axis, rows):
     shapes = {0: [(2, 3), (4, 3), (1, 3)], 1: [(2, 3), (2, 5), (2, 1)], -1: [(2, 3), (2, 5), (2, 1)]}
-    arrays = [np.random.default_rng(i).standard_normal(s).astype(np.float32)
+    arrays = [np.random.default_rng(i).standard_normal((s[0] * rows, s[1])).astype(np.float32)
               for i, s in enumerate(shapes[axis])]
     names = ["a", "b", "c"]
     model = make_model(
@@ -441,8 +448,9 @@ def test_an_output_dtype_other_than_orts_type_is_refused_not_written(py_ops_libr
         assert "attrs_f32" in msg and "float64" in msg and "float32" in msg, msg
 
 
-def test_two_outputs_set_by_the_kernel_and_an_optional_input(py_ops_library):
-    a, b = np.arange(4.0), np.array([0.5, -1, 2, 3])
+@pytest.mark.parametrize("n", [1, 1000])
+def test_two_outputs_set_by_the_kernel_and_an_optional_input(py_ops_library, n):
+    a, b = np.arange(4.0 * n), np.tile([0.5, -1, 2, 3], n)
     s, d = run_one(py_ops_library, helper.make_node("py_pair", ["a", "b"], ["o0", "o1"],
                                                     domain=DOMAIN), {"a": a, "b": b}, 2)
     np.testing.assert_array_equal(s, a + b)
@@ -455,8 +463,9 @@ def test_two_outputs_set_by_the_kernel_and_an_optional_input(py_ops_library):
     np.testing.assert_array_equal(y, a + 100)
 
 
-def test_an_output_that_is_its_input_and_a_vector_output(py_ops_library):
-    x = np.arange(6.0)
+@pytest.mark.parametrize("n", [6, 6000])
+def test_an_output_that_is_its_input_and_a_vector_output(py_ops_library, n):
+    x = np.arange(float(n))
     (y,) = run_one(py_ops_library, helper.make_node("py_alias", ["x"], ["o0"], domain=DOMAIN),
                    {"x": x})
     np.testing.assert_array_equal(y, x)
@@ -466,13 +475,14 @@ def test_an_output_that_is_its_input_and_a_vector_output(py_ops_library):
         np.testing.assert_array_equal(got, want)
 
 
-def test_an_inplace_op_leaves_orts_input_unchanged(py_ops_library):
-    x = np.arange(5.0)
+@pytest.mark.parametrize("n", [5, 5000])
+def test_an_inplace_op_leaves_orts_input_unchanged(py_ops_library, n):
+    x = np.arange(float(n))
     keep = x.copy()
     model = make_model([helper.make_node("py_inplace", ["x"], ["o0"], domain=DOMAIN),
                         helper.make_node("Identity", ["x"], ["o1"])],
-                       [value("x", [5], TensorProto.DOUBLE)],
-                       [value("o0", [5], TensorProto.DOUBLE), value("o1", [5], TensorProto.DOUBLE)])
+                       [value("x", [n], TensorProto.DOUBLE)],
+                       [value("o0", [n], TensorProto.DOUBLE), value("o1", [n], TensorProto.DOUBLE)])
     y, same = session(py_ops_library, model).run(None, {"x": x})
     np.testing.assert_array_equal(y, keep * 2)
     np.testing.assert_array_equal(x, keep)  # the caller's array
