@@ -403,7 +403,7 @@ static pd_ort_status *make_outputs(ort_kernel *k, pd_ort_kernel_context *ctx, co
     pd_arg probe[PD_MAX_OUTPUTS];
     memcpy(probe, out_args, (size_t)n_out_args * sizeof *probe);
     if (pd_op_infer(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs, probe, n_out_args) != PD_OK)
-        return NULL;
+        goto unmade;
     for (int32_t i = 0; i < n_out_args; ++i)
         if (probe[i].count != out_args[i].count)
             goto unmade;
