@@ -9,7 +9,7 @@
 #              If it has not been configured yet, it is configured as a release build (-O2, no
 #              sanitizers, -DPDEXT_BUILD_BENCH=ON); it is then brought up to date with ninja.
 # Environment: PDEXT_BENCH_RESULTS moves results.json; PDEXT_BENCH_ONLY="op_call threads"
-# runs only those programs; PDEXT_BENCH_SMOKE=1 runs each in its smoke mode (tiny sizes, one
+# runs only those programs ("onnxruntime": the ONNX Runtime rows); PDEXT_BENCH_SMOKE=1 runs each in its smoke mode (tiny sizes, one
 # iteration: checks the plumbing, the figures mean nothing); PDEXT_BENCH_NO_BUILD=1 uses the
 # programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON (a python with onnxruntime and onnx, or
 # jax) runs the ONNX Runtime and JAX rows; TMPDIR is where the benchmarks keep their private JIT caches.
@@ -29,6 +29,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-${PDEXT_BENCH_BUILD_DIR:-$root/build-bench}}
 results=${PDEXT_BENCH_RESULTS:-$root/bench/results.json}
 programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads parallel strided gpu aot device paddle_front check pipeline python"}
+# "onnxruntime" in PDEXT_BENCH_ONLY names the ONNX Runtime rows (a script, not a program).
+ort_rows=0
+[[ -z ${PDEXT_BENCH_ONLY:-} || " $programs " == *" onnxruntime "* ]] && ort_rows=1
+programs=$(echo " $programs " | sed 's/ onnxruntime / /g')
 jobs=${PDEXT_BENCH_JOBS:-2}
 
 smoke=()
@@ -89,8 +93,9 @@ fi
 
 # The ONNX Runtime rows (bench/onnxruntime_bench.py): a library built by this build's pdext
 # command, run by a Python that has onnxruntime and onnx (PDEXT_BENCH_FRAMEWORK_PYTHON, e.g. the
-# framework venv's python); skipped, saying so, without one.
-if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
+# framework venv's python); skipped, saying so, without one. PDEXT_BENCH_ONLY=onnxruntime runs
+# only them.
+if [[ $ort_rows == 1 ]]; then
     fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
     if [[ -n $fw_python ]] && "$fw_python" -c 'import onnx, onnxruntime' >/dev/null 2>&1; then
         echo "bench: running onnxruntime_bench.py" >&2

@@ -48,7 +48,8 @@ static const char usage[] =
     "  FILE:FUNC        a MindSpore AOT function (pdext_aot.h) in source FILE (.cc .cpp .c\n"
     "                   .cu), carried by the bundle as op FUNC (or --op NAME): the program\n"
     "                   registers it with the bundle, with no compiler and no dlopen, and\n"
-    "                   links libpdext_aot and libpdext (shared). The options after it\n"
+    "                   links libpdext_aot and libpdext (shared); an --onnxruntime\n"
+    "                   library carries the adapter inside. The options after it\n"
     "                   describe it: --inputs N (required), --outputs N, --out-shape 4,5 and\n"
     "                   --out-dtype float32 per output (else FUNCInferShape / FUNCInferType,\n"
     "                   else input 0's), --attr 'scale: float' per attr (read with\n"
@@ -178,18 +179,12 @@ int pd_cmd_bundle(int argc, char **argv)
     if (rc == PD_CMD_OK && a.inputs.n == 0 && aot->n == 0)
         rc = pd_cmd_usage_error("bundle", "no sources: give the op sources to bundle (.c .cc "
                                           ".cpp .cxx .cu) or AOT functions (add.cc:CustomAdd)");
-    if (rc == PD_CMD_OK && kind == PD_JIT_ONNXRUNTIME && aot->n > 0)
-        rc = pd_cmd_usage_error("bundle",
-                                "MindSpore AOT functions (%s) cannot go into an "
-                                "--onnxruntime library: they run through the shared "
-                                "libpdext_aot, and the library links pdext statically",
-                                aot->fns[0].spec);
     if (rc == PD_CMD_OK && domain != NULL && kind != PD_JIT_ONNXRUNTIME)
         rc = pd_cmd_usage_error("bundle", "--domain names the ONNX domain of an --onnxruntime "
                                           "library; add --onnxruntime");
     char *aot_source = NULL;
     if (rc == PD_CMD_OK && aot->n > 0)
-        aot_source = pd_cmd_bundle_aot_source(aot, &a, &rc);
+        aot_source = pd_cmd_bundle_aot_source(aot, &a, kind == PD_JIT_ONNXRUNTIME, &rc);
     if (rc == PD_CMD_OK)
         rc = pd_cmd_bundle_build("bundle", &a, output, kind, domain, aot_source);
     free(aot_source);

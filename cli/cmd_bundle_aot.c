@@ -213,7 +213,7 @@ static int write_fn(FILE *f, const pd_cmd_aot_fn *fn, int index, const pd_cmd_lo
     return 0;
 }
 
-char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, int *rc)
+char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, bool ort, int *rc)
 {
     *rc = PD_CMD_OK;
     for (int32_t i = 0; i < b->n; ++i) {
@@ -275,10 +275,22 @@ char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, 
         char *flag = pd_cmd_xmalloc(n + 32);
         snprintf(flag, n + 32, "-L%.*s", (int)n, info.dli_fname);
         pd_cmd_strv_add(&a->ldflags, flag);
-        snprintf(flag, n + 32, "-Wl,-rpath,%.*s", (int)n, info.dli_fname);
-        pd_cmd_strv_add(&a->ldflags, flag);
+        if (!ort) { /* an ORT library is for other machines: no path of this one in it */
+            snprintf(flag, n + 32, "-Wl,-rpath,%.*s", (int)n, info.dli_fname);
+            pd_cmd_strv_add(&a->ldflags, flag);
+        }
         free(flag);
     }
-    pd_cmd_strv_add(&a->ldflags, "-lpdext_aot");
+    if (ort) {
+        /* The library links the adapter from libpdext_onnxruntime.a (before these flags), so
+         * libpdext_aot, which only the check of the objects needs (it is loaded in this
+         * process already), is left out of it; the adapter is C++ inside. */
+        pd_cmd_strv_add(&a->ldflags, "-Wl,--push-state,--as-needed");
+        pd_cmd_strv_add(&a->ldflags, "-lpdext_aot");
+        pd_cmd_strv_add(&a->ldflags, "-Wl,--pop-state");
+        pd_cmd_strv_add(&a->ldflags, "-lstdc++");
+    } else {
+        pd_cmd_strv_add(&a->ldflags, "-lpdext_aot");
+    }
     return text;
 }

@@ -142,8 +142,10 @@ typedef struct pd_cmd_bundle_aot {
  * something else, -1 after a usage error. */
 int pd_cmd_bundle_aot_arg(pd_cmd_bundle_aot *b, int argc, char **argv, int *i);
 /* The bundle's generated source for its AOT functions (malloc'd); adds their sources to
- * a->inputs and libpdext_aot to a->ldflags. NULL with *rc set after a usage error. */
-char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, int *rc);
+ * a->inputs and libpdext_aot to a->ldflags (for an ONNX Runtime library, `ort`, only as
+ * needed: the library takes the adapter from libpdext_onnxruntime.a, and libpdext_aot serves
+ * just the check of its objects). NULL with *rc set after a usage error. */
+char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, bool ort, int *rc);
 void pd_cmd_bundle_aot_free(pd_cmd_bundle_aot *b);
 
 /* The AOT facts of op (library, function, ABI, Init / InferShape / InferType), if it is one. */

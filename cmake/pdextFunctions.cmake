@@ -21,12 +21,13 @@
 #       (each FILE:FUNC followed by its options, given to `pdext bundle` as they are; a relative
 #       FILE is taken against the current source directory). A bundle with AOT functions links
 #       pdext::pdext_aot and the shared pdext::pdext instead (libpdext_aot is a shared library).
-#   pdext_add_bundle(myops ONNXRUNTIME [DOMAIN name] SOURCES relu.c concat.c ...)
+#   pdext_add_bundle(myops ONNXRUNTIME [DOMAIN name] SOURCES relu.c concat.c ... [AOT ...])
 #       An ONNX Runtime custom-op library instead (`pdext bundle --onnxruntime`):
 #       <binary dir>/pdext_bundle_myops/libmyops.so, built with the target `myops` (part of
 #       ALL), whose property PDEXT_ONNXRUNTIME_LIBRARY holds its path for
 #       SessionOptions.register_custom_ops_library / RegisterCustomOpsLibrary. Its ops are in
-#       the ONNX domain DOMAIN (default pdext). AOT functions are not taken here.
+#       the ONNX domain DOMAIN (default pdext). AOT functions go inside it with the AOT
+#       adapter (the library still needs no pdext library at run time).
 include_guard(GLOBAL)
 
 # Absolute paths of `paths`, relative ones taken against the current source directory.
@@ -97,10 +98,6 @@ function(pdext_add_bundle name)
     list(APPEND args --cflags "${opts}" --cxxflags "${opts}")
   endif()
   if(_pd_ONNXRUNTIME)
-    if(_pd_AOT OR NOT _pd_SOURCES)
-      message(FATAL_ERROR "pdext_add_bundle(${name} ONNXRUNTIME): give the op sources "
-                          "(SOURCES a.c ...); AOT functions are not taken here")
-    endif()
     set(library "${dir}/lib${name}.so")
     if(_pd_DOMAIN)
       list(APPEND args --domain "${_pd_DOMAIN}")
@@ -110,8 +107,8 @@ function(pdext_add_bundle name)
       COMMAND ${CMAKE_COMMAND} -E make_directory "${dir}"
       COMMAND ${CMAKE_COMMAND} -E env "PDEXT_CACHE_DIR=${CMAKE_BINARY_DIR}/pdext-cache"
               "${pdext_EXECUTABLE}" bundle --onnxruntime -o "${library}" --name ${name} ${args}
-              ${sources}
-      DEPENDS ${sources}
+              ${sources} ${aot}
+      DEPENDS ${sources} ${aot_files}
       COMMENT "pdext bundle --onnxruntime ${name}"
       VERBATIM)
     add_custom_target(${name} ALL DEPENDS "${library}")

@@ -269,6 +269,10 @@ static bool ort_placeholder(pd__sb *sb, const void *user, const char *key, size_
         pd__sb_add(sb, p->ort_domain);
         return true;
     }
+    if (n == 9 && strncmp(key, "ORT_FLAGS", 9) == 0) { /* PD_ORT_WITH_CUDA (ort_adapter.h) */
+        pd__sb_add(sb, p->uses[PD__LANG_CUDA] ? "1" : "0");
+        return true;
+    }
     return name_placeholder(sb, user, key, n);
 }
 

@@ -13,7 +13,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import CONCAT, RELU, pdext_command, require_framework
+from conftest import CONCAT, PY_OPS, RELU, pdext_command, require_framework
 
 ort = require_framework("onnxruntime")
 import onnx  # noqa: E402  (require_framework imported it)
@@ -92,25 +92,32 @@ def test_matmul_custom_relu_add_matches_the_same_graph_with_ort_relu(library):
     np.testing.assert_allclose(y, np.maximum(x @ w, 0) + b, rtol=1e-5, atol=1e-5)
 
 
+# Small inputs have the op make its outputs (copied into ORT's); from 4 KiB on the op writes
+# into ORT's own outputs: both ways are checked.
+SHAPES = [[3, 4, 5], [3, 40, 50]]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("dtype,elem", [(np.float32, TensorProto.FLOAT),
                                         (np.float64, TensorProto.DOUBLE)])
-def test_custom_relu_matches_ort_relu_per_dtype(library, dtype, elem):
+def test_custom_relu_matches_ort_relu_per_dtype(library, dtype, elem, shape):
     model = make_model(
         [helper.make_node("custom_relu", ["x"], ["y"], domain=DOMAIN),
          helper.make_node("Relu", ["x"], ["y_ort"])],
-        [value("x", [3, 4, 5], elem)],
-        [value("y", [3, 4, 5], elem), value("y_ort", [3, 4, 5], elem)],
+        [value("x", shape, elem)],
+        [value("y", shape, elem), value("y_ort", shape, elem)],
     )
-    x = np.random.default_rng(1).standard_normal((3, 4, 5)).astype(dtype)
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
     y, y_ort = session(library, model).run(None, {"x": x})
     assert y.dtype == dtype
     np.testing.assert_array_equal(y, y_ort)
 
 
+@pytest.mark.parametrize("rows", [1, 300])
 @pytest.mark.parametrize("axis", [0, 1, -1])
-def test_custom_concat_with_an_axis_attr_matches_ort_concat(library, axis):
+def test_custom_concat_with_an_axis_attr_matches_ort_concat(library, axis, rows):
     shapes = {0: [(2, 3), (4, 3), (1, 3)], 1: [(2, 3), (2, 5), (2, 1)], -1: [(2, 3), (2, 5), (2, 1)]}
-    arrays = [np.random.default_rng(i).standard_normal(s).astype(np.float32)
+    arrays = [np.random.default_rng(i).standard_normal((s[0] * rows, s[1])).astype(np.float32)
               for i, s in enumerate(shapes[axis])]
     names = ["a", "b", "c"]
     model = make_model(
@@ -241,13 +248,92 @@ def test_the_domain_option_names_the_ops_domain(library, tmp_path):
 @pytest.mark.parametrize("args,expected", [
     (["--domain", "x", "-o", "libx.a"], "add --onnxruntime"),
     (["--onnxruntime", "--domain", "bad domain", "-o", "libx.so"], "'bad domain'"),
-    (["--onnxruntime", "-o", "libx.so", "add.cc:CustomAdd", "--inputs", "2"], "AOT functions"),
+    (["--onnxruntime", "-o", "libx.so", "add.cc:CustomAdd"], "--inputs"),
 ])
 def test_the_command_refuses_what_an_ort_library_cannot_be(args, expected, tmp_path):
     done = subprocess.run([pdext_command(), "bundle"] + args + [str(RELU)], capture_output=True,
                           text=True, cwd=tmp_path)
     assert done.returncode != 0
     assert expected in done.stderr, done.stderr
+
+
+SCALE_CUMSUM = RELU.parents[1] / "aot" / "scale_cumsum.cc"
+
+
+@pytest.fixture(scope="module")
+def aot_library(tmp_path_factory):
+    """relu.c and the MindSpore AOT function ScaleCumsum (examples/aot) in one ORT library."""
+    out = tmp_path_factory.mktemp("ort_aot") / "libaotops_ort.so"
+    done = subprocess.run(
+        [pdext_command(), "bundle", "--onnxruntime", "-o", str(out), str(RELU),
+         "%s:ScaleCumsum" % SCALE_CUMSUM, "--inputs", "1", "--attr", "scale: float",
+         "--attr", "bias: float"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ScaleCumsum" in done.stdout and "custom_relu" in done.stdout, done.stdout
+    return str(out)
+
+
+def test_an_aot_function_runs_in_ort_beside_a_pdext_op_and_matches_numpy(aot_library):
+    # x -> MatMul -> ScaleCumsum (AOT: 2 * cumsum + 0.5 over the flattened input)
+    #   -> custom_relu -> Add
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 6)).astype(np.float32)
+    b = rng.standard_normal((6,)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("ScaleCumsum", ["h"], ["c"], domain=DOMAIN, name="cumsum",
+                              scale=2.0, bias=0.5),
+             helper.make_node("custom_relu", ["c"], ["r"], domain=DOMAIN),
+             helper.make_node("Add", ["r", "b"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [value("x", [3, 4])], [value("y", ["p", "q"])],
+                              [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel()),
+                               helper.make_tensor("b", TensorProto.FLOAT, b.shape, b.ravel())])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(DOMAIN, 1)])
+    onnx.checker.check_model(model)
+    s = session(aot_library, model.SerializeToString())
+    # the AOT function's InferShape reaches ORT's shape inference
+    assert s.get_outputs()[0].shape == [3, 6]
+    for _ in range(2):  # the second run reuses the state the first made (Init once per shape)
+        x = rng.standard_normal((3, 4)).astype(np.float32)
+        h = x @ w
+        expected = np.maximum(2 * np.cumsum(h.ravel()).reshape(h.shape) + 0.5, 0) + b
+        np.testing.assert_allclose(s.run(None, {"x": x})[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_an_aot_library_needs_no_pdext_library_at_run_time(aot_library):
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf (binutils) is not installed: cannot list the library's NEEDED entries")
+    dyn = subprocess.run([readelf, "-d", aot_library], capture_output=True, text=True,
+                         check=True).stdout
+    assert not any("pdext" in line for line in dyn.splitlines()
+                   if "(NEEDED)" in line or "PATH)" in line), dyn
+    lib = ctypes.CDLL(aot_library)
+    for private in ("pd_aot_bundle_kernel", "pd_jit_build_library", "ScaleCumsum"):
+        with pytest.raises(AttributeError):
+            getattr(lib, private)
+
+
+def test_an_aot_node_without_its_attr_fails_session_creation(aot_library):
+    model = make_model([helper.make_node("ScaleCumsum", ["x"], ["y"], domain=DOMAIN,
+                                         name="cumsum_no_bias", scale=2.0)],
+                       [value("x", [4])], [value("y", [4])])
+    with pytest.raises(Exception) as e:
+        session(aot_library, model)
+    msg = str(e.value)
+    for part in ("cumsum_no_bias", "ScaleCumsum", "'bias'"):
+        assert part in msg, msg
+
+
+def test_an_aot_function_refusing_a_dtype_raises_through_ort(aot_library):
+    model = make_model([helper.make_node("ScaleCumsum", ["x"], ["y"], domain=DOMAIN,
+                                         name="cumsum_f64", scale=2.0, bias=0.0)],
+                       [value("x", [4], TensorProto.DOUBLE)], [value("y", [4], TensorProto.DOUBLE)])
+    s = session(aot_library, model)
+    with pytest.raises(Exception) as e:
+        s.run(None, {"x": np.ones(4)})
+    msg = str(e.value)
+    assert "cumsum_f64" in msg and "ScaleCumsum" in msg, msg
 
 
 def test_an_ort_older_than_the_library_needs_is_refused_naming_both(library):
@@ -290,10 +376,12 @@ def test_pdext_add_bundle_onnxruntime_builds_the_library_in_cmake(tmp_path):
     (tmp_path / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.20)\nproject(ort_consumer C)\n"
         'set(pdext_EXECUTABLE "%s")\ninclude("%s")\n'
-        'pdext_add_bundle(myops ONNXRUNTIME DOMAIN com.example SOURCES "%s")\n'
+        'pdext_add_bundle(myops ONNXRUNTIME DOMAIN com.example SOURCES "%s"\n'
+        '                 AOT "%s:ScaleCumsum" --inputs 1 --attr "scale: float"'
+        ' --attr "bias: float")\n'
         "get_target_property(lib myops PDEXT_ONNXRUNTIME_LIBRARY)\n"
         'file(WRITE "${CMAKE_BINARY_DIR}/library.txt" "${lib}")\n'
-        % (pdext_command(), functions, RELU))
+        % (pdext_command(), functions, RELU, SCALE_CUMSUM))
     build = tmp_path / "build"
     for args in ([cmake, "-S", str(tmp_path), "-B", str(build), "-G", "Ninja"],
                  [cmake, "--build", str(build)]):
@@ -304,3 +392,98 @@ def test_pdext_add_bundle_onnxruntime_builds_the_library_in_cmake(tmp_path):
                        [value("x", [3])], [value("y", [3])], domain="com.example")
     x = np.array([-2, 0.5, 3], np.float32)
     np.testing.assert_array_equal(session(library, model).run(None, {"x": x})[0], np.maximum(x, 0))
+    model = make_model([helper.make_node("ScaleCumsum", ["x"], ["y"], domain="com.example",
+                                         scale=3.0, bias=-1.0)],
+                       [value("x", [3])], [value("y", [3])], domain="com.example")
+    np.testing.assert_allclose(session(library, model).run(None, {"x": x})[0],
+                               3 * np.cumsum(x) - 1)
+
+
+@pytest.fixture(scope="module")
+def py_ops_library(tmp_path_factory):
+    """tests/python/ops/py_ops.c: ops with every attr type, two outputs, an optional input, an
+    output that is its input, a vector output and an inplace op."""
+    out = tmp_path_factory.mktemp("ort_pyops") / "libpyops_ort.so"
+    done = subprocess.run([pdext_command(), "bundle", "--onnxruntime", "-o", str(out),
+                           str(PY_OPS)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return str(out)
+
+
+def run_one(library, node, inputs, n_outputs=1, elem=TensorProto.DOUBLE):
+    model = make_model([node], [value(n, list(a.shape), elem) for n, a in inputs.items()],
+                       [value("o%d" % i, ["d%d" % i], elem) for i in range(n_outputs)])
+    return session(library, model).run(None, inputs)
+
+
+def test_every_attr_type_is_read_from_the_node_or_defaulted(py_ops_library):
+    x = np.zeros(3)
+    node = helper.make_node("py_attrs", ["x"], ["o0"], domain=DOMAIN, b=1, i64=-5, f=1.5, d=2.5,
+                            s="hello", ints=[1, 2, 3], floats=[0.25, 0.5], i64s=[10, 20])
+    (y,) = run_one(py_ops_library, node, {"x": x})
+    # b, i (default 7), f, d (an ONNX float), i64, len(s), sum(ints), sum(floats), sum(i64s),
+    # strs (default {}: a list of strings ORT cannot read from a node, so only its default)
+    np.testing.assert_allclose(y, [1, 7, 1.5, 2.5, -5, 5, 6, 0.75, 30, 0])
+
+
+def test_an_output_dtype_other_than_orts_type_is_refused_not_written(py_ops_library):
+    # py_attrs makes float64 whatever X is. With X's shape known, ORT's inference learns that
+    # from the op and refuses a graph that declares the output float32, at session creation:
+    node = helper.make_node("py_attrs", ["x"], ["o0"], domain=DOMAIN, name="attrs_f32", b=0,
+                            i64=1)
+    model = make_model([node], [value("x", [3], TensorProto.FLOAT)],
+                       [value("o0", ["n"], TensorProto.FLOAT)])
+    with pytest.raises(Exception) as e:
+        session(py_ops_library, model)
+    assert "attrs_f32" in str(e.value) and "double" in str(e.value), str(e.value)
+    # with a symbolic X the op's inference cannot run, ORT types the output like X, and the
+    # kernel refuses at run time, before anything is written into ORT's smaller buffer
+    model = make_model([node], [value("x", ["n"], TensorProto.FLOAT)],
+                       [value("o0", ["n"], TensorProto.FLOAT)])
+    s = session(py_ops_library, model)
+    for _ in range(2):  # and again, after the node's output was made once
+        with pytest.raises(Exception) as e:
+            s.run(None, {"x": np.zeros(3, np.float32)})
+        msg = str(e.value)
+        assert "attrs_f32" in msg and "float64" in msg and "float32" in msg, msg
+
+
+@pytest.mark.parametrize("n", [1, 1000])
+def test_two_outputs_set_by_the_kernel_and_an_optional_input(py_ops_library, n):
+    a, b = np.arange(4.0 * n), np.tile([0.5, -1, 2, 3], n)
+    s, d = run_one(py_ops_library, helper.make_node("py_pair", ["a", "b"], ["o0", "o1"],
+                                                    domain=DOMAIN), {"a": a, "b": b}, 2)
+    np.testing.assert_array_equal(s, a + b)
+    np.testing.assert_array_equal(d, a - b)
+    (y,) = run_one(py_ops_library, helper.make_node("py_opt", ["a", "b"], ["o0"], domain=DOMAIN),
+                   {"a": a, "b": b})
+    np.testing.assert_array_equal(y, a + b)
+    (y,) = run_one(py_ops_library, helper.make_node("py_opt", ["a"], ["o0"], domain=DOMAIN),
+                   {"a": a})
+    np.testing.assert_array_equal(y, a + 100)
+
+
+@pytest.mark.parametrize("n", [6, 6000])
+def test_an_output_that_is_its_input_and_a_vector_output(py_ops_library, n):
+    x = np.arange(float(n))
+    (y,) = run_one(py_ops_library, helper.make_node("py_alias", ["x"], ["o0"], domain=DOMAIN),
+                   {"x": x})
+    np.testing.assert_array_equal(y, x)
+    parts = run_one(py_ops_library, helper.make_node("py_split", ["x"], ["o0", "o1", "o2"],
+                                                     domain=DOMAIN, parts=3), {"x": x}, 3)
+    for got, want in zip(parts, np.split(x, 3)):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [5, 5000])
+def test_an_inplace_op_leaves_orts_input_unchanged(py_ops_library, n):
+    x = np.arange(float(n))
+    keep = x.copy()
+    model = make_model([helper.make_node("py_inplace", ["x"], ["o0"], domain=DOMAIN),
+                        helper.make_node("Identity", ["x"], ["o1"])],
+                       [value("x", [n], TensorProto.DOUBLE)],
+                       [value("o0", [n], TensorProto.DOUBLE), value("o1", [n], TensorProto.DOUBLE)])
+    y, same = session(py_ops_library, model).run(None, {"x": x})
+    np.testing.assert_array_equal(y, keep * 2)
+    np.testing.assert_array_equal(x, keep)  # the caller's array
+    np.testing.assert_array_equal(same, keep)  # what the graph's other consumers of x see

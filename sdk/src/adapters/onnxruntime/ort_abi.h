@@ -39,6 +39,7 @@ typedef struct pd_ort_kernel_info pd_ort_kernel_info;         /* OrtKernelInfo *
 typedef struct pd_ort_kernel_context pd_ort_kernel_context;   /* OrtKernelContext */
 typedef struct pd_ort_shape_context pd_ort_shape_context;     /* OrtShapeInferContext */
 typedef struct pd_ort_op_attr pd_ort_op_attr;                 /* OrtOpAttr */
+typedef struct pd_ort_memory_info pd_ort_memory_info;         /* OrtMemoryInfo */
 
 /* OrtErrorCode: the codes ORT's statuses carry. */
 enum {
@@ -116,6 +117,7 @@ typedef struct pd_ort_api_base {
       (const pd_ort_type_shape *info, int64_t *dims, size_t count))                             \
     X(65, 1, pd_ort_status *, GetTensorTypeAndShape,                                            \
       (const pd_ort_value *value, pd_ort_type_shape **out))                                     \
+    X(72, 1, pd_ort_status *, MemoryInfoGetId, (const pd_ort_memory_info *info, int *out))      \
     X(85, 1, pd_ort_status *, KernelInfoGetAttribute_float,                                     \
       (const pd_ort_kernel_info *info, const char *name, float *out))                           \
     X(86, 1, pd_ort_status *, KernelInfoGetAttribute_int64,                                     \
@@ -142,6 +144,12 @@ typedef struct pd_ort_api_base {
       (const pd_ort_kernel_info *info, const char *name, float *out, size_t *size))             \
     X(163, 8, pd_ort_status *, KernelInfoGetAttributeArray_int64,                               \
       (const pd_ort_kernel_info *info, const char *name, int64_t *out, size_t *size))           \
+    /* the execution provider's stream for the node (cudaStream_t; NULL on the CPU EP) */       \
+    X(193, 10, pd_ort_status *, KernelContext_GetGPUComputeStream,                              \
+      (const pd_ort_kernel_context *ctx, void **out))                                           \
+    /* the value's memory info belongs to the value: not released */                            \
+    X(194, 10, pd_ort_status *, GetTensorMemoryInfo,                                            \
+      (const pd_ort_value *value, const pd_ort_memory_info **out))                              \
     /* out NULL: *size gets the bytes needed, NUL included */                                   \
     X(244, 15, pd_ort_status *, KernelInfo_GetNodeName,                                         \
       (const pd_ort_kernel_info *info, char *out, size_t *size))                                \

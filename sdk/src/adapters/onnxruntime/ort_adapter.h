@@ -20,9 +20,11 @@ typedef struct pd__ort_op {
     pd_ort_custom_op base;
     const pd_op *op;
     const pd_ort_api *api;
+    bool cuda; /* the variant for ORT's CUDA execution provider: GPU tensors, ORT's stream */
     int32_t n_inputs, n_outputs, n_attrs;
     uint8_t in_kind[PD_MAX_INPUTS]; /* PD_ORT_REQUIRED / OPTIONAL / VARIADIC */
     uint8_t out_kind[PD_MAX_OUTPUTS];
+    uint32_t inplace_inputs; /* bit i: the op writes declared input i in place (its inplace map) */
     pd_attr_info attrs[PD_MAX_ATTRS]; /* the declaration, read once */
 } pd__ort_op;
 
@@ -46,9 +48,16 @@ void pd__ort_kernel_destroy(void *kernel);
 /* ort_infer.c: OrtCustomOp.InferOutputShapeFn. */
 pd_ort_status *pd__ort_infer_shapes(const pd_ort_custom_op *op, pd_ort_shape_context *ctx);
 
+/* pd_ort_register_ops' flags: the library has CUDA code (sources built by nvcc), so each op is
+ * also registered for ORT's CUDA execution provider. */
+#define PD_ORT_WITH_CUDA 0x1u
+
 /*
  * Registers every forward op of the op table `info` in a custom-op domain named `domain` and
- * adds the domain to `options`; the entry point of an ORT custom-op library. `api_base` is
+ * adds the domain to `options`; the entry point of an ORT custom-op library. With
+ * PD_ORT_WITH_CUDA in `flags`, each op is registered twice: for the CPU execution provider and
+ * for the CUDA one (ORT then places a node on the GPU when the session has that provider, and
+ * the kernel gets GPU tensors and runs on ORT's compute stream). `api_base` is
  * ORT's; an ORT whose API is older than PD_ORT_API_VERSION is refused naming both versions.
  * `origin` names the library in messages ("onnxruntime library 'myops'"). The ops are
  * registered once per process (a pdext registry of the library's own); each call adds one
@@ -56,6 +65,6 @@ pd_ort_status *pd__ort_infer_shapes(const pd_ort_custom_op *op, pd_ort_shape_con
  */
 pd_ort_status *pd_ort_register_ops(pd_ort_session_options *options, const pd_ort_api_base *api_base,
                                    const pd_module_info *info, const char *domain,
-                                   const char *origin);
+                                   const char *origin, uint32_t flags);
 
 #endif /* PD_ORT_ADAPTER_H */

@@ -11,15 +11,28 @@
  * Compute binds ORT's inputs to the declared inputs in order (a last vector input takes the
  * rest, an absent optional input none), wraps each as a pd_tensor over ORT's own buffer (no
  * copy, no allocation: a tensor without storage, as pdext.h allows a host to fill by hand), and
- * runs the op through pd_op_run, the one runner. The op's kernel allocates its outputs (a pdext
- * kernel makes them through its context), so each result is then copied once into the output
- * ORT allocates with the result's shape. Any failure becomes ORT's error status carrying
- * pdext's message.
+ * runs the op through the one runner. Outputs: ORT allocates them first, with the shapes
+ * pd_op_infer gives, and pd_op_run_into has the op write its results there (no copy; an output
+ * the kernel sets another way is copied in by the runner). For small inputs (SMALL_CALL_BYTES),
+ * and when the op's outputs are known only to its kernel (pd_op_infer refuses), pd_op_run makes
+ * them instead and each result is copied once into the output ORT allocates with the result's
+ * shape. Any failure becomes ORT's error status carrying pdext's message.
+ *
+ * The CUDA variant of an op (ort_register.c, for libraries with CUDA code) gets ORT's GPU
+ * tensors (on the device ORT's memory info names) and runs on ORT's compute stream
+ * (KernelContext_GetGPUComputeStream), wrapped as a pdext stream and made current for the call,
+ * so its kernels queue after the node's inputs and before ORT's next work.
  */
 #include "ort_adapter.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Calls whose inputs hold at most this many bytes (on the CPU) have the op make its outputs
+ * and copy them into ORT's: asking pd_op_infer for the shapes first costs more than copying a
+ * few KiB (callgrind, one-element relu: about 1100 instructions more per call). */
+#define SMALL_CALL_BYTES 4096
 
 /* Tensors of a call held on the stack; more go to the heap. */
 #define LOCAL_TENSORS 16
@@ -29,12 +42,21 @@ typedef struct ort_kernel {
     char *node; /* the node's name, for messages */
     pd_attr attrs[PD_MAX_ATTRS];
     void *owned[PD_MAX_ATTRS]; /* strings and arrays read from the node */
+    /* The CUDA variant: pdext's stream over the first compute stream ORT gave, kept for the
+     * node's later calls (ORT hands the same one); another stream gets a wrapper per call. */
+    pthread_mutex_t stream_lock;
+    pd_stream_t *stream;
+    void *stream_handle;
+    pd_place stream_place;
+    int out_elem[PD_MAX_OUTPUTS]; /* ORT's element type of each output, once checked (0: not) */
 } ort_kernel;
 
 static void kernel_free(ort_kernel *k)
 {
     if (k == NULL)
         return;
+    pd_stream_destroy(k->stream); /* waits for the node's last work on it */
+    pthread_mutex_destroy(&k->stream_lock);
     for (int32_t i = 0; i < PD_MAX_ATTRS; ++i)
         free(k->owned[i]);
     free(k->node);
@@ -224,6 +246,8 @@ pd_ort_status *pd__ort_kernel_create(const pd_ort_custom_op *op, const void *api
     (void)api_table; /* the same table the library resolved at registration */
     const pd__ort_op *o = (const pd__ort_op *)op;
     ort_kernel *k = calloc(1, sizeof *k);
+    if (k != NULL)
+        pthread_mutex_init(&k->stream_lock, NULL);
     if (k == NULL || (k->node = node_name(o->api, info)) == NULL) {
         kernel_free(k);
         return pd__ort_fail(o->api, PD_ORT_FAIL, "pdext op '%s': out of memory", pd_op_name(o->op));
@@ -251,6 +275,24 @@ static pd_ort_status *relay(const ort_kernel *k, pd_ort_status *st, const char *
                                       k->node, what, api->GetErrorMessage(st));
     api->ReleaseStatus(st);
     return out;
+}
+
+/* The place of ORT value v: the CPU, or for the CUDA variant the GPU its memory is on. */
+static pd_ort_status *value_place(const ort_kernel *k, const pd_ort_value *v, pd_place *place)
+{
+    *place = pd_place_cpu();
+    if (!k->o->cuda)
+        return NULL;
+    const pd_ort_api *api = k->o->api;
+    const pd_ort_memory_info *mem = NULL;
+    int device = 0;
+    pd_ort_status *st = api->GetTensorMemoryInfo(v, &mem);
+    if (st == NULL)
+        st = api->MemoryInfoGetId(mem, &device);
+    if (st != NULL)
+        return relay(k, st, "reading where a tensor is");
+    *place = pd_place_gpu(device);
+    return NULL;
 }
 
 /* Wraps ORT input `index` (NULL value: an absent optional input) over its buffer. */
@@ -285,53 +327,148 @@ static pd_ort_status *wrap_input(const ort_kernel *k, pd_ort_kernel_context *ctx
                             pd_op_name(k->o->op), k->node, index, ndim, pd__ort_elem_name(elem),
                             PD_MAX_DIMS);
     t->ndim = (int32_t)ndim;
-    t->place = pd_place_cpu();
     t->layout = PD_LAYOUT_DENSE;
-    return NULL;
+    return value_place(k, v, &t->place);
 }
 
-/* Copies result t into ORT output `index`, allocated with t's shape. */
-static pd_ort_status *hand_output(const ort_kernel *k, pd_ort_kernel_context *ctx, size_t index,
-                                  const pd_tensor *t)
+/* ORT's output `index` allocated with t's shape; its buffer into *data after the element type
+ * ORT gave the node's output is checked against t's dtype. */
+static pd_ort_status *ort_output(ort_kernel *k, pd_ort_kernel_context *ctx, size_t index,
+                                 const pd_tensor *t, void **data)
 {
     const pd_ort_api *api = k->o->api;
     pd_ort_value *v = NULL;
     pd_ort_type_shape *info = NULL;
-    void *dst = NULL;
-    int elem = 0;
+    int want = pd__ort_elem_of(t->dtype);
+    /* The node's output types are fixed for the session: once one matched, later calls making
+     * the same type skip asking ORT (a type-and-shape object ORT allocates per ask). */
+    int elem = index < PD_MAX_OUTPUTS ? __atomic_load_n(&k->out_elem[index], __ATOMIC_RELAXED) : 0;
+    bool known = elem != PD_ORT_ELEM_UNDEFINED && elem == want;
     pd_ort_status *st = api->KernelContext_GetOutput(ctx, index, t->shape, (size_t)t->ndim, &v);
-    if (st == NULL && (st = api->GetTensorTypeAndShape(v, &info)) == NULL)
+    if (st == NULL && !known && (st = api->GetTensorTypeAndShape(v, &info)) == NULL)
         st = api->GetTensorElementType(info, &elem);
     if (info)
         api->ReleaseTensorTypeAndShapeInfo(info);
     if (st == NULL)
-        st = api->GetTensorMutableData(v, &dst);
+        st = api->GetTensorMutableData(v, data);
     if (st != NULL)
         return relay(k, st, "making an output");
-    if (elem != pd__ort_elem_of(t->dtype))
+    if (!known && elem == want && index < PD_MAX_OUTPUTS)
+        __atomic_store_n(&k->out_elem[index], elem, __ATOMIC_RELAXED);
+    if (elem != want)
         return pd__ort_fail(api, PD_ORT_INVALID_ARGUMENT,
                             "pdext op '%s' (node '%s'): output %zu is %s, but ONNX Runtime typed "
                             "the node's output %s (from its inputs)",
                             pd_op_name(k->o->op), k->node, index, pd_dtype_name(t->dtype),
                             pd__ort_elem_name(elem));
-    if (pd_nbytes(t) == 0)
-        return NULL;
+    return NULL;
+}
+
+/* Copies result t (made by the op) into ORT output `index`, allocated with t's shape. */
+static pd_ort_status *hand_output(ort_kernel *k, pd_ort_kernel_context *ctx, size_t index,
+                                  const pd_tensor *t)
+{
+    void *dst = NULL;
+    pd_ort_status *st = ort_output(k, ctx, index, t, &dst);
+    if (st != NULL || pd_nbytes(t) == 0)
+        return st;
     if (pd_is_contiguous(t)) {
         memcpy(dst, t->data, pd_nbytes(t));
         return NULL;
     }
     pd_tensor dense = PD_TENSOR_UNDEFINED;
     if (pd_tensor_contiguous(&dense, t) != PD_OK)
-        return pd__ort_fail(api, PD_ORT_FAIL, "pdext op '%s' (node '%s'): %s", pd_op_name(k->o->op),
-                            k->node, pd_last_error());
+        return pd__ort_fail(k->o->api, PD_ORT_FAIL, "pdext op '%s' (node '%s'): %s",
+                            pd_op_name(k->o->op), k->node, pd_last_error());
     memcpy(dst, dense.data, pd_nbytes(&dense));
     pd_tensor_release(&dense);
     return NULL;
 }
 
+/*
+ * Makes ORT's outputs before the call, so that the op writes its results into them (no copy):
+ * their shapes come from pd_op_infer on the bound inputs and the node's attrs, ORT allocates
+ * each, and each becomes the defined tensor (data, dtype, shape, place; no storage) that
+ * pd_op_run_into writes that output into; dest[j] marks them (an optional output the op leaves
+ * unset stays PD_TENSOR_UNDEFINED). *made says whether it did: not when the op's outputs
+ * cannot be known before its kernel runs (pd_op_infer refuses), nor when their count differs
+ * from the node's; the call then makes them and they are copied (hand_output).
+ */
+static pd_ort_status *make_outputs(ort_kernel *k, pd_ort_kernel_context *ctx, const pd_arg *in_args,
+                                   pd_arg *out_args, int32_t n_out_args, pd_tensor *outs,
+                                   bool *dest, size_t n_out, bool *made)
+{
+    const pd__ort_op *o = k->o;
+    *made = false;
+    pd_arg probe[PD_MAX_OUTPUTS];
+    memcpy(probe, out_args, (size_t)n_out_args * sizeof *probe);
+    if (pd_op_infer(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs, probe, n_out_args) != PD_OK)
+        goto unmade;
+    for (int32_t i = 0; i < n_out_args; ++i)
+        if (probe[i].count != out_args[i].count)
+            goto unmade;
+    for (size_t j = 0; j < n_out; ++j) {
+        dest[j] = outs[j].dtype != PD_UNDEFINED;
+        if (!dest[j]) { /* an optional output the op leaves unset */
+            outs[j] = (pd_tensor)PD_TENSOR_UNDEFINED;
+            continue;
+        }
+        pd_ort_status *st = ort_output(k, ctx, j, &outs[j], &outs[j].data);
+        if (st != NULL)
+            return st;
+        outs[j].storage = NULL;
+        outs[j].layout = PD_LAYOUT_DENSE;
+    }
+    *made = true;
+    return NULL;
+unmade:
+    for (size_t j = 0; j < n_out; ++j)
+        outs[j] = (pd_tensor)PD_TENSOR_UNDEFINED;
+    return NULL;
+}
+
+/* For the CUDA variant: pdext's stream over ORT's compute stream, made current on `place` for
+ * this thread; *wrapped is the stream to destroy after the call when it is not the kernel's
+ * cached one. */
+static pd_ort_status *enter_stream(ort_kernel *k, pd_ort_kernel_context *ctx, pd_place place,
+                                   pd_stream_t **current, pd_stream_t **wrapped)
+{
+    const pd_ort_api *api = k->o->api;
+    void *handle = NULL;
+    pd_ort_status *st = api->KernelContext_GetGPUComputeStream(ctx, &handle);
+    *current = *wrapped = NULL;
+    if (st != NULL)
+        return relay(k, st, "getting ONNX Runtime's compute stream");
+    if (handle == NULL) /* no stream: the device's default one */
+        return NULL;
+    pthread_mutex_lock(&k->stream_lock);
+    if (k->stream == NULL && pd_stream_wrap(place, handle, &k->stream) == PD_OK) {
+        k->stream_handle = handle;
+        k->stream_place = place;
+    }
+    bool cached = k->stream != NULL && k->stream_handle == handle &&
+                  pd_place_equal(k->stream_place, place);
+    pthread_mutex_unlock(&k->stream_lock);
+    if (cached) {
+        *current = k->stream;
+    } else if (pd_stream_wrap(place, handle, wrapped) == PD_OK) {
+        *current = *wrapped; /* another stream than the first call's: this call's own */
+    } else {
+        return pd__ort_fail(api, PD_ORT_RUNTIME_EXCEPTION, "pdext op '%s' (node '%s'): %s",
+                            pd_op_name(k->o->op), k->node, pd_last_error());
+    }
+    if (pd_stream_set_current(place, *current) != PD_OK) {
+        pd_stream_destroy(*wrapped);
+        *current = *wrapped = NULL;
+        return pd__ort_fail(api, PD_ORT_RUNTIME_EXCEPTION, "pdext op '%s' (node '%s'): %s",
+                            pd_op_name(k->o->op), k->node, pd_last_error());
+    }
+    return NULL;
+}
+
 pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
 {
-    const ort_kernel *k = kernel;
+    ort_kernel *k = kernel;
     const pd__ort_op *o = k->o;
     const pd_ort_api *api = o->api;
     size_t n_in = 0, n_out = 0;
@@ -341,15 +478,19 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
     if (st != NULL)
         return relay(k, st, "counting inputs and outputs");
     pd_tensor local[2 * LOCAL_TENSORS];
+    bool local_dest[LOCAL_TENSORS];
     pd_tensor *ins = local, *outs = local + LOCAL_TENSORS;
+    bool *dest = local_dest;
     pd_tensor *heap = NULL;
     if (n_in > LOCAL_TENSORS || n_out > LOCAL_TENSORS) {
-        heap = calloc(n_in + n_out, sizeof *heap);
+        /* the tensors, then the output flags */
+        heap = calloc(1, (n_in + n_out) * sizeof *heap + n_out * sizeof *dest);
         if (heap == NULL)
             return pd__ort_fail(api, PD_ORT_FAIL, "pdext op '%s': out of memory",
                                 pd_op_name(o->op));
         ins = heap;
         outs = heap + n_in;
+        dest = (bool *)(heap + n_in + n_out);
     }
     for (size_t j = 0; j < n_out; ++j)
         outs[j] = (pd_tensor)PD_TENSOR_UNDEFINED;
@@ -357,6 +498,9 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
     /* Bind ORT's flat lists to the declared slots, in order. */
     pd_arg in_args[PD_MAX_INPUTS], out_args[PD_MAX_OUTPUTS];
     size_t next = 0;
+    int32_t n_bound = 0; /* input slots set */
+    int64_t in_bytes = 0;
+    pd_place place = pd_place_cpu();
     for (int32_t i = 0; st == NULL && i < o->n_inputs; ++i) {
         size_t want = o->in_kind[i] == PD_ORT_VARIADIC ? (n_in > next ? n_in - next : 0)
                                                        : (next < n_in ? 1 : 0);
@@ -364,10 +508,15 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
         for (size_t j = 0; st == NULL && j < want; ++j) {
             bool present = false;
             st = wrap_input(k, ctx, next + j, &ins[next + (size_t)count], &present);
+            if (st == NULL && present && count == 0 && next == 0)
+                place = ins[0].place; /* the call's place: its first input's */
+            if (st == NULL && present)
+                in_bytes += pd_nbytes(&ins[next + (size_t)count]);
             count += present ? 1 : 0;
         }
         in_args[i] = pd_arg_of(ins + next);
         in_args[i].count = count;
+        n_bound = i + 1;
         next += want;
     }
     int32_t n_out_args = 0;
@@ -379,14 +528,52 @@ pd_ort_status *pd__ort_kernel_compute(void *kernel, pd_ort_kernel_context *ctx)
         next += room;
         n_out_args = i + 1;
     }
-    if (st == NULL &&
-        pd_op_run(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs, out_args, n_out_args) != PD_OK)
+    bool made = false;
+    if (st == NULL && (o->cuda || in_bytes > SMALL_CALL_BYTES))
+        st = make_outputs(k, ctx, in_args, out_args, n_out_args, outs, dest, n_out, &made);
+    if (st == NULL && o->cuda && !made)
+        st = pd__ort_fail(api, PD_ORT_NOT_IMPLEMENTED,
+                          "pdext op '%s' (node '%s'): on ONNX Runtime's CUDA execution provider "
+                          "the op's outputs must be known before its kernel runs, but: %s",
+                          pd_op_name(o->op), k->node, pd_last_error());
+    pd_stream_t *current = NULL, *wrapped = NULL;
+    if (st == NULL && o->cuda)
+        st = enter_stream(k, ctx, place, &current, &wrapped);
+    /* ORT's inputs are not the op's to change (the caller's array, another node's output): an
+     * input its inplace map writes is copied first (on the call's stream), and the copy
+     * released below (it alone has storage) */
+    for (int32_t i = 0; st == NULL && o->inplace_inputs != 0 && i < n_bound; ++i)
+        for (int32_t j = 0; st == NULL && (o->inplace_inputs & (1u << i)) && j < in_args[i].count;
+             ++j) {
+            pd_tensor *t = &in_args[i].tensors[j], copy = PD_TENSOR_UNDEFINED;
+            if (pd_tensor_copy_to(&copy, t, t->place) != PD_OK)
+                st = pd__ort_fail(api, PD_ORT_FAIL, "pdext op '%s' (node '%s'): %s",
+                                  pd_op_name(o->op), k->node, pd_last_error());
+            else
+                *t = copy;
+        }
+    if (st == NULL && (made ? pd_op_run_into(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs,
+                                             out_args, n_out_args)
+                            : pd_op_run(o->op, in_args, o->n_inputs, k->attrs, o->n_attrs, out_args,
+                                        n_out_args)) != PD_OK)
         st = pd__ort_fail(api, PD_ORT_RUNTIME_EXCEPTION, "node '%s': %s", k->node, pd_last_error());
-    for (size_t j = 0; st == NULL && j < n_out; ++j)
-        if (outs[j].dtype != PD_UNDEFINED) /* an optional output the op left unset stays so */
+    if (current != NULL)
+        pd_stream_set_current(place, NULL);
+    pd_stream_destroy(wrapped);
+    /* The results the call made itself (all of them, or an optional output it set against
+     * pd_op_infer's word) are copied into ORT's outputs; an optional output the op left unset
+     * stays so. The destinations hold their results already and no reference. */
+    for (size_t j = 0; j < n_out; ++j) {
+        if (made && dest[j])
+            continue;
+        if (st == NULL && outs[j].dtype != PD_UNDEFINED)
             st = hand_output(k, ctx, j, &outs[j]);
-    for (size_t j = 0; j < n_out; ++j)
         pd_tensor_release(&outs[j]);
+    }
+    for (int32_t i = 0; o->inplace_inputs != 0 && i < n_bound; ++i)
+        for (int32_t j = 0; j < in_args[i].count; ++j)
+            if (in_args[i].tensors[j].storage != NULL) /* a copy, not ORT's */
+                pd_tensor_release(&in_args[i].tensors[j]);
     free(heap);
     return st;
 }

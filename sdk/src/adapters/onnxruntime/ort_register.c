@@ -15,6 +15,11 @@
  * type from the inputs and requires exactly one any-typed input for a required one; an op with
  * another input count therefore declares its outputs optional (a node still gets every output
  * it names), and the kernel refuses an output whose dtype differs from the node's type.
+ *
+ * Providers: a pdext op picks its device code at run time by its inputs' place, so the library
+ * says whether it has any (PD_ORT_WITH_CUDA: built with CUDA sources); then each op is also
+ * described for ORT's CUDA execution provider, a second OrtCustomOp of the same name that ORT
+ * picks for nodes it places on the GPU.
  */
 #include "ort_adapter.h"
 
@@ -98,8 +103,8 @@ static const pd__ort_op *of(const pd_ort_custom_op *op) { return (const pd__ort_
 static const char *op_name(const pd_ort_custom_op *op) { return pd_op_name(of(op)->op); }
 static const char *op_provider(const pd_ort_custom_op *op)
 {
-    (void)op;
-    return NULL; /* the CPU execution provider */
+    /* NULL: the CPU execution provider */
+    return of(op)->cuda ? "CUDAExecutionProvider" : NULL;
 }
 static int any_type(const pd_ort_custom_op *op, size_t index)
 {
@@ -140,12 +145,13 @@ static int end_version(const pd_ort_custom_op *op)
 }
 
 /* Fills o for op; NULL, or why ORT cannot take the op. */
-static const char *describe(pd__ort_op *o, const pd_op *op, const pd_ort_api *api, char *why,
-                            size_t why_size)
+static const char *describe(pd__ort_op *o, const pd_op *op, const pd_ort_api *api, bool cuda,
+                            char *why, size_t why_size)
 {
     memset(o, 0, sizeof *o);
     o->op = op;
     o->api = api;
+    o->cuda = cuda;
     o->n_inputs = pd_op_input_count(op);
     o->n_outputs = pd_op_output_count(op);
     o->n_attrs = pd_op_attr_count(op);
@@ -180,6 +186,16 @@ static const char *describe(pd__ort_op *o, const pd_op *op, const pd_ort_api *ap
     }
     for (int32_t i = 0; i < o->n_attrs; ++i)
         pd_op_attr_info(op, i, &o->attrs[i]);
+    /* ORT's inputs are not the kernel's to change (the caller's array, another node's output):
+     * the kernel gets a copy of each input its inplace map writes */
+    const pd_op_def *def = pd_op_definition(op);
+    for (int32_t p = 0; def != NULL && p < PD_MAX_INPLACE && def->inplace[p][0] != NULL; ++p)
+        for (int32_t i = 0; i < o->n_inputs; ++i) {
+            pd_arg_info a;
+            pd_op_input_info(op, i, &a);
+            if (strcmp(def->inplace[p][0], a.name) == 0 || strcmp(def->inplace[p][0], a.decl) == 0)
+                o->inplace_inputs |= 1u << i;
+        }
     pd_ort_custom_op *b = &o->base;
     b->version = PD_ORT_API_VERSION;
     b->GetName = op_name;
@@ -216,8 +232,9 @@ static void resolve_api(pd_ort_api *api, const void *table)
 #undef PD__ORT_RESOLVE
 }
 
-/* Registers the op table and describes its forward ops, once per process (under state_lock). */
-static pd_ort_status *load_ops(const pd_module_info *info, const char *origin)
+/* Registers the op table and describes its forward ops (each twice with PD_ORT_WITH_CUDA: for
+ * the CPU and the CUDA execution providers), once per process (under state_lock). */
+static pd_ort_status *load_ops(const pd_module_info *info, const char *origin, uint32_t flags)
 {
     const pd_ort_api *api = &state.api;
     if (state.reg != NULL)
@@ -230,7 +247,8 @@ static pd_ort_status *load_ops(const pd_module_info *info, const char *origin)
         return st;
     }
     int32_t n = pd_module_op_count(mod), n_forward = 0;
-    pd__ort_op *ops = calloc(n > 0 ? (size_t)n : 1, sizeof *ops);
+    int32_t variants = (flags & PD_ORT_WITH_CUDA) ? 2 : 1;
+    pd__ort_op *ops = calloc(n > 0 ? (size_t)(n * variants) : 1, sizeof *ops);
     if (ops == NULL) {
         pd_registry_destroy(reg);
         return pd__ort_fail(api, PD_ORT_FAIL, "%s: out of memory", origin);
@@ -240,12 +258,13 @@ static pd_ort_status *load_ops(const pd_module_info *info, const char *origin)
         const pd_op *op = pd_module_op(mod, i);
         if (pd_op_get_kind(op) != PD_OP_FORWARD) /* grad ops have no place in an ONNX graph */
             continue;
-        if (describe(&ops[n_forward], op, api, why, sizeof why) != NULL) {
-            free(ops);
-            pd_registry_destroy(reg);
-            return pd__ort_fail(api, PD_ORT_INVALID_ARGUMENT, "%s: %s", origin, why);
+        for (int32_t v = 0; v < variants; ++v, ++n_forward) {
+            if (describe(&ops[n_forward], op, api, v == 1, why, sizeof why) != NULL) {
+                free(ops);
+                pd_registry_destroy(reg);
+                return pd__ort_fail(api, PD_ORT_INVALID_ARGUMENT, "%s: %s", origin, why);
+            }
         }
-        ++n_forward;
     }
     state.reg = reg;
     state.ops.v = ops;
@@ -286,7 +305,7 @@ static pd_ort_status *add_domain(pd_ort_session_options *options, const char *do
 
 pd_ort_status *pd_ort_register_ops(pd_ort_session_options *options, const pd_ort_api_base *api_base,
                                    const pd_module_info *info, const char *domain,
-                                   const char *origin)
+                                   const char *origin, uint32_t flags)
 {
     if (api_base == NULL || api_base->GetApi == NULL)
         return NULL; /* nothing to report through: ORT always passes its base */
@@ -307,7 +326,7 @@ pd_ort_status *pd_ort_register_ops(pd_ort_session_options *options, const pd_ort
     pthread_mutex_lock(&state_lock);
     if (state.reg == NULL)
         resolve_api(&state.api, table);
-    pd_ort_status *st = load_ops(info, origin);
+    pd_ort_status *st = load_ops(info, origin, flags);
     if (st == NULL)
         st = add_domain(options, domain, origin);
     pthread_mutex_unlock(&state_lock);
