@@ -79,6 +79,9 @@ int fail(int code, const std::string &message)
 {
     std::lock_guard<std::mutex> g(error_lock);
     last_error = message;
+    /* MindSpore's exception names only the function and the code (and comes later than the
+     * call in PyNative): the message goes to stderr too, as MindSpore's own logs do. */
+    std::fprintf(stderr, "pdext.mindspore: %s\n", message.c_str());
     return code;
 }
 
