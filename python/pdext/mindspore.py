@@ -48,11 +48,19 @@ import types
 import mindspore as _ms
 from mindspore import ops as _ops
 from mindspore.ops import Custom as _Custom
+from mindspore import Tensor as _Tensor
+import numpy as _np
+
+try:
+    from mindspore.graph.api import _pynative_executor
+except ImportError:  # MindSpore before 2.9
+    from mindspore.common.api import _pynative_executor
 
 from . import _pdext
 
 __all__ = ["register", "last_error"]
 
+_requires_grad = _pynative_executor.requires_grad
 _lock = threading.RLock()
 _shim = None  # (ctypes library, "path:pdext_ms_aot")
 _keep = []  # the Op objects registered: their libraries stay loaded while MindSpore may call
@@ -171,6 +179,7 @@ class _Primitive(_Custom):
         self._pd_op = op
         self._pd_in_counts = in_counts
         self._pd_attrs = attrs
+        self._pd_nested = any(op.vector_inputs)
         # out_shape / out_dtype are given (as callables never called: __infer__ is ours), so
         # MindSpore asks no C++ InferShape / InferType of the library.
         super().__init__(func, out_shape=_unused, out_dtype=_unused, func_type="aot",
@@ -184,6 +193,22 @@ class _Primitive(_Custom):
         for name, decl in zip(op.attrs, op.attr_types):
             if name in attrs:
                 self._pd_attr(name, _attr_value(op, name, decl, attrs[name]))
+
+    def _pd_eager(self, arrays):
+        if self._pd_nested:
+            ins, k = [], 0
+            for n, vec in zip(self._pd_in_counts, self._pd_op.vector_inputs):
+                ins.append(arrays[k : k + n] if vec else arrays[k])
+                k += n
+        else:
+            ins = arrays
+        out = self._pd_op(*ins, **self._pd_attrs)
+        if not self.multi_output:
+            return _from_numpy(out)
+        flat = []
+        for o in out if isinstance(out, tuple) else (out,):
+            flat.extend(o if isinstance(o, list) else [] if o is None else [o])
+        return tuple(_from_numpy(o) for o in flat)
 
     def _pd_attr(self, name, value):
         # add_prim_attr without its setattr: an op's attr may be named like an attribute of
@@ -218,12 +243,28 @@ class _Primitive(_Custom):
         return {"shape": tuple(shapes), "dtype": tuple(dtypes), "value": None}
 
     def __call__(self, *args):
+        # PyNative (an eager call of the primitive) with no gradient being recorded: the op
+        # runs at once through pdext on the tensors' memory (asnumpy() waits for MindSpore's
+        # queued work and shares the buffer; from_numpy shares pdext's result), which costs a
+        # fraction of MindSpore's launch of a custom op. Recording a gradient, or in a graph
+        # (where __call__ is not used), the primitive runs as MindSpore's AOT op.
+        if not _requires_grad():
+            try:
+                arrays = [a.asnumpy() for a in args]
+            except AttributeError:
+                arrays = None
+            if arrays is not None:
+                return self._pd_eager(arrays)
         try:
             return super().__call__(*args)
         except RuntimeError as e:
             if "pdext_ms_aot" not in str(e):
                 raise
             raise _pdext.OpError("%s (MindSpore: %s)" % (last_error(), str(e).splitlines()[0]))
+
+
+def _from_numpy(a):
+    return _Tensor.from_numpy(a if a.flags.c_contiguous else _np.ascontiguousarray(a))
 
 
 def _unused(*args):

@@ -317,13 +317,37 @@ def test_wrong_attr_types_name_the_op_and_the_attr(mconcat, mpy):
 
 def test_an_unsupported_dtype_fails_with_pdexts_message(mrelu):
     x = t(np.arange(-3, 3, dtype=np.int32))
-    # PyNative runs kernels asynchronously: MindSpore raises when the result is read, naming
-    # the AOT function; pdext's own message is kept for last_error() (and goes to stderr)
-    with pytest.raises((RuntimeError, pdext.OpError), match="pdext_ms_aot|custom_relu"):
-        mrelu.custom_relu(x).asnumpy()
+    # PyNative without a gradient: the op runs at once through pdext, which raises
+    with pytest.raises(pdext.OpError, match=r"custom_relu.*int32"):
+        mrelu.custom_relu(x)
+
+    # in a graph the AOT kernel fails: MindSpore raises naming the AOT function and the code,
+    # pdext's own message is kept for last_error() (and goes to stderr)
+    @ms.jit
+    def f(v):
+        return mrelu.custom_relu(v)
+
+    with pytest.raises(RuntimeError, match="pdext_ms_aot"):
+        f(x).asnumpy()
     assert re.search(r"custom_relu.*int32", pms.last_error())
     # the process goes on: a good call still works
-    np.testing.assert_array_equal(mrelu.custom_relu(t(np.ones(2, np.float32))).asnumpy(), [1, 1])
+    np.testing.assert_array_equal(f(t(np.ones(2, np.float32))).asnumpy(), [1, 1])
+
+
+def test_pynative_eager_and_recorded_calls_agree(mrelu, mconcat):
+    """The eager path (no gradient recorded) and the AOT primitive give the same tensors."""
+    x = rand((4, 5), seed=21)
+    eager = mrelu.custom_relu(t(x))
+    recorded = []
+
+    def f(v):
+        y = mrelu.custom_relu(v)
+        recorded.append(y.asnumpy())
+        return y.sum()
+
+    ms.grad(f)(t(x))
+    np.testing.assert_array_equal(eager.asnumpy(), recorded[0])
+    assert type(eager) is type(t(x)) and eager.dtype == ms.float32
 
 
 def test_register_refuses_what_holds_no_ops():
