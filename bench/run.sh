@@ -103,6 +103,35 @@ if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
     fi
 fi
 
+# The MindSpore rows (bench/mindspore_bench.py): pdext.mindspore against MindSpore's own AOT
+# custom op, run by a Python that has mindspore (PDEXT_BENCH_FRAMEWORK_PYTHON). pdext comes from
+# this build's python/ when its extension imports there (built for that Python and numpy),
+# else from that Python's own install; skipped, saying so, without either.
+if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
+    fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
+    ms_path=
+    if [[ -n $fw_python ]] && "$fw_python" -c 'import mindspore' >/dev/null 2>&1; then
+        if PYTHONPATH=$build/python "$fw_python" -c 'import pdext.mindspore' >/dev/null 2>&1; then
+            ms_path=$build/python
+        elif "$fw_python" -c 'import pdext.mindspore' >/dev/null 2>&1; then
+            ms_path=${PYTHONPATH:-}
+        else
+            fw_python=
+        fi
+    else
+        fw_python=
+    fi
+    if [[ -n $fw_python ]]; then
+        echo "bench: running mindspore_bench.py" >&2
+        PYTHONPATH=$ms_path PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-ms-$$ \
+            "$fw_python" "$root/bench/mindspore_bench.py" "${smoke[@]}" >>"$rows" || status=1
+        rm -rf "${TMPDIR:-/tmp}/pdext-bench-ms-$$"
+    else
+        echo "bench: mindspore rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python" \
+            "with mindspore and pdext (or build this tree's python/ for it)" >&2
+    fi
+fi
+
 # --- The machine --------------------------------------------------------------------------
 first_line() { "$@" 2>/dev/null | head -n1 || true; }
 cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n1)
