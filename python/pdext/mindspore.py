@@ -40,6 +40,7 @@ How it works:
 
 import ctypes
 import linecache
+import numbers
 import os
 import sys
 import threading
@@ -128,19 +129,25 @@ def _attr_value(op, name, decl, value):
         )
 
     def is_int(v):
-        return isinstance(v, int) and not isinstance(v, bool)
+        return isinstance(v, numbers.Integral) and not isinstance(v, (bool, _np.bool_))
 
     def is_num(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
+        return isinstance(v, numbers.Real) and not isinstance(v, (bool, _np.bool_))
+
+    def in_range(v):
+        bits = 31 if decl in ("int", "std::vector<int>") else 63
+        return -(2**bits) <= int(v) < 2**bits
 
     if decl == "bool":
-        if not isinstance(value, bool):
+        if not isinstance(value, (bool, _np.bool_)):
             raise bad(None)
-        return value
+        return bool(value)
     if decl in _INT_TYPES:
         if not is_int(value):
             raise bad(None)
-        return value
+        if not in_range(value):
+            raise bad("a value out of its range")
+        return int(value)
     if decl == "float":
         if not is_num(value):
             raise bad(None)
@@ -160,6 +167,8 @@ def _attr_value(op, name, decl, value):
         for v in value:
             if not check(v):
                 raise bad("an item %r" % (v,))
+            if _VEC[decl] is int and not in_range(v):
+                raise bad("an item out of its range, %r" % (v,))
         return tuple(_VEC[decl](v) for v in value)
     raise TypeError(
         "%s: attr '%s' has type %s, which MindSpore's AOT attrs cannot carry (pdext.mindspore "
@@ -319,13 +328,22 @@ class _Registry:
         """The bprop of op's primitive: generated Python (MindSpore's graph compiler parses
         it) calling the grad op's primitive; None without a grad op."""
         grad = self.found.get(op.grad_op) if op.grad_op else None
-        if grad is None or any(op.vector_outputs):
-            return None if grad is None else _no_vector_grad(op)
         xs, groups, k = [], {}, 0
         for iname, n in zip(op.inputs, in_counts):
             groups[iname] = ["x%d" % (k + j) for j in range(n)]
             xs.extend(groups[iname])
             k += n
+        why = None
+        if grad is None:
+            why = "%s has no grad op: mindspore.grad cannot differentiate it (declare one with " \
+                  "PD_BUILD_GRAD_OP)" % op.__name__
+        elif any(op.vector_outputs):
+            why = "%s has a vector output: pdext.mindspore cannot differentiate it" % op.__name__
+        if why is not None:
+            # A bprop that says why, in PyNative and in graphs (MindSpore's own message would
+            # be "Custom's bprop not defined").
+            src = "def bprop(%s, out, dout):\n    raise TypeError(%r)\n" % (", ".join(xs), why)
+            return _compile(src, "bprop", "%s_no_bprop" % op.__name__, {})
         n_out = len(op.outputs)
         for j, oname in enumerate(op.outputs):
             groups[oname] = ["out" if n_out == 1 else "out[%d]" % j]
@@ -340,7 +358,12 @@ class _Registry:
                 )
             args.extend(groups[gname])
             counts.append(len(groups[gname]))
-        grad_attrs = {k: v for k, v in attrs.items() if k in grad.attrs}
+        # The grad op gets the forward call's attrs, declared defaults applied (a grad op may
+        # declare as required an attr the forward op defaults).
+        full = {k: v for k, v in zip(op.attrs, _pdext.infer_facts(op)["attr_defaults"])
+                if v is not None}
+        full.update(attrs)
+        grad_attrs = {k: v for k, v in full.items() if k in grad.attrs}
         gp = self.primitive(grad.__name__, counts, grad_attrs)
         # The grad op's outputs, flat, as its primitive returns them.
         flat_out, k = {}, 0
@@ -362,15 +385,6 @@ class _Registry:
             ", ".join(xs), ", ".join(args), ", ".join(rets))
         return _compile(src, "bprop", "%s_bprop_%s" % (op.__name__, "_".join(map(str, in_counts))),
                         {"_gp": gp, "_zeros": _ops.zeros_like})
-
-
-def _no_vector_grad(op):
-    def bprop(*args):
-        raise TypeError(
-            "%s has a vector output: pdext.mindspore cannot differentiate it" % op.__name__
-        )
-
-    return bprop
 
 
 _compiled = [0]

@@ -268,6 +268,47 @@ def test_multiple_outputs():
     np.testing.assert_array_equal(f(t(a), t(b)).asnumpy(), (a + b) * (a - b))
 
 
+def test_double_grad_and_grad_attrs_from_the_declaration(pdext):
+    tape = pms.register(pdext.load("tape_ops", [str(ROOT / "tests" / "tape_ops.c")]))
+    x = rand((5,), np.float64, seed=14)
+
+    def f(v):
+        return tape.tp_square(v).sum()
+
+    np.testing.assert_allclose(ms.grad(f)(t(x)).asnumpy(), 2 * x, rtol=1e-12)
+
+    def g(v):
+        return ms.grad(f)(v).sum()
+
+    np.testing.assert_allclose(ms.grad(g)(t(x)).asnumpy(), np.full(5, 2.0))
+
+    # tp_scale_grad declares 'scale' required; the forward call leaves it to its default 2.0
+    @ms.jit
+    def h(v):
+        return tape.tp_scale(v).sum() + tape.tp_scale(v, scale=np.float32(3)).sum()
+
+    np.testing.assert_allclose(ms.grad(h)(t(x)).asnumpy(), np.full(5, 5.0))
+    # two inputs, each with its gradient
+    a, b = rand((4,), np.float64, seed=15), rand((4,), np.float64, seed=16)
+    ga, gb = ms.grad(lambda p, q: tape.tp_mul(p, q).sum(), grad_position=(0, 1))(t(a), t(b))
+    np.testing.assert_allclose(ga.asnumpy(), b, rtol=1e-12)
+    np.testing.assert_allclose(gb.asnumpy(), a, rtol=1e-12)
+
+
+def test_an_op_without_grad_op_says_so_when_differentiated(pdext):
+    tape = pms.register(pdext.load("tape_ops", [str(ROOT / "tests" / "tape_ops.c")]))
+    x = t(rand((3,), np.float64))
+    np.testing.assert_allclose(tape.tp_nograd(x).asnumpy(), x.asnumpy() + 1)
+
+    def f(v):
+        return tape.tp_nograd(v).sum()
+
+    with pytest.raises(TypeError, match="tp_nograd has no grad op"):
+        ms.grad(f)(x)
+    with pytest.raises(TypeError, match="tp_nograd has no grad op"):
+        ms.grad(ms.jit(f))(x)
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 
@@ -304,6 +345,8 @@ def test_wrong_attr_types_name_the_op_and_the_attr(mconcat, mpy):
     with pytest.raises(TypeError, match=r"py_attrs: attr 'strs' has type "
                                         r"std::vector<std::string>, which MindSpore's AOT"):
         mpy.py_attrs(t(np.zeros(1)), b=True, i64=1, strs=["a"])
+    with pytest.raises(TypeError, match=r"py_attrs: attr 'i' .*out of its range"):
+        mpy.py_attrs(t(np.zeros(1)), b=True, i64=1, i=2**31)
     with pytest.raises(TypeError, match="custom_concat.*'axes'"):
         mconcat.custom_concat([a, a], axes=1)
 
@@ -353,3 +396,46 @@ def test_pynative_eager_and_recorded_calls_agree(mrelu, mconcat):
 def test_register_refuses_what_holds_no_ops():
     with pytest.raises(TypeError, match="holds no pdext ops"):
         pms.register(object())
+
+
+IMPORT_ORDER = r"""
+import sys
+import numpy as np
+if sys.argv[1] == "paddle":
+    import paddle
+    import mindspore as ms
+else:
+    import mindspore as ms
+    import paddle
+import pdext, pdext.mindspore as pms
+m = pms.register(pdext.load("relu", [sys.argv[2]]))
+x = ms.Tensor(np.array([-1.0, 2.0], np.float32))
+assert m.custom_relu(x).asnumpy().tolist() == [0, 2]
+assert ms.grad(lambda v: m.custom_relu(v).sum())(x).asnumpy().tolist() == [0, 1]
+assert paddle.nn.functional.relu(paddle.to_tensor([-1.0, 2.0])).numpy().tolist() == [0, 2]
+print("both frameworks ran")
+"""
+
+
+def test_import_order_with_paddle_in_one_process(tmp_path):
+    """The documented order: MindSpore before Paddle works, pdext.mindspore included. Paddle
+    before MindSpore fails inside `import mindspore` (an undefined oneDNN symbol of its CPU
+    plugin, upstream): an ImportError before pdext is involved, no crash."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("paddle") is None:
+        pytest.skip("paddle is not installed in this python")
+    script = tmp_path / "order.py"
+    script.write_text(IMPORT_ORDER)
+    env = dict(os.environ)
+    run = lambda first: subprocess.run(  # noqa: E731
+        [sys.executable, str(script), first, str(RELU)], capture_output=True, text=True,
+        env=env, cwd=tmp_path, timeout=600)
+    good = run("mindspore")
+    assert good.returncode == 0 and "both frameworks ran" in good.stdout, good.stderr[-3000:]
+    bad = run("paddle")
+    assert bad.returncode == 1, bad.stderr[-3000:]
+    assert "ImportError" in bad.stderr and "dnnl" in bad.stderr
