@@ -439,3 +439,17 @@ def test_import_order_with_paddle_in_one_process(tmp_path):
     bad = run("paddle")
     assert bad.returncode == 1, bad.stderr[-3000:]
     assert "ImportError" in bad.stderr and "dnnl" in bad.stderr
+
+
+def test_example_training_runs_as_printed():
+    import os
+    import subprocess
+    import sys
+
+    script = ROOT / "examples" / "mindspore" / "train_mindspore.py"
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    readme = (ROOT / "examples" / "mindspore" / "README.md").read_text()
+    for line in out.stdout.splitlines():
+        assert "# " + line in readme, line
