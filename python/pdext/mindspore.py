@@ -32,7 +32,8 @@ How it works:
   with a vector output are differentiable only as grad ops (their outputs are gradients).
 - A kernel's failure makes MindSpore raise RuntimeError naming pdext_ms_aot and a code;
   pdext's own message is added in PyNative (pdext.OpError) and is returned by last_error().
-- CPU only. Optional inputs must be given.
+- CPU only. An optional input left out (None) is absent, in graphs too (one branch per
+  combination of the optional inputs given).
 - Import order: MindSpore and Paddle clash in one process when MindSpore is imported after
   Paddle (an undefined oneDNN symbol, upstream); importing mindspore first works, as does
   one framework per process (see examples/mindspore/README.md).
@@ -188,7 +189,7 @@ class _Primitive(_Custom):
         self._pd_op = op
         self._pd_in_counts = in_counts
         self._pd_attrs = attrs
-        self._pd_nested = any(op.vector_inputs)
+        self._pd_nested = any(op.vector_inputs) or 0 in in_counts
         # out_shape / out_dtype are given (as callables never called: __infer__ is ours), so
         # MindSpore asks no C++ InferShape / InferType of the library.
         super().__init__(func, out_shape=_unused, out_dtype=_unused, func_type="aot",
@@ -207,7 +208,7 @@ class _Primitive(_Custom):
         if self._pd_nested:
             ins, k = [], 0
             for n, vec in zip(self._pd_in_counts, self._pd_op.vector_inputs):
-                ins.append(arrays[k : k + n] if vec else arrays[k])
+                ins.append(arrays[k : k + n] if vec else arrays[k] if n else None)
                 k += n
         else:
             ins = arrays
@@ -308,8 +309,8 @@ class _Registry:
 
     def _make(self, name, in_counts, attrs):
         op = self.found[name]
-        for n, iname, vec in zip(in_counts, op.inputs, op.vector_inputs):
-            if n == 0:
+        for n, iname, opt in zip(in_counts, op.inputs, op.optional_inputs):
+            if n == 0 and not opt:
                 raise TypeError("%s(): input '%s' is missing" % (name, iname))
         for k in attrs:
             if k not in op.attrs:
@@ -417,11 +418,37 @@ def _function(op, registry):
         given = {k: v for k, v in zip(attrs, values) if v is not None}
         return registry.primitive(op.__name__, counts, given)
 
-    counts = ", ".join("len(%s)" % n if vec else "1" for n, vec in zip(ins, op.vector_inputs))
-    flat = ", ".join("*%s" % n if vec else n for n, vec in zip(ins, op.vector_inputs))
-    params = ins + ["%s=None" % a for a in attrs]
-    src = "def %s(%s):\n    return _pick((%s,), %s)(%s)\n" % (
-        op.__name__, ", ".join(params), counts, ", ".join(attrs) or "", flat)
+    optional = [i for i, o in enumerate(op.optional_inputs) if o]
+    if len(optional) > 4:
+        raise TypeError(
+            "pdext.mindspore: %s has %d optional inputs; pdext.mindspore handles at most 4"
+            % (op.__name__, len(optional))
+        )
+
+    def call(present):
+        """The call with the optional inputs in `present` given, the others absent."""
+        counts, flat = [], []
+        for i, (n, vec) in enumerate(zip(ins, op.vector_inputs)):
+            if i in optional and i not in present:
+                counts.append("0")
+            else:
+                counts.append("len(%s)" % n if vec else "1")
+                flat.append("*%s" % n if vec else n)
+        return "_pick((%s,), %s)(%s)" % (", ".join(counts), ", ".join(attrs), ", ".join(flat))
+
+    # An absent optional input (None) is a compile-time fact in a graph: one branch per
+    # combination of the optional inputs given.
+    lines = []
+    for mask in range(2 ** len(optional) - 1, 0, -1):
+        present = [optional[j] for j in range(len(optional)) if mask >> j & 1]
+        absent = [optional[j] for j in range(len(optional)) if not mask >> j & 1]
+        cond = " and ".join(["%s is not None" % ins[i] for i in present] +
+                            ["%s is None" % ins[i] for i in absent])
+        lines.append("    if %s:\n        return %s\n" % (cond, call(present)))
+    lines.append("    return %s\n" % call([]))
+    params = [n + ("=None" if i in optional else "") for i, n in enumerate(ins)]
+    params += ["%s=None" % a for a in attrs]
+    src = "def %s(%s):\n%s" % (op.__name__, ", ".join(params), "".join(lines))
     return _compile(src, op.__name__, op.__name__, {"_pick": _ops.constexpr(pick)})
 
 

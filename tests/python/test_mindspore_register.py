@@ -309,6 +309,54 @@ def test_an_op_without_grad_op_says_so_when_differentiated(pdext):
         ms.grad(ms.jit(f))(x)
 
 
+OPT = r"""
+#include "extension.h"
+/* Out = X + Y, or X + 100 without Y (float64); its shape and dtype are X's. */
+static void opt(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0), *y = pd_input(ctx, 1);
+    const double *a = pd_data(x);
+    double *o = pd_data(pd_output(ctx, 0));
+    for (int64_t i = 0; i < pd_numel(x); ++i)
+        o[i] = a[i] + (y ? ((const double *)pd_data(y))[i] : 100.0);
+}
+static void opt_shape(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    pd_set_output_shape(ctx, 0, x->ndim, x->shape);
+}
+static void opt_dtype(pd_kernel_ctx *ctx) { pd_set_output_dtype(ctx, 0, PD_FLOAT64); }
+PD_BUILD_OP(ms_opt, .inputs = {"X", PD_OPTIONAL("Y")}, .outputs = {"Out"}, .kernel = opt,
+            .infer_shape = opt_shape, .infer_dtype = opt_dtype);
+"""
+
+
+def test_optional_inputs_given_or_left_out():
+    mo = pms.register(pdext.load_inline("ms_opt", OPT))
+    x, y = rand((3,), np.float64, seed=17), rand((3,), np.float64, seed=18)
+    np.testing.assert_array_equal(mo.ms_opt(t(x)).asnumpy(), x + 100)
+    np.testing.assert_array_equal(mo.ms_opt(t(x), t(y)).asnumpy(), x + y)
+
+    @ms.jit
+    def f(p, q):
+        return mo.ms_opt(p) * mo.ms_opt(p, Y=q)
+
+    np.testing.assert_array_equal(f(t(x), t(y)).asnumpy(), (x + 100) * (x + y))
+
+
+def test_a_data_dependent_output_is_refused_in_a_graph(mpy):
+    """py_opt has no infer function and two inputs: no shape before its kernel runs."""
+    x = t(rand((3,), np.float64))
+    np.testing.assert_array_equal(mpy.py_opt(x, x).asnumpy(), 2 * x.asnumpy())  # PyNative runs
+
+    @ms.jit
+    def f(p):
+        return mpy.py_opt(p, p)
+
+    with pytest.raises(ValueError, match="py_opt: output 'Out' has no shape"):
+        f(x)
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 
