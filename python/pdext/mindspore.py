@@ -40,18 +40,20 @@ How it works:
 """
 
 import ctypes
+import hashlib
 import linecache
 import numbers
 import os
 import sys
+import tempfile
 import threading
 import types
 
 import mindspore as _ms
+import numpy as _np
+from mindspore import Tensor as _Tensor
 from mindspore import ops as _ops
 from mindspore.ops import Custom as _Custom
-from mindspore import Tensor as _Tensor
-import numpy as _np
 
 try:
     from mindspore.graph.api import _pynative_executor
@@ -83,13 +85,14 @@ def _load_shim():
         return _shim
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ms_aot_shim.cc")
     libpdext = _pdext._library_path()
-    # MindSpore's libraries use the old std::string ABI: AotExtra's getters take and return
-    # std::string, so the shim is built with it (as MindSpore builds AOT kernels). Linked
-    # against the very libpdext this package runs on, so that op handles are one.
+    # AotExtra's getters take and return std::string: the shim is built with the std::string
+    # ABI of MindSpore's own libraries (the old one in MindSpore's wheels, as MindSpore builds
+    # AOT kernels). Linked against the very libpdext this package runs on, so that op handles
+    # are one.
     path = _pdext.load(
         "pdext_ms_aot",
         [source],
-        cxx_cflags=["-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=0"],
+        cxx_cflags=["-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=%d" % _mindspore_cxx11_abi()],
         ldflags=[libpdext, "-Wl,-rpath," + os.path.dirname(libpdext)],
         library_only=True,
     )
@@ -100,6 +103,17 @@ def _load_shim():
     lib.pdext_ms_aot_last_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     _shim = (lib, path + ":pdext_ms_aot")
     return _shim
+
+
+def _mindspore_cxx11_abi():
+    """1 when MindSpore's core library was built with libstdc++'s new std::string ABI (its
+    symbols then name std::__cxx11::basic_string), else 0 (MindSpore's wheels: the old one)."""
+    core = os.path.join(os.path.dirname(_ms.__file__), "lib", "libmindspore_core.so")
+    try:
+        with open(core, "rb") as f:
+            return 1 if b"NSt7__cxx1112basic_string" in f.read() else 0
+    except OSError:
+        return 0
 
 
 def last_error():
@@ -391,18 +405,48 @@ class _Registry:
 _compiled = [0]
 
 
+def _gen_dir():
+    d = os.environ.get("PDEXT_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "pdext")
+    return os.path.join(d, "mindspore-gen")
+
+
+def _source_file(src, tag):
+    """A file holding src (named by its hash, written once, atomically), or None when the
+    cache directory cannot be written."""
+    digest = hashlib.sha256(src.encode()).hexdigest()[:16]
+    d = _gen_dir()
+    path = os.path.join(d, "%s_%s.py" % (tag[:60], digest))
+    if os.path.exists(path):
+        return path
+    try:
+        os.makedirs(d, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".py", dir=d)
+        with os.fdopen(fd, "w") as f:
+            f.write(src)
+        os.replace(tmp, path)
+        return path
+    except OSError:
+        return None
+
+
 def _compile(src, fname, tag, env):
     """Function fname from the generated source src. MindSpore's graph compiler reads a
     function's source (inspect) and resolves its globals by importing fn.__module__: the
-    text goes into linecache and the globals into a module of its own in sys.modules."""
+    text goes into a file of pdext's cache (or, where it cannot be written, linecache) and
+    the globals into a module of its own in sys.modules."""
     with _lock:
         _compiled[0] += 1
         modname = "pdext._mindspore_gen_%d" % _compiled[0]
-    filename = "<%s %s>" % (modname, tag)
+    filename = _source_file(src, tag)
+    if filename is None:
+        filename = "<%s %s>" % (modname, tag)
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     module = types.ModuleType(modname, "pdext.mindspore: generated code of " + tag)
     module.__dict__.update(env)
     module.__file__ = filename
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     sys.modules[modname] = module
     exec(compile(src, filename, "exec"), module.__dict__)
     return module.__dict__[fname]
