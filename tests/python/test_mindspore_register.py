@@ -357,6 +357,38 @@ def test_a_data_dependent_output_is_refused_in_a_graph(mpy):
         f(x)
 
 
+def test_same_results_as_mindspores_own_aot_kernel_of_relu(mrelu, tmp_path, monkeypatch):
+    """examples/mindspore/relu_aot.cc is examples' relu as a MindSpore AOT kernel: MindSpore
+    compiles and runs it itself (ops.Custom aot) beside pdext's op, in one graph; and pdext's
+    AOT front runs the same kernel, registered back into MindSpore."""
+    import shutil
+
+    monkeypatch.chdir(tmp_path)  # MindSpore compiles "file.cc:Func" into ./custom_kernel_meta
+    src = tmp_path / "relu_aot.cc"
+    shutil.copy(ROOT / "examples" / "mindspore" / "relu_aot.cc", src)
+    theirs = ops.Custom(str(src) + ":CustomRelu", out_shape=lambda s: s,
+                        out_dtype=lambda d: d, func_type="aot")
+    x = t(rand((4, 5), seed=19))
+
+    @ms.jit
+    def f(v):
+        return mrelu.custom_relu(v), theirs(v)
+
+    ours, ref = f(x)
+    np.testing.assert_array_equal(ours.asnumpy(), ref.asnumpy())
+    np.testing.assert_array_equal(mrelu.custom_relu(x).asnumpy(), theirs(x).asnumpy())
+    aot = pdext.aot(str(src) + ":CustomRelu", out_shape=[4, 5], out_dtype=np.float32,
+                    n_inputs=1)
+    back = getattr(pms.register(aot), aot.op.__name__)
+
+    @ms.jit
+    def g(v):
+        return back(v)
+
+    np.testing.assert_array_equal(g(x).asnumpy(), ref.asnumpy())
+    np.testing.assert_array_equal(back(x).asnumpy(), ref.asnumpy())
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 
