@@ -41,6 +41,7 @@ How it works:
 
 import ctypes
 import hashlib
+import keyword
 import linecache
 import numbers
 import os
@@ -125,7 +126,10 @@ def last_error():
 
 
 def _py_name(name):
-    return name.replace("@", "_")
+    """A declared input or attr name as a Python parameter: '@' becomes '_', and a keyword
+    ("from", "in") gets a trailing '_'."""
+    name = name.replace("@", "_")
+    return name + "_" if keyword.iskeyword(name) else name
 
 
 # --- Attrs -----------------------------------------------------------------------------------
@@ -295,6 +299,11 @@ def _unused(*args):
     return None
 
 
+def _args(items):
+    """items as the start of an argument list or tuple: "a, b, " ("" for none)."""
+    return "".join(x + ", " for x in items)
+
+
 def _attrs_key(attrs):
     def typed(v):
         if isinstance(v, (list, tuple)):
@@ -357,7 +366,7 @@ class _Registry:
         if why is not None:
             # A bprop that says why, in PyNative and in graphs (MindSpore's own message would
             # be "Custom's bprop not defined").
-            src = "def bprop(%s, out, dout):\n    raise TypeError(%r)\n" % (", ".join(xs), why)
+            src = "def bprop(%sout, dout):\n    raise TypeError(%r)\n" % (_args(xs), why)
             return _compile(src, "bprop", "%s_no_bprop" % op.__name__, {})
         n_out = len(op.outputs)
         for j, oname in enumerate(op.outputs):
@@ -396,8 +405,8 @@ class _Registry:
                     rets.append("_zeros(%s)" % x)
                 else:
                     rets.append("g[%d]" % idx[j] if multi else "g")
-        src = "def bprop(%s, out, dout):\n    g = _gp(%s)\n    return (%s,)\n" % (
-            ", ".join(xs), ", ".join(args), ", ".join(rets))
+        src = "def bprop(%sout, dout):\n    g = _gp(%s)\n    return (%s)\n" % (
+            _args(xs), ", ".join(args), _args(rets))
         return _compile(src, "bprop", "%s_bprop_%s" % (op.__name__, "_".join(map(str, in_counts))),
                         {"_gp": gp, "_zeros": _ops.zeros_like})
 
@@ -456,10 +465,10 @@ def _function(op, registry):
     """The user-facing function of op: generated Python that takes the inputs (a list for a
     vector input) and the attrs as keywords (None: the declared default)."""
     ins = [_py_name(n) for n in op.inputs]
-    attrs = list(op.attrs)
+    attrs = [_py_name(a) for a in op.attrs]
 
     def pick(counts, *values):
-        given = {k: v for k, v in zip(attrs, values) if v is not None}
+        given = {k: v for k, v in zip(op.attrs, values) if v is not None}
         return registry.primitive(op.__name__, counts, given)
 
     optional = [i for i, o in enumerate(op.optional_inputs) if o]
@@ -478,7 +487,8 @@ def _function(op, registry):
             else:
                 counts.append("len(%s)" % n if vec else "1")
                 flat.append("*%s" % n if vec else n)
-        return "_pick((%s,), %s)(%s)" % (", ".join(counts), ", ".join(attrs), ", ".join(flat))
+        return "_pick((%s), %s)(%s)" % ("".join(c + ", " for c in counts), ", ".join(attrs),
+                                         ", ".join(flat))
 
     # An absent optional input (None) is a compile-time fact in a graph: one branch per
     # combination of the optional inputs given.

@@ -389,6 +389,50 @@ def test_same_results_as_mindspores_own_aot_kernel_of_relu(mrelu, tmp_path, monk
     np.testing.assert_array_equal(back(x).asnumpy(), ref.asnumpy())
 
 
+ODD = r"""
+#include "extension.h"
+/* ms_kw: Out = in + from, with an input and an attr named like Python keywords. */
+static void kw(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    const double *a = pd_data(x);
+    double *o = pd_data(pd_output(ctx, 0));
+    for (int64_t i = 0; i < pd_numel(x); ++i)
+        o[i] = a[i] + (double)pd_attr_int64(ctx, 0);
+}
+PD_BUILD_OP(ms_kw, .inputs = {"in"}, .outputs = {"Out"}, .attrs = {"from: int64_t"},
+            .kernel = kw);
+/* ms_const: no input; Out = [7, 7, 7] (float64). */
+static void cst(pd_kernel_ctx *ctx)
+{
+    double *o = pd_data(pd_output(ctx, 0));
+    for (int i = 0; i < 3; ++i)
+        o[i] = 7;
+}
+static void cst_shape(pd_kernel_ctx *ctx)
+{
+    int64_t three = 3;
+    pd_set_output_shape(ctx, 0, 1, &three);
+}
+static void cst_dtype(pd_kernel_ctx *ctx) { pd_set_output_dtype(ctx, 0, PD_FLOAT64); }
+PD_BUILD_OP(ms_const, .inputs = {}, .outputs = {"Out"}, .kernel = cst,
+            .infer_shape = cst_shape, .infer_dtype = cst_dtype);
+"""
+
+
+def test_keyword_names_and_an_op_without_inputs():
+    mo = pms.register(pdext.load_inline("ms_odd", ODD))
+    x = rand((3,), np.float64, seed=20)
+    np.testing.assert_array_equal(mo.ms_kw(t(x), from_=4).asnumpy(), x + 4)
+    np.testing.assert_array_equal(mo.ms_const().asnumpy(), [7, 7, 7])
+
+    @ms.jit
+    def f(v):
+        return mo.ms_kw(in_=v, from_=2) * mo.ms_const()
+
+    np.testing.assert_array_equal(f(t(x)).asnumpy(), (x + 2) * 7)
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 
