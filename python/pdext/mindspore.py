@@ -68,7 +68,11 @@ __all__ = ["register", "last_error"]
 _requires_grad = _pynative_executor.requires_grad
 _lock = threading.RLock()
 _shim = None  # (ctypes library, "path:pdext_ms_aot")
-_keep = []  # the Op objects registered: their libraries stay loaded while MindSpore may call
+_keep = {}  # op handle -> Op: their libraries stay loaded while MindSpore may call them
+# Primitives kept per register() call: one per op, input counts and attrs. Attrs that change
+# from call to call (a float schedule) would make one each: past this many the cache starts
+# afresh (a compiled graph holds its own primitives).
+_MAX_PRIMITIVES = 1024
 
 _NAMES = [
     "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64",
@@ -327,6 +331,8 @@ class _Registry:
             with _lock:
                 prim = self.prims.get(key)
                 if prim is None:
+                    if len(self.prims) >= _MAX_PRIMITIVES:
+                        self.prims.clear()
                     prim = self.prims[key] = self._make(name, tuple(in_counts), attrs)
         return prim
 
@@ -345,7 +351,7 @@ class _Registry:
             i = op.attrs.index(k)
             _attr_value(op, k, op.attr_types[i], attrs[k])  # refuses a wrong type now
         bprop = self._bprop(op, in_counts, attrs)
-        _keep.append(op)
+        _keep[_pdext._op_handle(op)] = op
         return _Primitive(op, in_counts, attrs, bprop)
 
     def _bprop(self, op, in_counts, attrs):

@@ -4,6 +4,7 @@ PyNative, under mindspore.jit and in GRAPH_MODE are compared with MindSpore's ow
 concat, matmul, log_softmax) on the same tensors and with numpy; bad input gets a clear
 exception naming the op."""
 
+import os
 import re
 
 import numpy as np
@@ -28,6 +29,16 @@ def _mindspore_numpy_init():
         (t(np.ones(1, np.float32)) * t(np.ones(1, np.float32))).asnumpy()
     except (SystemError, ImportError):
         pass
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_cwd(tmp_path_factory):
+    """MindSpore writes next to the working directory (rank_0/ with analyze_fail.ir for a
+    graph that fails to compile, custom_kernel_meta/ for the AOT sources it compiles)."""
+    old = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("mindspore_cwd"))
+    yield
+    os.chdir(old)
 
 
 @pytest.fixture(scope="module")
