@@ -30,8 +30,16 @@ How it works:
 - Gradients: the primitive's bprop runs the grad op's primitive (itself differentiable where
   a double grad op is declared); an input the grad op gives no gradient for gets zeros. Ops
   with a vector output are differentiable only as grad ops (their outputs are gradients).
-- A kernel's failure makes MindSpore raise RuntimeError naming pdext_ms_aot and a code;
-  pdext's own message is added in PyNative (pdext.OpError) and is returned by last_error().
+- PyNative with no gradient being recorded: the primitive's __call__ runs the op at once
+  through pdext on the tensors' memory (asnumpy() waits for MindSpore's queued work and shares
+  the buffer; the result is Tensor.from_numpy of pdext's output), skipping MindSpore's launch
+  of a custom op (milliseconds); its errors come at the call as pdext.OpError. While a
+  gradient is recorded, and in graphs, the op runs as the AOT primitive.
+- An AOT kernel's failure makes MindSpore raise RuntimeError naming pdext_ms_aot and a code
+  (in PyNative when the result is read); pdext's own message goes to stderr and is returned by
+  last_error().
+- In a graph, MindSpore's compiler keeps a float literal written inside the jitted function
+  as float32: a double attr given there is rounded so (exact in PyNative).
 - CPU only. An optional input left out (None) is absent, in graphs too (one branch per
   combination of the optional inputs given).
 - Import order: MindSpore and Paddle clash in one process when MindSpore is imported after
