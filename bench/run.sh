@@ -9,10 +9,11 @@
 #              If it has not been configured yet, it is configured as a release build (-O2, no
 #              sanitizers, -DPDEXT_BUILD_BENCH=ON); it is then brought up to date with ninja.
 # Environment: PDEXT_BENCH_RESULTS moves results.json; PDEXT_BENCH_ONLY="op_call threads"
-# runs only those programs ("onnxruntime": the ONNX Runtime rows); PDEXT_BENCH_SMOKE=1 runs each in its smoke mode (tiny sizes, one
-# iteration: checks the plumbing, the figures mean nothing); PDEXT_BENCH_NO_BUILD=1 uses the
-# programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON (a python with onnxruntime and onnx, or
-# jax) runs the ONNX Runtime and JAX rows; TMPDIR is where the benchmarks keep their private JIT caches.
+# runs only those programs (a framework's name: its rows, e.g. "onnxruntime jax"); PDEXT_BENCH_SMOKE=1
+# runs each in its smoke mode (tiny sizes, one iteration: checks the plumbing, the figures mean
+# nothing); PDEXT_BENCH_NO_BUILD=1 uses the programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON
+# (a python with the frameworks: torch, jax, onnxruntime + onnx, paddle, mindspore) runs the
+# framework rows; TMPDIR is where the benchmarks keep their private JIT caches.
 #
 # Each program (build/bench/bench_<area>) prints "ROW<TAB>..." lines on stdout, one per figure
 # (format in bench/bench_util.h), and its progress and spreads on stderr.
@@ -29,10 +30,15 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-${PDEXT_BENCH_BUILD_DIR:-$root/build-bench}}
 results=${PDEXT_BENCH_RESULTS:-$root/bench/results.json}
 programs=${PDEXT_BENCH_ONLY:-"op_call jit_warm jit_cold bandwidth memory threads parallel strided gpu aot device paddle_front check pipeline python"}
-# "onnxruntime" in PDEXT_BENCH_ONLY names the ONNX Runtime rows (a script, not a program).
-ort_rows=0
-[[ -z ${PDEXT_BENCH_ONLY:-} || " $programs " == *" onnxruntime "* ]] && ort_rows=1
-programs=$(echo " $programs " | sed 's/ onnxruntime / /g')
+# A framework's name in PDEXT_BENCH_ONLY names its rows (a script, not a program); with no
+# PDEXT_BENCH_ONLY, every framework's rows run.
+framework_rows=""
+for name in onnxruntime jax torch paddle mindspore ms_extension; do
+    if [[ -z ${PDEXT_BENCH_ONLY:-} || " $programs " == *" $name "* ]]; then
+        framework_rows+=" $name"
+    fi
+    programs=$(echo " $programs " | sed "s/ $name / /g")
+done
 jobs=${PDEXT_BENCH_JOBS:-2}
 
 smoke=()
@@ -91,37 +97,40 @@ if [[ " $programs " == *" pipeline "* && -d $build/python/pdext ]]; then
     rm -rf "${TMPDIR:-/tmp}/pdext-bench-python-$$"
 fi
 
-# The ONNX Runtime rows (bench/onnxruntime_bench.py): a library built by this build's pdext
-# command, run by a Python that has onnxruntime and onnx (PDEXT_BENCH_FRAMEWORK_PYTHON, e.g. the
-# framework venv's python); skipped, saying so, without one. PDEXT_BENCH_ONLY=onnxruntime runs
-# only them.
-if [[ $ort_rows == 1 ]]; then
-    fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
-    if [[ -n $fw_python ]] && "$fw_python" -c 'import onnx, onnxruntime' >/dev/null 2>&1; then
-        echo "bench: running onnxruntime_bench.py" >&2
-        PDEXT_COMMAND=$build/cli/pdext PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-ort-$$ \
-            "$fw_python" "$root/bench/onnxruntime_bench.py" "${smoke[@]}" >>"$rows" || status=1
-        rm -rf "${TMPDIR:-/tmp}/pdext-bench-ort-$$"
-    else
-        echo "bench: onnxruntime rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python" \
-            "with onnxruntime and onnx" >&2
+# The framework rows: one script per framework (pdext's front beside the framework's own op),
+# run by a Python that has the framework (PDEXT_BENCH_FRAMEWORK_PYTHON, e.g. the framework
+# venv's python, which ./setup.sh bench passes). pdext comes from this build's python/ when its
+# extension imports under that Python (the build was made for it), else from that Python's own
+# install; the ONNX Runtime rows build their library with this build's pdext command. Rows whose
+# framework or pdext is missing are skipped, saying so.
+declare -A fw_script=([onnxruntime]=onnxruntime_bench.py [jax]=jax_bench.py
+    [torch]=torch_bench.py [paddle]=paddle_bench.py [mindspore]=mindspore_bench.py
+    [ms_extension]=ms_extension_python.py)
+declare -A fw_import=([onnxruntime]="onnx, onnxruntime" [jax]=jax [torch]=torch
+    [paddle]=paddle [mindspore]=mindspore [ms_extension]=mindspore)
+run_framework_rows() {
+    local name=$1 script=$root/bench/${fw_script[$1]} py=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
+    local path="" cache=${TMPDIR:-/tmp}/pdext-bench-$1-$$
+    [[ -f $script ]] || return 0
+    if [[ -z $py ]] || ! "$py" -c "import ${fw_import[$name]}" >/dev/null 2>&1; then
+        echo "bench: $name rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python with" \
+            "${fw_import[$name]}" >&2
+        return 0
     fi
-fi
-
-# The JAX rows (bench/jax_bench.py): this build's Python front, run by a Python that has jax
-# (PDEXT_BENCH_FRAMEWORK_PYTHON); skipped, saying so, without one.
-if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
-    fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
-    if [[ -n $fw_python && -d $build/python/pdext ]] && "$fw_python" -c 'import jax' >/dev/null 2>&1; then
-        echo "bench: running jax_bench.py" >&2
-        PYTHONPATH=$build/python PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-jax-$$ \
-            "$fw_python" "$root/bench/jax_bench.py" "${smoke[@]}" >>"$rows" || status=1
-        rm -rf "${TMPDIR:-/tmp}/pdext-bench-jax-$$"
-    else
-        echo "bench: jax rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python with jax" \
-            "(and build the Python front)" >&2
+    if PYTHONPATH=$build/python "$py" -c 'import pdext' >/dev/null 2>&1; then
+        path=$build/python
+    elif ! "$py" -c 'import pdext' >/dev/null 2>&1; then
+        echo "bench: $name rows skipped: $py imports neither this build's pdext nor its own" >&2
+        return 0
     fi
-fi
+    echo "bench: running ${fw_script[$name]}" >&2
+    PYTHONPATH=$path PDEXT_COMMAND=$build/cli/pdext PDEXT_CACHE_DIR=$cache \
+        "$py" "$script" "${smoke[@]}" >>"$rows" || status=1
+    rm -rf "$cache"
+}
+for name in $framework_rows; do
+    run_framework_rows "$name"
+done
 
 # --- The machine --------------------------------------------------------------------------
 first_line() { "$@" 2>/dev/null | head -n1 || true; }

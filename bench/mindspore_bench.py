@@ -1,0 +1,114 @@
+"""bench/mindspore_bench.py - pdext ops inside MindSpore (pdext.mindspore.register) against
+MindSpore's own AOT custom op of the same kernel, in the ROW format of bench/bench_util.h:
+
+  ms_relu_call   mops.custom_relu(x) in PyNative on a (4, 5) float32 mindspore.Tensor (pdext's
+                 examples/relu/relu.c), against ops.Custom(func_type="aot") over
+                 examples/mindspore/relu_aot.cc (the same relu as a MindSpore AOT kernel,
+                 compiled by MindSpore itself with g++ as it builds AOT .so's) on the same
+                 tensor; us per call, each timed loop ending by reading its last result (so
+                 MindSpore's queued work is counted); target ratio <= 0.5.
+  ms_relu_jit    the same two ops each inside a mindspore.jit function (the pdext op runs as an
+                 ops.Custom AOT primitive over pdext's AOT shim there); us per call, for
+                 reference (no target): what the shim and pdext's runner add to MindSpore's
+                 AOT launch.
+
+Both run in this process, their repetitions interleaved so that a burst of load hits both
+alike; medians of the samples.
+
+Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> <venv>/bin/python \
+           bench/mindspore_bench.py [--smoke]
+"""
+import os
+import pathlib
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import mindspore as ms
+from mindspore import ops
+
+import pdext
+import pdext.mindspore
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SMOKE = "--smoke" in sys.argv
+
+
+def row(name, unit, ours, base, target, met, note):
+    ratio = ours / base if base else None
+    fmt = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
+    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
+          % (name, unit, fmt(ours), fmt(base), fmt(ratio), target,
+             "null" if met is None else ("true" if met(ratio) else "false"), note), flush=True)
+
+
+def per_call_us(call, n):
+    r = call()
+    r.asnumpy()
+    t = time.perf_counter()
+    for _ in range(n):
+        r = call()
+    r.asnumpy()
+    return (time.perf_counter() - t) / n * 1e6
+
+
+def alternate(a, b, reps, n):
+    xa, xb = [], []
+    for _ in range(reps):
+        xa.append(per_call_us(a, n))
+        xb.append(per_call_us(b, n))
+    return statistics.median(xa), statistics.median(xb)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="pdext-ms-bench-")
+    cwd = os.getcwd()
+    try:
+        # MindSpore compiles "file.cc:Func" into ./custom_kernel_meta (its cache): a private
+        # directory keeps the tree clean and makes its build a cold one.
+        os.chdir(work)
+        src = os.path.join(work, "relu_aot.cc")
+        shutil.copy(ROOT / "examples" / "mindspore" / "relu_aot.cc", src)
+        theirs = ops.Custom(src + ":CustomRelu", out_shape=lambda s: s, out_dtype=lambda d: d,
+                            func_type="aot")
+        mops = pdext.mindspore.register(pdext.load("relu", [str(ROOT / "examples" / "relu" /
+                                                               "relu.c")]))
+        x = ms.Tensor(np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32))
+        try:  # MindSpore 2.10 under numpy 2: its first numpy bridge use fails once (upstream)
+            (x * x).asnumpy()
+        except (SystemError, ImportError):
+            pass
+        ours_out, theirs_out = mops.custom_relu(x).asnumpy(), theirs(x).asnumpy()
+        if not np.array_equal(ours_out, theirs_out):
+            raise SystemExit("mindspore_bench: pdext's relu and MindSpore's AOT relu differ")
+        reps, n = (3, 50) if SMOKE else (9, 2000)
+        a, b = alternate(lambda: mops.custom_relu(x), lambda: theirs(x), reps, n)
+        row("ms_relu_call", "us", a, b, "<=0.5", lambda r: r <= 0.5,
+            "PyNative (4,5) float32; baseline ops.Custom aot of examples/mindspore/relu_aot.cc "
+            "built by MindSpore; medians of %d x %d calls" % (reps, n))
+
+        @ms.jit
+        def ours_jit(v):
+            return mops.custom_relu(v)
+
+        @ms.jit
+        def theirs_jit(v):
+            return theirs(v)
+
+        if not np.array_equal(ours_jit(x).asnumpy(), theirs_jit(x).asnumpy()):
+            raise SystemExit("mindspore_bench: the jitted relus differ")
+        a, b = alternate(lambda: ours_jit(x), lambda: theirs_jit(x), reps, n)
+        row("ms_relu_jit", "us", a, b, "-", None,
+            "mindspore.jit function of one op, (4,5) float32, both as ops.Custom aot; "
+            "medians of %d x %d calls" % (reps, n))
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
