@@ -256,7 +256,9 @@ int pd_cmd_explain(int argc, char **argv)
 
     /* The info block, even when the load was refused (the ABI is often why). */
     void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-    pd_module_entry_fn entry = h ? (pd_module_entry_fn)dlsym(h, PD_MODULE_ENTRY) : NULL;
+    pd_module_entry_fn entry = NULL;
+    if (h) /* the POSIX way to take a function from dlsym */
+        *(void **)&entry = dlsym(h, PD_MODULE_ENTRY);
     const pd_module_info *info = entry ? entry() : NULL;
     if (info != NULL &&
         info->struct_size >= offsetof(pd_module_info, sdk_version) + sizeof(char *)) {

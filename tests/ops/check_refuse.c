@@ -78,6 +78,11 @@ static void matvec_infer_shape(pd_kernel_ctx *ctx)
     pd_set_output_shape(ctx, 0, 1, &m);
 }
 
+static void matvec_infer_dtype(pd_kernel_ctx *ctx)
+{
+    pd_set_output_dtype(ctx, 0, pd_dtype(pd_input(ctx, 0)));
+}
+
 static void matvec_kernel(pd_kernel_ctx *ctx)
 {
     const pd_tensor *a = pd_input(ctx, 0), *v = pd_input(ctx, 1);
@@ -96,7 +101,7 @@ static void matvec_kernel(pd_kernel_ctx *ctx)
 }
 
 PD_BUILD_OP(ck_matvec, .inputs = {"A", "V"}, .outputs = {"Out"}, .kernel = matvec_kernel,
-            .infer_shape = matvec_infer_shape);
+            .infer_shape = matvec_infer_shape, .infer_dtype = matvec_infer_dtype);
 
 /* X += Y; X (= Out) is read as a dense array: it is not declared strided. */
 static void axpy_kernel(pd_kernel_ctx *ctx)
