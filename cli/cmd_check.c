@@ -158,7 +158,8 @@ static void check_shapes(check_state *s, const pd_op *op, pd_data_type t, const 
                          int32_t n_attrs)
 {
     static const int64_t shapes[3][2] = {{1, 1}, {0, 4}, {64, 300}};
-    static const char *const names[3] = {"[1, 1]", "empty [0, 4]", "large [64, 300]"};
+    static const char *const names[3] = {"one element [1, 1]", "empty [0, 4]", "large [64, 300]"};
+    static const char *const dims[3] = {"[1, 1]", "[0, 4]", "[64, 300]"};
     char msg[512], detail[700], ran[128] = "[3, 4]", refused[900] = "";
     if (pd_check_op_specs(s, op) > 0) { /* the shapes are the author's: the dtypes trial ran them */
         row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "ok", "the --input shapes");
@@ -168,7 +169,7 @@ static void check_shapes(check_state *s, const pd_op *op, pd_data_type t, const 
         pd_status st = PD_OK;
         if (runs_at(s, op, t, shapes[i], attrs, n_attrs, msg, sizeof msg, &st)) {
             size_t used = strlen(ran);
-            snprintf(ran + used, sizeof ran - used, ", %s", names[i]);
+            snprintf(ran + used, sizeof ran - used, ", %s", dims[i]);
             continue;
         }
         if (!is_refusal(op, st, msg)) {
