@@ -63,12 +63,15 @@ static bool job_wait(job *j, long ms)
     return done;
 }
 
-PyObject *pdext_build_library(pdext_load_fn fn, const void *arg, const char *who)
+int pdext_run_build(pdext_load_fn fn, const void *arg, const char *who, pd_registry **reg,
+                    pd_module **module)
 {
     job j = {.fn = fn, .arg = arg};
     pd_status st = pd_registry_create(&j.reg);
-    if (st != PD_OK)
-        return pdext_raise_status(st, who);
+    if (st != PD_OK) {
+        pdext_raise_status(st, who);
+        return -1;
+    }
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.cv, NULL);
     pthread_t thread;
@@ -78,7 +81,7 @@ PyObject *pdext_build_library(pdext_load_fn fn, const void *arg, const char *who
         pd_registry_destroy(j.reg);
         PyErr_Format(PyExc_RuntimeError, "%s: cannot start a thread for the build",
                      who ? who : "pdext.load");
-        return NULL;
+        return -1;
     }
     bool interrupted = false;
     while (!job_wait(&j, 50)) {
@@ -100,7 +103,18 @@ PyObject *pdext_build_library(pdext_load_fn fn, const void *arg, const char *who
     if (st != PD_OK || interrupted) {
         /* Failed, or built but the caller asked to stop: the result is dropped. */
         pd_registry_destroy(j.reg);
-        return NULL;
+        return -1;
     }
-    return pdext_library_make(j.reg, j.module);
+    *reg = j.reg;
+    *module = j.module;
+    return 0;
+}
+
+PyObject *pdext_build_library(pdext_load_fn fn, const void *arg, const char *who)
+{
+    pd_registry *reg = NULL;
+    pd_module *module = NULL;
+    if (pdext_run_build(fn, arg, who, &reg, &module) < 0)
+        return NULL;
+    return pdext_library_make(reg, module);
 }

@@ -207,3 +207,35 @@ def test_ctrl_c_during_a_python_load_with_a_real_compile(pdext, tmp_path):
     ops = pdext.load_inline("slowpy", C_SRC, build_directory=build)
     np.testing.assert_array_equal(ops.slow_inc(np.array([1.0, 2.0])), [2.0, 3.0])
     assert len(published(build, "slowpy")) == 1
+
+
+def test_ctrl_c_during_a_library_only_build(pdext, tmp_path):
+    # The builds of libraries that are no op module (pdext.jax's XLA handler, MindSpore
+    # CustomOpBuilder sources: _pdext.load(..., library_only=True)) stop on Ctrl-C too.
+    launcher, mark = slow_launcher(tmp_path)
+    src = tmp_path / "plain.c"
+    src.write_text("int pdext_test_plain(int x) { return x + 1; }\n")
+    build = tmp_path / "build"
+    code = textwrap.dedent(
+        """
+        import sys
+        from pdext import _pdext
+        try:
+            _pdext.load("plainlib", [%r], build_directory=%r, library_only=True)
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt")
+            sys.exit(0)
+        print("no interrupt")
+        """
+        % (str(src), str(build))
+    )
+    env = dict(os.environ, PDEXT_COMPILER_LAUNCHER=str(launcher))
+    proc, out, err, pids, ended = interrupt_when_compiling([sys.executable, "-c", code], env,
+                                                           mark)
+    assert proc.returncode == 0, err
+    assert out.strip() == "KeyboardInterrupt", out + err
+    assert published(build, "plainlib") == []
+    from pdext import _pdext
+
+    path = _pdext.load("plainlib", [str(src)], build_directory=str(build), library_only=True)
+    assert pathlib.Path(path).exists() and published(build, "plainlib") == [pathlib.Path(path).name]
