@@ -7,12 +7,13 @@
  * directory's locks: waiting with a timeout, orphaned builds), jit_publish.c (inputs' hashes,
  * publication, starting clean), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
- * with captured output), jit_interrupt.c (pd_jit_interrupt: stopping builds on Ctrl-C), jit_plan.c (options -> build plan: sources, tools, launchers, cache
- * key), jit_flags.c (the plan's flag lists), jit_ninja.c (plan -> the files Ninja reads:
- * build.ninja, inline sources, a bundle's registration source and link script), jit_manifest.c (the
- * record of the last good build: warm check, depfiles), jit_load.c (pd_jit_load: warm path, locked
- * cold path, publication, reload), jit_build.c (pd_jit_build: ahead of time into a named file,
- * checked by loading; a static bundle's header and .pc).
+ * with captured output), jit_interrupt.c (pd_jit_interrupt: stopping builds on Ctrl-C), jit_plan.c
+ * (options -> build plan: sources, tools, launchers, cache key), jit_flags.c (the plan's flag
+ * lists), jit_ninja.c (plan -> the files Ninja reads: build.ninja, inline sources, a bundle's
+ * registration source and link script), jit_manifest.c (the record of the last good build: warm
+ * check, depfiles), jit_load.c (pd_jit_load: warm path, locked cold path, publication, reload),
+ * jit_build.c (pd_jit_build: ahead of time into a named file, checked by loading; a static bundle's
+ * header and .pc).
  */
 #ifndef PD_JIT_INTERNAL_H
 #define PD_JIT_INTERNAL_H

@@ -21,14 +21,14 @@ static const char *const macro_lists[N_MACROS] = {"floating_types",
                                                   "floating_and_integral_and_complex_types"};
 
 /* What a refusal says each macro takes, written out here (independent of pd_dispatch.h). */
-static const char *const macro_names[N_MACROS] = {
-    "float32, float64",
-    "float32, float64, float16, bfloat16",
-    "int32, int64, int8, uint8, int16",
-    "complex64, complex128",
-    "float32, float64, int32, int64, int8, uint8, int16",
-    "float32, float64, complex64, complex128",
-    "float32, float64, int32, int64, int8, uint8, int16, complex64, complex128"};
+static const char *const macro_names[N_MACROS] =
+    {"float32, float64",
+     "float32, float64, float16, bfloat16",
+     "int32, int64, int8, uint8, int16",
+     "complex64, complex128",
+     "float32, float64, int32, int64, int8, uint8, int16",
+     "float32, float64, complex64, complex128",
+     "float32, float64, int32, int64, int8, uint8, int16, complex64, complex128"};
 
 /* The dtypes each macro must accept, independent of pd_dispatch.h: Paddle's lists. */
 static bool accepts(int macro, pd_data_type t)

@@ -62,8 +62,8 @@
 #define PD_DISPATCH_FLOATING_TYPES(dtype, name, ...) \
     PD__DISPATCH(dtype, name, PD__FLOATING_NAMES, PD__FLOATING_CASES(__VA_ARGS__))
 /* float32, float64, float16, bfloat16 */
-#define PD_DISPATCH_FLOATING_AND_HALF_TYPES(dtype, name, ...) \
-    PD__DISPATCH(dtype, name, PD__FLOATING_NAMES PD__HALF_NAMES,                    \
+#define PD_DISPATCH_FLOATING_AND_HALF_TYPES(dtype, name, ...)    \
+    PD__DISPATCH(dtype, name, PD__FLOATING_NAMES PD__HALF_NAMES, \
                  PD__FLOATING_CASES(__VA_ARGS__) PD__HALF_CASES(__VA_ARGS__))
 /* int32, int64, int8, uint8, int16 (Paddle's integral list) */
 #define PD_DISPATCH_INTEGRAL_TYPES(dtype, name, ...) \
@@ -72,18 +72,17 @@
 #define PD_DISPATCH_COMPLEX_TYPES(dtype, name, ...) \
     PD__DISPATCH(dtype, name, PD__COMPLEX_NAMES, PD__COMPLEX_CASES(__VA_ARGS__))
 /* float32, float64 and the integral list */
-#define PD_DISPATCH_FLOATING_AND_INTEGRAL_TYPES(dtype, name, ...) \
-    PD__DISPATCH(dtype, name, PD__FLOATING_NAMES ", " PD__INTEGRAL_NAMES,          \
+#define PD_DISPATCH_FLOATING_AND_INTEGRAL_TYPES(dtype, name, ...)         \
+    PD__DISPATCH(dtype, name, PD__FLOATING_NAMES ", " PD__INTEGRAL_NAMES, \
                  PD__FLOATING_CASES(__VA_ARGS__) PD__INTEGRAL_CASES(__VA_ARGS__))
 /* float32, float64, complex64, complex128 */
-#define PD_DISPATCH_FLOATING_AND_COMPLEX_TYPES(dtype, name, ...) \
-    PD__DISPATCH(dtype, name, PD__FLOATING_NAMES ", " PD__COMPLEX_NAMES,           \
+#define PD_DISPATCH_FLOATING_AND_COMPLEX_TYPES(dtype, name, ...)         \
+    PD__DISPATCH(dtype, name, PD__FLOATING_NAMES ", " PD__COMPLEX_NAMES, \
                  PD__FLOATING_CASES(__VA_ARGS__) PD__COMPLEX_CASES(__VA_ARGS__))
 /* float32, float64, the integral list, complex64, complex128 */
-#define PD_DISPATCH_FLOATING_AND_INTEGRAL_AND_COMPLEX_TYPES(dtype, name, ...)    \
-    PD__DISPATCH(dtype, name,                                                    \
-                 PD__FLOATING_NAMES ", " PD__INTEGRAL_NAMES ", " PD__COMPLEX_NAMES,  \
-                 PD__FLOATING_CASES(__VA_ARGS__) PD__INTEGRAL_CASES(__VA_ARGS__) \
+#define PD_DISPATCH_FLOATING_AND_INTEGRAL_AND_COMPLEX_TYPES(dtype, name, ...)                    \
+    PD__DISPATCH(dtype, name, PD__FLOATING_NAMES ", " PD__INTEGRAL_NAMES ", " PD__COMPLEX_NAMES, \
+                 PD__FLOATING_CASES(__VA_ARGS__) PD__INTEGRAL_CASES(__VA_ARGS__)                 \
                      PD__COMPLEX_CASES(__VA_ARGS__))
 
 #endif /* PD_DISPATCH_H */
