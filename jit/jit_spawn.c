@@ -200,6 +200,7 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
     pd__sb buf = {0};
     char chunk[4096];
     int64_t stop_at = -1; /* when the child was told to stop (ms), or -1 */
+    bool swept = false;   /* what was left of its session was killed */
     for (;;) {
         if (stop_at < 0 && pd__interrupted(gen)) {
             if (session)
@@ -213,6 +214,7 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
             if (session)
                 pd__session_kill(pid);
             kill(pid, SIGKILL);
+            swept = true;
             break;
         }
         struct pollfd pfd = {fds[0], POLLIN, 0};
@@ -233,7 +235,9 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
     bool oom = buf.oom;
     pd__sb_free(&buf);
     close(fds[0]);
-    if (stop_at < 0 && pd__interrupted(gen) && session) /* interrupted as the output ended */
+    /* Stopped (or interrupted as the output ended): a process of the session that closed its
+     * output may still run; the child, not reaped yet, still names the session. */
+    if (!swept && pd__interrupted(gen) && session)
         pd__session_kill(pid);
 
     int status = 0;
