@@ -214,11 +214,12 @@ static void print_ops(const pd_module *m)
         char dtypes[128] = "";
         if (kind == PD_OP_FORWARD)
             op_dtypes(op, dtypes, sizeof dtypes);
-        printf("  %-24s %-11s %s%s\n", pd_op_name(op), (unsigned)kind < 3 ? kinds[kind] : "?",
-               dtypes[0] ? "dtypes: " : "",
-               dtypes[0]               ? dtypes
-               : kind == PD_OP_FORWARD ? "dtypes: unknown (an attr has no default)"
-                                       : "");
+        const char *kind_name = (unsigned)kind < 3 ? kinds[kind] : "?";
+        if (kind != PD_OP_FORWARD)
+            printf("  %-24s %s\n", pd_op_name(op), kind_name);
+        else
+            printf("  %-24s %-11s dtypes: %s\n", pd_op_name(op), kind_name,
+                   dtypes[0] ? dtypes : "unknown (an attr has no default)");
     }
 }
 
