@@ -13,14 +13,17 @@
  *
  * Every input gets the same shape (a vector input two tensors of it), which suits element-wise
  * ops and ops such as concat; --input NAME=D0,D1[:DTYPE] gives one input its own shape (and
- * dtype), for ops such as a matmul, and the op then runs at those shapes only. Integer inputs
+ * dtype), for ops such as a matmul, and the op then runs at those shapes only; --input
+ * OP.NAME=... gives it for one op of a module only. A run at an edge shape that the op
+ * refuses clearly (PD_CHECK / PD_THROW, or the runner before the kernel, with a message naming
+ * the op and saying why) is no failure: a "bad input" row reports the refusal as ok. Integer inputs
  * hold 0, 1 or 2 (valid class indices for three or more classes). Attrs take --attr values, else
  * their declared defaults, else 0 for int and int64 attrs (a guess that is said); other attrs
  * without a default stop the command asking for --attr. One table row per check as it finishes (a
  * progress view by itself), or one JSON document with --json; exit status 0 only when no check
  * failed.
  */
-#include "pdext_cmd.h"
+#include "cmd_check.h"
 #include "pdext_gradcheck.h"
 
 #include <errno.h>
@@ -30,7 +33,7 @@
 
 static const char usage[] =
     "usage: pdext check SRC...|LIB.so|FILE:FUNC [--op NAME] [--attr NAME=VALUE ...]\n"
-    "                   [--input NAME=D0,D1,...[:DTYPE] ...] [--json] [--sanitize]\n"
+    "                   [--input [OP.]NAME=D0,D1,...[:DTYPE] ...] [--json] [--sanitize]\n"
     "                   [JIT options: -I DIR --cflags FLAGS ... -v]\n"
     "\n"
     "Checks every forward op of the module (or only --op NAME) with random inputs: the dtypes\n"
@@ -38,50 +41,35 @@ static const char usage[] =
     "functions, determinism, strided inputs against contiguous ones, and its gradient against\n"
     "finite differences (gradcheck, where it has a grad op). Attrs without a default take\n"
     "--attr values (int attrs default to 0). Every input gets the same random [3, 4] tensor\n"
-    "unless --input gives its shape (and dtype): then the op runs at those shapes. Integer\n"
-    "inputs hold 0, 1 or 2. --sanitize runs the same checks on the sources rebuilt with\n"
-    "ASan and UBSan, in a child process: a crash is reported with its case. Prints a table\n"
-    "(op, dtype, check, result), or\n"
-    "JSON with --json. Exit status 0 only when every check passes.\n"
+    "unless --input gives its shape (and dtype): then the op runs at those shapes; OP.NAME\n"
+    "gives it for op OP only (a module whose ops need different shapes). Integer\n"
+    "inputs hold 0, 1 or 2. An op that refuses an input it cannot take (one element, empty,\n"
+    "large) with a message naming it and saying why passes the \"bad input\" row; in-place\n"
+    "inputs not declared strided stay dense in the strided row. --sanitize runs the same\n"
+    "checks on the sources rebuilt with ASan and UBSan, in a child process: a crash is\n"
+    "reported with its case. Prints a table (op, dtype, check, result), or JSON with --json.\n"
+    "Exit status 0 only when every check passes.\n"
     "FILE:FUNC checks a MindSpore AOT function (as `pdext run FILE:FUNC` loads it): --inputs N\n"
     "gives its input count (default 1), --attr values declare its attrs (untyped); it has no\n"
     "grad op, so gradcheck is skipped.\n";
 
-#define VECTOR_ITEMS 2  /* tensors given to a vector input */
-#define OUT_CAPACITY 16 /* output slots offered to a vector output */
 #define N_DTYPES 6
 #define CHECK_HELP_SHOWN (-1) /* parse_args printed --help: exit 0 */
+#define MAX_SPECS 64          /* --input options */
 
 static const pd_data_type candidates[N_DTYPES] = {PD_FLOAT32,  PD_FLOAT64, PD_FLOAT16,
                                                   PD_BFLOAT16, PD_INT32,   PD_INT64};
-
-/* --input NAME=D0,D1,...[:DTYPE]: the shape (and dtype) input NAME is checked with. */
-typedef struct input_spec {
-    char name[64];
-    int32_t ndim;
-    int64_t shape[PD_MAX_DIMS];
-    pd_data_type dtype; /* PD_UNDEFINED: each dtype under test */
-} input_spec;
 
 typedef struct check_args {
     pd_cmd_load_args load;
     const char *op;
     pd_cmd_strv attrs; /* NAME=VALUE */
-    input_spec specs[PD_MAX_INPUTS];
+    input_spec specs[MAX_SPECS];
     int32_t n_specs;
     bool json;
     bool sanitize;      /* --sanitize: run the checks in a sanitized child (cmd_check_sanitize.c) */
     int32_t aot_inputs; /* --inputs N: a FILE:FUNC's input count (AOT function); 0: 1 */
 } check_args;
-
-/* The command's verdicts so far, how it shows them, and the --input specs. */
-typedef struct check_state {
-    bool json;
-    int32_t failed, rows;
-    FILE *fp;
-    const input_spec *specs;
-    int32_t n_specs;
-} check_state;
 
 static void json_str(FILE *fp, const char *s)
 {
@@ -121,179 +109,49 @@ static void row(check_state *s, const char *op, const char *dtype, const char *c
     s->rows++;
 }
 
-/* --- inputs and runs ------------------------------------------------------------------------ */
-
-/* An op call's arguments, every tensor owned. */
-typedef struct call_args {
-    int32_t n;
-    pd_arg arg[PD_MAX_INPUTS];
-    pd_tensor store[PD_MAX_INPUTS][OUT_CAPACITY];
-} call_args;
-
-static void call_free(call_args *c)
-{
-    for (int32_t i = 0; i < c->n; ++i)
-        for (int32_t k = 0; k < OUT_CAPACITY; ++k)
-            pd_tensor_release(&c->store[i][k]);
-    memset(c, 0, sizeof *c);
-}
-
-static uint64_t rng_state = 0x853c49e6748fea9bull;
-static double rnd(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) / (double)(1ull << 53);
-}
-
-/* A random value: floating ones away from 0 (kinks such as relu's sit there), +-[0.1, 1);
- * integers 0, 1 or 2. */
-static double value_for(pd_data_type t)
-{
-    double v = 0.1 + 0.9 * rnd();
-    if (pd_dtype_is_integral(t))
-        return (double)(int)(rnd() * 3); /* 0, 1 or 2: class indices of 3 or more classes */
-    return rnd() < 0.5 ? -v : v;
-}
-
-/* One random tensor of `dtype` and shape; with `strided` (and 2 dims) a transposed view of a
- * [shape1, shape0] tensor. */
-static pd_status random_tensor(pd_data_type dtype, int32_t ndim, const int64_t *shape, bool strided,
-                               pd_tensor *out)
-{
-    int64_t s[PD_MAX_DIMS];
-    memcpy(s, shape, sizeof(int64_t) * (size_t)ndim);
-    strided = strided && ndim == 2;
-    if (strided) {
-        s[0] = shape[1];
-        s[1] = shape[0];
-    }
-    pd_tensor f = PD_TENSOR_UNDEFINED, base = PD_TENSOR_UNDEFINED;
-    pd_status st = pd_tensor_empty(&f, PD_FLOAT64, pd_place_cpu(), ndim, s);
-    for (int64_t e = 0; st == PD_OK && e < pd_numel(&f); ++e)
-        ((double *)f.data)[e] = value_for(dtype);
-    if (st == PD_OK)
-        st = pd_tensor_cast(&base, &f, dtype);
-    pd_tensor_release(&f);
-    if (st == PD_OK && strided) {
-        st = pd_tensor_transpose(out, &base, 0, 1);
-        pd_tensor_release(&base);
-    } else if (st == PD_OK) {
-        *out = base;
-    }
-    return st;
-}
-
-/* The --input spec for input `name`, or NULL. */
-static const input_spec *spec_for(const check_state *s, const char *name)
-{
-    for (int32_t i = 0; i < s->n_specs; ++i)
-        if (strcmp(s->specs[i].name, name) == 0)
-            return &s->specs[i];
-    return NULL;
-}
-
-/* Random inputs for every declared input (absent optional ones left out): of `dtype` and
- * `shape` [2], or what --input says for that input. */
-static pd_status make_inputs(const check_state *s, const pd_op *op, pd_data_type dtype,
-                             const int64_t shape[2], bool strided, call_args *c)
-{
-    memset(c, 0, sizeof *c);
-    c->n = pd_op_input_count(op);
-    pd_status st = PD_OK;
-    for (int32_t i = 0; st == PD_OK && i < c->n; ++i) {
-        pd_arg_info info;
-        st = pd_op_input_info(op, i, &info);
-        int32_t count = info.is_vector ? VECTOR_ITEMS : info.is_optional ? 0 : 1;
-        const input_spec *spec = st == PD_OK ? spec_for(s, info.name) : NULL;
-        c->arg[i] = pd_arg_named(NULL, c->store[i], count);
-        for (int32_t k = 0; st == PD_OK && k < count; ++k) {
-            if (spec)
-                st = random_tensor(spec->dtype != PD_UNDEFINED ? spec->dtype : dtype, spec->ndim,
-                                   spec->shape, strided, &c->store[i][k]);
-            else
-                st = random_tensor(dtype, 2, shape, strided, &c->store[i][k]);
-        }
-    }
-    return st;
-}
-
-/* Dense copies of c's tensors. */
-static pd_status contiguous_copy(const call_args *c, call_args *d)
-{
-    memset(d, 0, sizeof *d);
-    d->n = c->n;
-    pd_status st = PD_OK;
-    for (int32_t i = 0; i < c->n; ++i) {
-        d->arg[i] = pd_arg_named(NULL, d->store[i], c->arg[i].count);
-        for (int32_t k = 0; st == PD_OK && k < c->arg[i].count; ++k)
-            st = pd_tensor_cast(&d->store[i][k], &c->store[i][k], c->store[i][k].dtype);
-    }
-    return st;
-}
-
-static pd_status run(const pd_op *op, call_args *in, const pd_attr *attrs, int32_t n_attrs,
-                     call_args *out)
-{
-    memset(out, 0, sizeof *out);
-    out->n = pd_op_output_count(op);
-    for (int32_t i = 0; i < out->n; ++i)
-        out->arg[i] = pd_arg_named(NULL, out->store[i], OUT_CAPACITY);
-    return pd_op_run(op, in->arg, in->n, attrs, n_attrs, out->arg, out->n);
-}
-
-/* Whether two runs' outputs hold the same bytes; `why` says where they differ. */
-static bool same_outputs(const call_args *a, const call_args *b, char *why, size_t size)
-{
-    for (int32_t i = 0; i < a->n; ++i) {
-        if (a->arg[i].count != b->arg[i].count) {
-            snprintf(why, size, "output %d: %d vs %d tensors", i, a->arg[i].count, b->arg[i].count);
-            return false;
-        }
-        for (int32_t k = 0; k < a->arg[i].count; ++k) {
-            pd_tensor x = PD_TENSOR_UNDEFINED, y = PD_TENSOR_UNDEFINED;
-            bool same = pd_tensor_contiguous(&x, &a->store[i][k]) == PD_OK &&
-                        pd_tensor_contiguous(&y, &b->store[i][k]) == PD_OK &&
-                        pd_same_shape(&x, &y) && x.dtype == y.dtype &&
-                        memcmp(x.data, y.data, pd_nbytes(&x)) == 0;
-            pd_tensor_release(&x);
-            pd_tensor_release(&y);
-            if (!same) {
-                snprintf(why, size, "output %d (item %d) differs", i, k);
-                return false;
-            }
-        }
-    }
-    return true;
-}
-
-/* The first line of the last error, for a table cell. */
-static const char *last_error_line(char *buf, size_t size)
-{
-    snprintf(buf, size, "%s", pd_last_error());
-    char *nl = strchr(buf, '\n');
-    if (nl)
-        *nl = '\0';
-    return buf;
-}
-
 /* --- the checks ------------------------------------------------------------------------------ */
 
 static const int64_t small[2] = {3, 4};
 
-/* One run of op at `shape` with fresh inputs; false (and the error in msg) on failure. */
+/* One run of op at `shape` with fresh inputs; false (and the error in msg, its status in
+ * *status when not NULL) on failure. */
 static bool runs_at(const check_state *s, const pd_op *op, pd_data_type t, const int64_t shape[2],
-                    const pd_attr *attrs, int32_t n_attrs, char *msg, size_t size)
+                    const pd_attr *attrs, int32_t n_attrs, char *msg, size_t size,
+                    pd_status *status)
 {
     call_args in, out;
-    pd_status st = make_inputs(s, op, t, shape, false, &in);
+    pd_status st = pd_check_inputs_make(s, op, t, shape, false, 0, &in);
     memset(&out, 0, sizeof out);
     if (st == PD_OK)
-        st = run(op, &in, attrs, n_attrs, &out);
+        st = pd_check_run(op, &in, attrs, n_attrs, &out);
     if (st != PD_OK)
-        last_error_line(msg, size);
-    call_free(&in);
-    call_free(&out);
+        pd_check_error_line(msg, size);
+    if (status)
+        *status = st;
+    pd_check_call_free(&in);
+    pd_check_call_free(&out);
     return st == PD_OK;
+}
+
+/* Whether a failed run is a refusal of its input by the op: the op said no (PD_CHECK,
+ * PD_THROW: the message ends with the author's [file:line]) or the runner refused the input
+ * before the kernel (PD_ERR_INVALID_ARGUMENT), with a message that names the op and says
+ * why. The runner's checks of what the kernel made (an output not as inferred, one not set)
+ * are the op's bugs, and stay failures. */
+static bool is_refusal(const pd_op *op, pd_status st, const char *msg)
+{
+    size_t n = strlen(pd_op_name(op));
+    if ((st != PD_ERR_OP_FAILED && st != PD_ERR_INVALID_ARGUMENT) ||
+        strncmp(msg, pd_op_name(op), n) != 0 || strncmp(msg + n, ": ", 2) != 0)
+        return false;
+    const char *why = msg + n + 2;
+    size_t len = strlen(why);
+    bool located = len > 3 && why[len - 1] == ']' && strchr(why, '[') != NULL &&
+                   strchr(strrchr(why, '['), ':') != NULL;
+    if (st == PD_ERR_OP_FAILED && !located)
+        return false;
+    /* "An error occurred." is PD_THROW with no message: not a reason */
+    return *why != '\0' && *why != '[' && strncmp(why, "An error occurred.", 18) != 0;
 }
 
 static void check_shapes(check_state *s, const pd_op *op, pd_data_type t, const pd_attr *attrs,
@@ -301,19 +159,32 @@ static void check_shapes(check_state *s, const pd_op *op, pd_data_type t, const 
 {
     static const int64_t shapes[3][2] = {{1, 1}, {0, 4}, {64, 300}};
     static const char *const names[3] = {"one element [1, 1]", "empty [0, 4]", "large [64, 300]"};
-    char msg[512], detail[700];
-    if (s->n_specs > 0) { /* the shapes are the author's: the dtypes trial ran them */
+    static const char *const dims[3] = {"[1, 1]", "[0, 4]", "[64, 300]"};
+    char msg[512], detail[700], ran[128] = "[3, 4]", refused[900] = "";
+    if (pd_check_op_specs(s, op) > 0) { /* the shapes are the author's: the dtypes trial ran them */
         row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "ok", "the --input shapes");
         return;
     }
-    for (int i = 0; i < 3; ++i)
-        if (!runs_at(s, op, t, shapes[i], attrs, n_attrs, msg, sizeof msg)) {
+    for (int i = 0; i < 3; ++i) {
+        pd_status st = PD_OK;
+        if (runs_at(s, op, t, shapes[i], attrs, n_attrs, msg, sizeof msg, &st)) {
+            size_t used = strlen(ran);
+            snprintf(ran + used, sizeof ran - used, ", %s", dims[i]);
+            continue;
+        }
+        if (!is_refusal(op, st, msg)) {
             snprintf(detail, sizeof detail, "%s: %s", names[i], msg);
             row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "FAIL", detail);
             return;
         }
-    row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "ok",
-        "[3, 4], [1, 1], [0, 4], [64, 300]");
+        /* A clear no to an input it cannot take is right: the "bad input" row says so. */
+        size_t used = strlen(refused);
+        snprintf(refused + used, sizeof refused - used, "%s%s refused: %s", used ? "; " : "",
+                 names[i], msg);
+    }
+    row(s, pd_op_name(op), pd_dtype_name(t), "shapes+infer", "ok", ran);
+    if (refused[0])
+        row(s, pd_op_name(op), pd_dtype_name(t), "bad input", "ok", refused);
 }
 
 static void check_determinism(check_state *s, const pd_op *op, pd_data_type t, const pd_attr *attrs,
@@ -325,58 +196,72 @@ static void check_determinism(check_state *s, const pd_op *op, pd_data_type t, c
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     /* with --input shapes, the inputs without one keep the [3, 4] they ran the dtypes at */
-    pd_status st = make_inputs(s, op, t, s->n_specs ? small : large, false, &in);
+    pd_status st = pd_check_inputs_make(s, op, t, pd_check_op_specs(s, op) ? small : large, false,
+                                        0, &in);
     if (st == PD_OK)
-        st = run(op, &in, attrs, n_attrs, &a);
+        st = pd_check_run(op, &in, attrs, n_attrs, &a);
     if (st == PD_OK)
-        st = run(op, &in, attrs, n_attrs, &b);
+        st = pd_check_run(op, &in, attrs, n_attrs, &b);
     if (st != PD_OK)
         row(s, pd_op_name(op), pd_dtype_name(t), "deterministic", "FAIL",
-            last_error_line(msg, sizeof msg));
-    else if (!same_outputs(&a, &b, msg, sizeof msg))
+            pd_check_error_line(msg, sizeof msg));
+    else if (!pd_check_outputs_same(&a, &b, msg, sizeof msg))
         row(s, pd_op_name(op), pd_dtype_name(t), "deterministic", "FAIL", msg);
     else
         row(s, pd_op_name(op), pd_dtype_name(t), "deterministic", "ok", "two runs, same bytes");
-    call_free(&in);
-    call_free(&a);
-    call_free(&b);
+    pd_check_call_free(&in);
+    pd_check_call_free(&a);
+    pd_check_call_free(&b);
 }
 
 /* Whether the definition holds `field` (one compiled against an older SDK may stop short). */
 #define DEF_HAS(def, field) \
     ((def)->struct_size >= offsetof(pd_op_def, field) + sizeof((def)->field))
 
-/* The first input the op writes in place without declaring it strided, or NULL: the runner
- * refuses a strided view there (a contiguous copy could not be written back), so such an op
- * gets dense inputs, and the strided row has nothing to compare. */
-static const char *dense_inplace_input(const pd_op *op)
+/* The inputs the op writes in place without declaring them strided (bits by input index):
+ * the runner refuses a strided view there (a contiguous copy could not be written back), so
+ * they get dense inputs in the strided row. *first names the first of them. */
+static uint32_t dense_inplace_inputs(const pd_op *op, const char **first)
 {
     const pd_op_def *def = pd_op_definition(op);
+    *first = NULL;
     if (def == NULL || !DEF_HAS(def, inplace))
-        return NULL;
+        return 0;
     uint32_t flags = DEF_HAS(def, flags) ? def->flags : 0;
     uint32_t strided = DEF_HAS(def, strided_inputs) ? def->strided_inputs : 0;
     if (flags & PD_OP_STRIDED_INPUTS)
-        return NULL;
+        return 0;
+    uint32_t mask = 0;
     for (int k = 0; k < PD_MAX_INPLACE && def->inplace[k][0] != NULL; ++k)
-        for (int32_t i = 0; i < pd_op_input_count(op); ++i) {
+        for (int32_t i = 0; i < pd_op_input_count(op) && i < 32; ++i) {
             pd_arg_info info;
             if (pd_op_input_info(op, i, &info) == PD_OK &&
                 (strcmp(info.name, def->inplace[k][0]) == 0 ||
                  strcmp(info.decl, def->inplace[k][0]) == 0) &&
-                !(strided & PD_INPUT_BIT(i)))
-                return info.name;
+                !(strided & PD_INPUT_BIT(i))) {
+                mask |= 1u << i;
+                if (*first == NULL)
+                    *first = info.name;
+            }
         }
-    return NULL;
+    return mask;
 }
 
 static void check_strided(check_state *s, const pd_op *op, pd_data_type t, const pd_attr *attrs,
                           int32_t n_attrs)
 {
     call_args in, dense, a, b;
-    char msg[512] = "";
-    const char *inplace = dense_inplace_input(op);
-    if (inplace != NULL) {
+    char msg[512] = "", note[256] = "";
+    const char *inplace = NULL;
+    uint32_t dense_mask = dense_inplace_inputs(op, &inplace);
+    int32_t others = 0; /* inputs that can take a strided view */
+    for (int32_t i = 0; i < pd_op_input_count(op); ++i) {
+        pd_arg_info info;
+        if (pd_op_input_info(op, i, &info) == PD_OK && !info.is_optional &&
+            !(i < 32 && (dense_mask & (1u << i))))
+            ++others;
+    }
+    if (inplace != NULL && others == 0) {
         snprintf(msg, sizeof msg,
                  "in-place input '%s' is not declared strided, so the op only ever gets dense "
                  "inputs (declare strided_inputs to have it checked)",
@@ -384,27 +269,32 @@ static void check_strided(check_state *s, const pd_op *op, pd_data_type t, const
         row(s, pd_op_name(op), pd_dtype_name(t), "strided", "skip", msg);
         return;
     }
+    if (inplace != NULL)
+        snprintf(note, sizeof note, " (in-place input '%s' kept dense: not declared strided)",
+                 inplace);
     memset(&dense, 0, sizeof dense);
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    pd_status st = make_inputs(s, op, t, small, true, &in);
+    pd_status st = pd_check_inputs_make(s, op, t, small, true, dense_mask, &in);
     if (st == PD_OK)
-        st = contiguous_copy(&in, &dense);
+        st = pd_check_inputs_dense(&in, &dense);
     if (st == PD_OK)
-        st = run(op, &in, attrs, n_attrs, &a);
+        st = pd_check_run(op, &in, attrs, n_attrs, &a);
     if (st == PD_OK)
-        st = run(op, &dense, attrs, n_attrs, &b);
-    if (st != PD_OK)
+        st = pd_check_run(op, &dense, attrs, n_attrs, &b);
+    if (st != PD_OK) {
         row(s, pd_op_name(op), pd_dtype_name(t), "strided", "FAIL",
-            last_error_line(msg, sizeof msg));
-    else if (!same_outputs(&a, &b, msg, sizeof msg))
+            pd_check_error_line(msg, sizeof msg));
+    } else if (!pd_check_outputs_same(&a, &b, msg, sizeof msg)) {
         row(s, pd_op_name(op), pd_dtype_name(t), "strided", "FAIL", msg);
-    else
-        row(s, pd_op_name(op), pd_dtype_name(t), "strided", "ok", "transposed inputs agree");
-    call_free(&in);
-    call_free(&dense);
-    call_free(&a);
-    call_free(&b);
+    } else {
+        snprintf(msg, sizeof msg, "transposed inputs agree%s", note);
+        row(s, pd_op_name(op), pd_dtype_name(t), "strided", "ok", msg);
+    }
+    pd_check_call_free(&in);
+    pd_check_call_free(&dense);
+    pd_check_call_free(&a);
+    pd_check_call_free(&b);
 }
 
 static void check_gradient(check_state *s, const pd_registry *reg, const pd_op *op, pd_data_type t,
@@ -424,12 +314,12 @@ static void check_gradient(check_state *s, const pd_registry *reg, const pd_op *
     char detail[900], msg[512];
     pd_gradcheck_options opt = {.struct_size = sizeof opt, .max_elements = 24, .keep_dtype = true};
     pd_gradcheck_report rep;
-    pd_status st = make_inputs(s, op, t, small, false, &in);
+    pd_status st = pd_check_inputs_make(s, op, t, small, false, 0, &in);
     if (st == PD_OK)
         st = pd_gradcheck(reg, name, in.arg, in.n, attrs, n_attrs, &opt, &rep);
-    call_free(&in);
+    pd_check_call_free(&in);
     if (st != PD_OK) {
-        row(s, name, dt, "gradcheck", "FAIL", last_error_line(msg, sizeof msg));
+        row(s, name, dt, "gradcheck", "FAIL", pd_check_error_line(msg, sizeof msg));
         return;
     }
     /* the element to show: the first order's, unless only the double grad op is wrong */
@@ -466,7 +356,7 @@ static void check_op(check_state *s, const pd_registry *reg, const pd_op *op, co
     char first_error[512] = "";
     mark_case(op, "-", "dtypes");
     for (int d = 0; d < N_DTYPES; ++d) {
-        accepted[d] = runs_at(s, op, candidates[d], small, attrs, n_attrs, msg, sizeof msg);
+        accepted[d] = runs_at(s, op, candidates[d], small, attrs, n_attrs, msg, sizeof msg, NULL);
         char *list = accepted[d] ? works : refused;
         size_t used = strlen(list), cap = accepted[d] ? sizeof works : sizeof refused;
         snprintf(list + used, cap - used, "%s%s", used ? " " : "", pd_dtype_name(candidates[d]));
@@ -539,24 +429,6 @@ static int op_attrs(const pd_op *op, const check_args *a, pd_attr *attrs, int32_
     return PD_CMD_OK;
 }
 
-/* "NAME=D0,D1,...[:DTYPE]" (no dims: a scalar) into *spec. */
-static bool parse_spec(const char *text, input_spec *spec)
-{
-    memset(spec, 0, sizeof *spec);
-    const char *eq = strchr(text, '=');
-    if (!eq || eq == text || (size_t)(eq - text) >= sizeof spec->name)
-        return false;
-    memcpy(spec->name, text, (size_t)(eq - text));
-    const char *p = eq + 1, *colon = strchr(p, ':');
-    if (colon) {
-        spec->dtype = pd_dtype_from_name(colon + 1);
-        if (spec->dtype == PD_UNDEFINED)
-            return false;
-    }
-    size_t len = colon ? (size_t)(colon - p) : strlen(p);
-    return pd_cmd_parse_dims(p, len, &spec->ndim, spec->shape);
-}
-
 static int parse_args(int argc, char **argv, check_args *c)
 {
     bool bad = false;
@@ -586,12 +458,12 @@ static int parse_args(int argc, char **argv, check_args *c)
             c->aot_inputs = (int32_t)n;
         } else if (!bad &&
                    (v = pd_cmd_option("check", argc, argv, &i, "--input", NULL, &bad)) != NULL) {
-            if (c->n_specs == PD_MAX_INPUTS)
-                return pd_cmd_usage_error("check", "more than %d --input options", PD_MAX_INPUTS);
-            if (!parse_spec(v, &c->specs[c->n_specs++]))
+            if (c->n_specs == MAX_SPECS)
+                return pd_cmd_usage_error("check", "more than %d --input options", MAX_SPECS);
+            if (!pd_check_spec_parse(v, &c->specs[c->n_specs++]))
                 return pd_cmd_usage_error("check",
-                                          "--input '%s' is not NAME=D0,D1,...[:DTYPE] (e.g. "
-                                          "X=4,3 or Label=4:int64)",
+                                          "--input '%s' is not [OP.]NAME=D0,D1,...[:DTYPE] (e.g. "
+                                          "X=4,3, Label=4:int64 or matmul.B=4,5)",
                                           v);
         } else if (bad || (took = pd_cmd_load_option("check", &c->load, argc, argv, &i)) < 0) {
             return PD_CMD_USAGE;
@@ -602,6 +474,41 @@ static int parse_args(int argc, char **argv, check_args *c)
         }
     }
     return PD_CMD_OK;
+}
+
+/* A --input naming an op (OP.NAME=...) must name a forward op of the module and one of its
+ * inputs: a typo would otherwise leave the op checked at the default shapes. */
+static int check_spec_target(const input_spec *spec, const pd_registry *reg, const pd_module *m)
+{
+    if (spec->op[0] == '\0')
+        return PD_CMD_OK;
+    const pd_op *op = pd_op_find(reg, spec->op);
+    if (op == NULL || pd_op_get_kind(op) != PD_OP_FORWARD) {
+        pd_cmd_error("check", "--input %s.%s: no forward op '%s' in the module (it has: see below)",
+                     spec->op, spec->name, spec->op);
+        pd_cmd_print_op_names(stderr, m);
+        fputc('\n', stderr);
+        return PD_CMD_USAGE;
+    }
+    pd_cmd_strv names = {0};
+    for (int32_t i = 0; i < pd_op_input_count(op); ++i) {
+        pd_arg_info info;
+        if (pd_op_input_info(op, i, &info) != PD_OK)
+            continue;
+        if (strcmp(info.name, spec->name) == 0) {
+            pd_cmd_strv_free(&names);
+            return PD_CMD_OK;
+        }
+        pd_cmd_strv_add(&names, info.name);
+    }
+    char list[512] = "";
+    for (int32_t i = 0; i < names.n; ++i) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names.v[i]);
+    }
+    pd_cmd_strv_free(&names);
+    return pd_cmd_usage_error("check", "--input %s.%s: op '%s' has no input '%s' (its inputs: %s)",
+                              spec->op, spec->name, spec->op, spec->name, list[0] ? list : "none");
 }
 
 /* Checks one op; returns a usage status when its attrs cannot be made. */
@@ -663,6 +570,8 @@ int pd_cmd_check(int argc, char **argv)
             rc = PD_CMD_FAILED;
         }
     }
+    for (int32_t k = 0; rc == PD_CMD_OK && k < c.n_specs; ++k)
+        rc = check_spec_target(&c.specs[k], reg, module);
     check_state s = {c.json, 0, 0, stdout, c.specs, c.n_specs};
     pd_cmd_strv notes = {0};
     if (rc == PD_CMD_OK) {

@@ -28,6 +28,9 @@ static const char usage[] =
     "        pipeline (see pdext bundle --help)\n"
     "  check SRC...|LIB.so [--op NAME] [--attr NAME=VALUE ...] [--json]\n"
     "        is each op right? dtypes, shapes, infer, determinism, strided inputs, gradcheck\n"
+    "  explain LIB.so\n"
+    "        can this runtime load the library, and if not why; its ABI, SDK, ops and\n"
+    "        dtypes, GPU architectures, needed libraries and undefined symbols\n"
     "  new NAME [--lang c|cuda|paddle|aot] [--dir DIR]\n"
     "        write a ready-to-build op (forward, backward, infer, README, check.sh) in C\n"
     "        (the default), C with a CUDA half, Paddle C++ or a MindSpore AOT kernel\n"
@@ -45,7 +48,8 @@ static const char usage[] =
     "  -h, --help          this text (pdext <command> --help: the command's own)\n"
     "  --version           SDK version and module ABI\n"
     "\n"
-    "exit status: 0 success, 1 failure (message on stderr), 2 usage error.\n";
+    "exit status: 0 success, 1 failure (message on stderr), 2 usage error; Ctrl-C during a\n"
+    "build stops its compilers, publishes nothing and ends the command by SIGINT (130).\n";
 
 int main(int argc, char **argv)
 {
@@ -53,9 +57,9 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } commands[] = {
-        {"build", pd_cmd_build}, {"list", pd_cmd_list},     {"run", pd_cmd_run},
-        {"demo", pd_cmd_demo},   {"bundle", pd_cmd_bundle}, {"check", pd_cmd_check},
-        {"new", pd_cmd_new},
+        {"build", pd_cmd_build}, {"list", pd_cmd_list},       {"run", pd_cmd_run},
+        {"demo", pd_cmd_demo},   {"bundle", pd_cmd_bundle},   {"check", pd_cmd_check},
+        {"new", pd_cmd_new},     {"explain", pd_cmd_explain},
     };
     if (argc < 2) {
         fputs(usage, stderr);
@@ -72,10 +76,13 @@ int main(int argc, char **argv)
         return PD_CMD_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
-        if (strcmp(cmd, commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+        if (strcmp(cmd, commands[i].name) == 0) {
+            pd_cmd_signals_install();
+            return pd_cmd_signals_finish(commands[i].fn(argc - 1, argv + 1));
+        }
     pd_cmd_error(NULL,
-                 "unknown command '%s' (commands: build, list, run, demo, bundle, check, new; see "
+                 "unknown command '%s' (commands: build, list, run, demo, bundle, check, explain, "
+                 "new; see "
                  "pdext --help)",
                  cmd);
     return PD_CMD_USAGE;

@@ -30,6 +30,16 @@ int pd_cmd_check(int argc, char **argv);
 /* `pdext check --sanitize` (cmd_check_sanitize.c): the check in a sanitized child. */
 int pd_cmd_check_sanitized(int argc, char **argv);
 int pd_cmd_new(int argc, char **argv);
+/* `pdext explain LIB.so` (cmd_explain.c). */
+int pd_cmd_explain(int argc, char **argv);
+
+/* --- cmd_signal.c: Ctrl-C during a build ------------------------------------------------- */
+
+/* SIGINT, SIGTERM and SIGHUP stop the running build (pd_jit_interrupt) instead of ending the
+ * command at once; with no build running they act as usual. */
+void pd_cmd_signals_install(void);
+/* Returns `code`, or, when a signal stopped a build, dies of that signal. */
+int pd_cmd_signals_finish(int code);
 
 /* --- cmd_args.c: messages and options ---------------------------------------------------- */
 

@@ -7,12 +7,13 @@
  * directory's locks: waiting with a timeout, orphaned builds), jit_publish.c (inputs' hashes,
  * publication, starting clean), jit_tools.c (finding compilers, ninja,
  * the SDK headers; compiler and CPU identities), jit_spawn.c (running ninja and compilers
- * with captured output), jit_plan.c (options -> build plan: sources, tools, launchers, cache
- * key), jit_flags.c (the plan's flag lists), jit_ninja.c (plan -> the files Ninja reads:
- * build.ninja, inline sources, a bundle's registration source and link script), jit_manifest.c (the
- * record of the last good build: warm check, depfiles), jit_load.c (pd_jit_load: warm path, locked
- * cold path, publication, reload), jit_build.c (pd_jit_build: ahead of time into a named file,
- * checked by loading; a static bundle's header and .pc).
+ * with captured output), jit_interrupt.c (pd_jit_interrupt: stopping builds on Ctrl-C), jit_plan.c
+ * (options -> build plan: sources, tools, launchers, cache key), jit_flags.c (the plan's flag
+ * lists), jit_ninja.c (plan -> the files Ninja reads: build.ninja, inline sources, a bundle's
+ * registration source and link script), jit_manifest.c (the record of the last good build: warm
+ * check, depfiles), jit_load.c (pd_jit_load: warm path, locked cold path, publication, reload),
+ * jit_build.c (pd_jit_build: ahead of time into a named file, checked by loading; a static bundle's
+ * header and .pc).
  */
 #ifndef PD_JIT_INTERNAL_H
 #define PD_JIT_INTERNAL_H
@@ -145,9 +146,32 @@ typedef void (*pd__line_fn)(void *user, const char *line);
  * stays open in the child and everything it starts: the build's ".busy" lock; with it, the
  * child starts a session of its own and writes the session id into keep_fd (see
  * jit_lock.c). The child dies with the calling thread. *exit_code is the exit status, or
- * 128+signal. */
+ * 128+signal. `gen` is the interrupt generation of the build (pd__interrupt_generation): when
+ * pd_jit_interrupt is called while the child runs (or was called before it starts), the
+ * child and its session get SIGTERM, 0.5 s later whatever is left SIGKILL, and the result
+ * is the plan's "interrupted" error (PD_ERR_BUILD). */
 pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int keep_fd,
-                    pd__line_fn on_line, void *user, int *exit_code);
+                    unsigned long gen, pd__line_fn on_line, void *user, int *exit_code);
+
+/* --- jit_interrupt.c ---------------------------------------------------------------------- */
+
+struct pd__plan;
+/* The current generation (a build records it when it starts); a cold build begins and ends:
+ * pd_jit_interrupt reports how many are in between. */
+unsigned long pd__interrupt_generation(void);
+void pd__interrupt_begin(void);
+void pd__interrupt_end(void);
+/* pd_jit_interrupt was called since generation `since`. */
+bool pd__interrupted(unsigned long since);
+/* The error of an interrupted build of the plan. */
+pd_status pd__interrupt_fail(const struct pd__plan *p);
+/* The table of running children that pd_jit_interrupt signals: take a slot before fork (-1
+ * when full), set the pid after it, free it after waitpid. */
+int pd__interrupt_slot_take(void);
+void pd__interrupt_slot_set(int slot, pid_t pid, bool session);
+void pd__interrupt_slot_free(int slot);
+/* SIGKILL to every process of session `sid`, waiting (up to 0.5 s) until they are gone. */
+void pd__session_kill(pid_t sid);
 
 /* --- jit_plan.c --------------------------------------------------------------------------- */
 
@@ -185,6 +209,7 @@ typedef struct pd__plan {
     const char *ort_domain;
     pd__strv ort_archives;
     pd__file_stat ort_archive_id[2];
+    unsigned long interrupt_gen; /* pd__interrupt_begin's generation for this build */
 } pd__plan;
 
 /* Hands a formatted line to the plan's log callback, if any. */

@@ -194,7 +194,8 @@ static char *tool_version(const pd__plan *p, const pd__tool *t, bool nvcc)
     argv[n] = NULL;
     first_line f = {NULL, nvcc};
     int code = 0;
-    if (pd__spawn(p->who, argv, NULL, -1, on_version_line, &f, &code) != PD_OK || code != 0) {
+    if (pd__spawn(p->who, argv, NULL, -1, p->interrupt_gen, on_version_line, &f, &code) != PD_OK ||
+        code != 0) {
         free(f.line);
         return NULL;
     }
@@ -275,9 +276,12 @@ static pd_status run_ninja(const pd__plan *p, int busy_fd, bool *ninja_error)
 
     build_output out = {p, {0}, false};
     int code = 0;
-    s = pd__spawn(p->who, argv, p->build_dir, busy_fd, on_ninja_line, &out, &code);
+    s = pd__spawn(p->who, argv, p->build_dir, busy_fd, p->interrupt_gen, on_ninja_line, &out,
+                  &code);
     *ninja_error = out.ninja_error;
-    if (s == PD_OK && code != 0)
+    if (pd__interrupted(p->interrupt_gen))
+        s = pd__interrupt_fail(p);
+    else if (s == PD_OK && code != 0)
         s = pd__fail(PD_ERR_BUILD, "%s: building module '%s' failed (build directory %s):\n%s",
                      p->who, p->name, p->build_dir, pd__sb_str(&out.text));
     pd__sb_free(&out.text);
@@ -289,7 +293,8 @@ static pd_status build_in_dir(const pd__plan *p, int busy_fd)
 {
     bool ninja_error = false;
     pd_status s = run_ninja(p, busy_fd, &ninja_error);
-    if (s == PD_ERR_BUILD && pd__builddir_clean_helps(p, ninja_error)) {
+    if (s == PD_ERR_BUILD && !pd__interrupted(p->interrupt_gen) &&
+        pd__builddir_clean_helps(p, ninja_error)) {
         pd__jit_log(p,
                     "pdext: building module '%s' failed in a build directory holding an "
                     "earlier build's files; building it again from a clean directory",
@@ -323,6 +328,8 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
     for (int32_t i = 0; i < m->warnings.n; ++i)
         pd__jit_log(p, "%s", m->warnings.v[i]);
     int lock_fd = -1, busy_fd = -1;
+    if (s == PD_OK && pd__interrupted(p->interrupt_gen))
+        s = pd__interrupt_fail(p);
     if (s == PD_OK)
         s = pd__lock_build_dir(p, &lock_fd, &busy_fd);
     if (s == PD_OK) {
@@ -345,6 +352,9 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
             s = build_in_dir(p, busy_fd);
             if (s == PD_OK)
                 s = pd__inputs_record(p, &pre, start, m);
+            /* Stopped after the build but before publication: still nothing is published. */
+            if (s == PD_OK && pd__interrupted(p->interrupt_gen))
+                s = pd__interrupt_fail(p);
             if (s == PD_OK)
                 s = pd__library_publish(p, m, have_cur ? cur.library : NULL);
             pd__manifest_free(&cur);
@@ -361,7 +371,10 @@ static pd_status ensure_built(pd__plan *p, const char *who, const pd_jit_options
                               pd_jit_output_kind kind, pd__manifest *m)
 {
     memset(m, 0, sizeof *m);
+    /* The generation at the start: an interrupt while planning stops this build too. */
+    unsigned long gen = pd__interrupt_generation();
     pd_status s = pd__plan_init(p, who, opts, kind);
+    p->interrupt_gen = gen;
     if (s == PD_OK)
         s = prepare_dirs(p);
     if (s != PD_OK)
@@ -379,7 +392,9 @@ static pd_status ensure_built(pd__plan *p, const char *who, const pd_jit_options
     }
     if (have_old)
         log_untrusted(p, "library", old.library, why);
+    pd__interrupt_begin();
     s = cold_build(p, &old, have_old, m);
+    pd__interrupt_end();
     pd__manifest_free(&old);
     if (s != PD_OK)
         pd__manifest_free(m);

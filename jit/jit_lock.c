@@ -137,6 +137,8 @@ static pd_status lock_wait(const pd__plan *p, int fd, double timeout_s)
         if (errno != EWOULDBLOCK && errno != EINTR)
             return pd__fail(PD_ERR_IO, "%s: cannot lock '%s': %s", p->who, p->build_dir,
                             strerror(errno));
+        if (pd__interrupted(p->interrupt_gen)) /* Ctrl-C while waiting (jit_interrupt.c) */
+            return pd__interrupt_fail(p);
         int64_t waited = monotonic_ns() - start;
         if (waited >= REPORT_AFTER_NS || (timeout_s >= 0 && waited >= timeout_s * 1e9)) {
             long pid = lock_holder(fd);

@@ -5,17 +5,22 @@
  * the child on purpose: Ninja's compilers inherit it, so it stays held until the last
  * process of the build exits, which tells the next loader that orphans are still running
  * (see jit_lock.c). Ninja then starts in a session of its own, whose id it writes into that
- * lock: the compilers it runs stay in that session, a daemon they start leaves it.
+ * lock: the compilers it runs stay in that session, a daemon they start leaves it. While
+ * the child runs, the parent polls for pd_jit_interrupt (jit_interrupt.c) and stops the
+ * session when it comes.
  */
 #include "jit_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -74,14 +79,18 @@ static void child_fail(const char *what, const char *path, int e)
 static void child_exec(char *const argv[], char **env, const char *dir, int out_fd, int keep_fd,
                        pid_t parent)
 {
-    /* The host's signal mask and an ignored SIGPIPE would survive exec. */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* The host's handlers of the stop signals (which would run here until exec), its signal
+     * mask and an ignored SIGPIPE would survive fork or exec. Signals are blocked until
+     * then (pd__spawn). */
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    sigaction(SIGPIPE, &dfl, NULL);
+    static const int reset[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof reset / sizeof reset[0]; ++i)
+        sigaction(reset[i], &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the parent died before prctl took effect */
         _exit(127);
@@ -140,18 +149,42 @@ static void emit_lines(pd__sb *buf, pd__line_fn on_line, void *user, bool flush)
     }
 }
 
+/* Monotonic milliseconds. */
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int keep_fd,
-                    pd__line_fn on_line, void *user, int *exit_code)
+                    unsigned long gen, pd__line_fn on_line, void *user, int *exit_code)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         return pd__fail(PD_ERR_IO, "%s: cannot create a pipe for '%s': %s", who, argv[0],
                         strerror(errno));
+    if (pd__interrupted(gen)) {
+        close(fds[0]);
+        close(fds[1]);
+        return pd__fail(PD_ERR_BUILD, "%s: '%s' was not started: the build was interrupted", who,
+                        argv[0]);
+    }
     char **env = child_environment();
     pid_t parent = getpid();
+    /* The slot is taken before fork and checked after: an interrupt between the two finds
+     * the slot empty, but the loop below sees its generation. Signals are blocked across
+     * fork so that the child runs none of the host's handlers before it resets them. */
+    int slot = pd__interrupt_slot_take();
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t pid = env ? fork() : -1;
+    if (pid != 0)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         int e = env ? errno : ENOMEM;
+        pd__interrupt_slot_free(slot);
         free(env);
         close(fds[0]);
         close(fds[1]);
@@ -159,13 +192,36 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
     }
     if (pid == 0)
         child_exec(argv, env, dir, fds[1], keep_fd, parent);
+    bool session = keep_fd >= 0; /* the child leads a session (and group) of its own */
+    pd__interrupt_slot_set(slot, pid, session);
     free(env);
     close(fds[1]);
 
     pd__sb buf = {0};
     char chunk[4096];
+    int64_t stop_at = -1; /* when the child was told to stop (ms), or -1 */
+    bool swept = false;   /* what was left of its session was killed */
     for (;;) {
-        ssize_t r = read(fds[0], chunk, sizeof chunk);
+        if (stop_at < 0 && pd__interrupted(gen)) {
+            if (session)
+                kill(-pid, SIGTERM);
+            kill(pid, SIGTERM);
+            stop_at = now_ms();
+        }
+        if (stop_at >= 0 && now_ms() - stop_at >= 500) {
+            /* Ninja had its chance to stop its compilers: end what is left of the session
+             * (the child is not reaped yet, so its pid still names it). */
+            if (session)
+                pd__session_kill(pid);
+            kill(pid, SIGKILL);
+            swept = true;
+            break;
+        }
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int ready = poll(&pfd, 1, 50);
+        if (ready == 0 || (ready < 0 && errno == EINTR))
+            continue;
+        ssize_t r = ready < 0 ? -1 : read(fds[0], chunk, sizeof chunk);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -179,13 +235,23 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
     bool oom = buf.oom;
     pd__sb_free(&buf);
     close(fds[0]);
+    /* Stopped (or interrupted as the output ended): a process of the session that closed its
+     * output may still run; the child, not reaped yet, still names the session. */
+    if (!swept && pd__interrupted(gen) && session)
+        pd__session_kill(pid);
 
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            pd__interrupt_slot_free(slot);
             return pd__fail(PD_ERR_IO, "%s: waiting for '%s' failed: %s", who, argv[0],
                             strerror(errno));
+        }
     }
+    pd__interrupt_slot_free(slot);
+    if (stop_at >= 0 || pd__interrupted(gen))
+        return pd__fail(PD_ERR_BUILD, "%s: '%s' was stopped: the build was interrupted", who,
+                        argv[0]);
     if (oom)
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory reading the output of '%s'", who,
                         argv[0]);

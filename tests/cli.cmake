@@ -12,3 +12,10 @@ if(TARGET pdext_cli_test AND TARGET pdext_cmd)
   target_compile_definitions(pdext_cli_test PRIVATE PDEXT_CMD="$<TARGET_FILE:pdext_cmd>"
                              PDEXT_EXAMPLES="${PROJECT_SOURCE_DIR}/examples")
 endif()
+
+# `pdext explain` (explain_cli_test.c): the relu example and the module of another ABI major
+# (module.cmake) as the libraries it describes.
+if(TARGET explain_cli_test AND TARGET pdext_cmd)
+  add_dependencies(explain_cli_test pdext_cmd cli_relu tm_abi_other_major)
+  target_compile_definitions(explain_cli_test PRIVATE PDEXT_CMD="$<TARGET_FILE:pdext_cmd>")
+endif()

@@ -212,7 +212,8 @@ PD_TEST(CxxErrors, DispatchDefaultCaseThrowsAndKnownTypesRun)
     PD_ASSERT(cx_open(&m));
     PD_EXPECT_EQ(run_typed(m.reg, "cxx_dispatch", PD_INT32, NULL, 0), PD_ERR_OP_FAILED);
     PD_EXPECT_CONTAINS(pd_last_error(), "cxx_dispatch: function cxx_dispatch is not implemented "
-                                        "for data type `int32` [cxx_errors_ops.cc:");
+                                        "for data type `int32` (input 'X'); it takes float32, "
+                                        "float64 [cxx_errors_ops.cc:");
     PD_EXPECT_EQ(m.destroyed(), 1);
 
     pd_tensor x = rt_vec_f64(3, (double[]){1, 2, 3.5});

@@ -2,7 +2,8 @@
  * dispatch_test.c - the seven PD_DISPATCH_* macros, compiled into a C module and a C++ module
  * (tests/ops/dispatch_ops.{h,c,cc}): each accepts exactly its dtype list, binds data_t to the
  * right C type for each, and rejects every other dtype with
- * "function <name> is not implemented for data type `<dtype>`". A dispatch body that sums
+ * "function <name> is not implemented for data type `<dtype>` (input 'X'); it takes <list>"
+ * (the op, the input and the dtypes it takes). A dispatch body that sums
  * with PD_ACC_TYPE / pd_to_acc / pd_from_acc accumulates float16 and bfloat16 in float, in C
  * and in C++; and the generic conversions (pd_to_float, pd_from_float) give hand-checked
  * values for every real type.
@@ -18,6 +19,16 @@ static const char *const macro_lists[N_MACROS] = {"floating_types",
                                                   "floating_and_integral_types",
                                                   "floating_and_complex_types",
                                                   "floating_and_integral_and_complex_types"};
+
+/* What a refusal says each macro takes, written out here (independent of pd_dispatch.h). */
+static const char *const macro_names[N_MACROS] =
+    {"float32, float64",
+     "float32, float64, float16, bfloat16",
+     "int32, int64, int8, uint8, int16",
+     "complex64, complex128",
+     "float32, float64, int32, int64, int8, uint8, int16",
+     "float32, float64, complex64, complex128",
+     "float32, float64, int32, int64, int8, uint8, int16, complex64, complex128"};
 
 /* The dtypes each macro must accept, independent of pd_dispatch.h: Paddle's lists. */
 static bool accepts(int macro, pd_data_type t)
@@ -77,11 +88,11 @@ static void check_module(const char *module, const char *op, const char *lang)
                 if (s == PD_OK)
                     PD_EXPECT_EQ(*(const int64_t *)pd_data(&tag), t * 100 + c_size(dtype));
             } else {
-                char want[256];
+                char want[512];
                 snprintf(want, sizeof want,
-                         "%s: function %s_%s is not implemented for data type `%s` "
-                         "[dispatch_ops.h:",
-                         op, lang, macro_lists[macro], pd_dtype_name(dtype));
+                         "%s: function %s_%s is not implemented for data type `%s` (input 'X'); "
+                         "it takes %s [dispatch_ops.h:",
+                         op, lang, macro_lists[macro], pd_dtype_name(dtype), macro_names[macro]);
                 PD_EXPECT_ERROR(s, PD_ERR_OP_FAILED, want);
             }
             pd_tensor_release(&tag);
@@ -114,7 +125,9 @@ PD_TEST(Dispatch, RejectionMessageHasTheExactFormat)
     PD_EXPECT_EQ(pd_run(reg, "dispatch_c", &in, 1, &a, 1, NULL, 0), PD_ERR_OP_FAILED);
     const char *msg = pd_last_error();
     const char *want = "dispatch_c: function c_floating_and_integral_and_complex_types is not "
-                       "implemented for data type `uint64` [dispatch_ops.h:";
+                       "implemented for data type `uint64` (input 'X'); it takes float32, "
+                       "float64, int32, int64, int8, uint8, int16, complex64, complex128 "
+                       "[dispatch_ops.h:";
     PD_EXPECT(strncmp(msg, want, strlen(want)) == 0);
     PD_EXPECT(msg[strlen(msg) - 1] == ']');
     pd_tensor_release(&x);

@@ -2,9 +2,10 @@
  * gradcheck_cli_test.c - `pdext check` end to end, run as a subprocess: it passes on the
  * examples (relu built as a library, relu and concat as sources through the JIT), fails on a
  * deliberately wrong backward naming the element, skips gradcheck for an op without a grad op,
- * reports in JSON, and asks for an attr it cannot guess; and `pdext new`, whose scaffold passes
- * `pdext check` as written and which never overwrites. Each test uses its own temporary
- * directory and PDEXT_CACHE_DIR.
+ * reports in JSON, asks for an attr it cannot guess, passes a clear refusal of a bad input,
+ * keeps in-place inputs dense in the strided row and takes input shapes per op; and `pdext new`,
+ * whose scaffold passes `pdext check` as written and which never overwrites. Each test uses its own
+ * temporary directory and PDEXT_CACHE_DIR.
  */
 #include "pd_test.h"
 
@@ -101,6 +102,57 @@ PD_TEST(CheckCli, AnInPlaceOpWithoutStridedInputsSkipsTheStridedRow)
     PD_EXPECT_CONTAINS(out_buf, "float32   strided        skip in-place input 'X' is not "
                                 "declared strided");
     PD_EXPECT_CONTAINS(out_buf, ", 0 failed");
+}
+
+/* A clear refusal of an input the op cannot take (top-2 of a [1, 1] input) is right: the
+ * "bad input" row passes it, quoting the op's reason; the shapes row lists what ran. */
+PD_TEST(CheckCli, AClearRefusalPassesTheBadInputRow)
+{
+    EXPECT_CHECK(0, "'%s/tests/ops/check_refuse.c' --op ck_topk", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf, "ck_topk              float64   shapes+infer   ok   [3, 4], "
+                                "[0, 4], [64, 300]\n");
+    PD_EXPECT_CONTAINS(out_buf, "ck_topk              float64   bad input      ok   one element "
+                                "[1, 1] refused: ck_topk: k (2) must be in [1, 1]");
+    PD_EXPECT_CONTAINS(out_buf, ", 0 failed");
+}
+
+/* A refusal that does not say why (PD_THROW with no message) is still a failure. */
+PD_TEST(CheckCli, ARefusalWithoutAReasonFails)
+{
+    EXPECT_CHECK(1, "'%s/tests/ops/check_refuse.c' --op ck_vague", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf, "ck_vague             float32   shapes+infer   FAIL one element "
+                                "[1, 1]: ck_vague: An error occurred.");
+}
+
+/* An in-place op whose other input can be strided: the in-place input stays dense, the other
+ * gets a transposed view, and the row compares them. */
+PD_TEST(CheckCli, AnInPlaceOpGetsADenseInPlaceInputInTheStridedRow)
+{
+    EXPECT_CHECK(0, "'%s/tests/ops/check_refuse.c' --op ck_axpy_inplace", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf, "float32   strided        ok   transposed inputs agree (in-place "
+                                "input 'X' kept dense: not declared strided)");
+}
+
+/* --input OP.NAME=SHAPE gives one op of a multi-op module its shapes; the module's other ops
+ * keep the default ones. A name that is no op or input of the module is refused. */
+PD_TEST(CheckCli, InputShapesPerOp)
+{
+    EXPECT_CHECK(1, "'%s/tests/ops/check_refuse.c'", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf, "ck_matvec            -         dtypes         FAIL");
+    EXPECT_CHECK(1,
+                 "'%s/tests/ops/check_refuse.c' --input ck_matvec.A=3,5 "
+                 "--input ck_matvec.V=5",
+                 PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf, "ck_matvec            float64   shapes+infer   ok   the --input "
+                                "shapes");
+    PD_EXPECT_CONTAINS(out_buf, "ck_topk              float64   shapes+infer   ok   [3, 4], ");
+    PD_EXPECT_CONTAINS(out_buf, "ck_axpy_inplace      float64   shapes+infer   ok   [3, 4], ");
+    PD_EXPECT_CONTAINS(out_buf, ", 2 failed"); /* ck_vague's two dtypes, alone */
+    EXPECT_CHECK(2, "'%s/tests/ops/check_refuse.c' --input ck_matvek.A=3,5", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(err_buf, "--input ck_matvek.A: no forward op 'ck_matvek'");
+    PD_EXPECT_CONTAINS(err_buf, "ck_matvec");
+    EXPECT_CHECK(2, "'%s/tests/ops/check_refuse.c' --input ck_matvec.B=3,5", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(err_buf, "op 'ck_matvec' has no input 'B' (its inputs: A, V)");
 }
 
 PD_TEST(CheckCli, GuessesZeroForAnIntAttrWithoutDefaultAndSaysSo)
@@ -217,11 +269,11 @@ PD_TEST(CheckCli, InputGivesOneInputItsOwnDtype)
 PD_TEST(CheckCli, RefusesAMalformedInputSpec)
 {
     EXPECT_CHECK(2, "'%s' --input X=4,x", pd_test_path("tp_tape_ops.so"));
-    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4,x' is not NAME=D0,D1,...[:DTYPE]");
+    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4,x' is not [OP.]NAME=D0,D1,...[:DTYPE]");
     EXPECT_CHECK(2, "'%s' --input X=4:float99", pd_test_path("tp_tape_ops.so"));
     PD_EXPECT_CONTAINS(err_buf, "--input 'X=4:float99'");
     EXPECT_CHECK(2, "'%s' --input X=4,99999999999999999999", pd_test_path("tp_tape_ops.so"));
-    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4,99999999999999999999' is not NAME=D0,D1");
+    PD_EXPECT_CONTAINS(err_buf, "--input 'X=4,99999999999999999999' is not [OP.]NAME=D0,D1");
 }
 
 PD_TEST(CheckCli, SanitizeNamesTheCaseAKernelTripsASanitizerInAndDoesNotCrash)

@@ -2,8 +2,9 @@
  * jit_lock_test.c - the build directory's locks: a symbolic link in place of .lock or .busy
  * is refused, never followed; a loader waiting for another process says which one (the
  * library through its log, the `pdext` command on stderr) and gives up after the lock
- * timeout; a daemon that a compiler wrapper started survives the next build, while the
- * orphans of a killed build are still ended (tests/jit_test.c, BuildKilledMidway...).
+ * timeout, or when pd_jit_interrupt stops it (Ctrl-C); a daemon that a compiler wrapper
+ * started survives the next build, while the orphans of a killed build are still ended
+ * (tests/jit_test.c, BuildKilledMidway...).
  */
 #include "jit_support.h"
 
@@ -100,6 +101,46 @@ PD_TEST(JitLock, LoaderWaitingOnALiveHolderReportsItsPidAndGivesUp)
     PD_EXPECT_EQ(ninja_runs(), 0);
     release_lock(holder);
     /* The holder gone, the same load goes through. */
+    PD_EXPECT_OK(pd_jit_load(reg, &o, &m));
+    PD_EXPECT_NEAR(run_at_2(reg, "jit_shift"), 12.0, 0);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+/* What pd_jit_interrupt returned when the log said the load waits (-1: not called yet). */
+static int interrupted_builds = -1;
+
+/* A log callback that interrupts the builds as soon as the load reports waiting for the
+ * lock: Ctrl-C while another process builds the module. */
+static void interrupt_on_wait(void *user, const char *line)
+{
+    (void)user;
+    if (interrupted_builds < 0 && strstr(line, "pdext: waiting for") != NULL)
+        interrupted_builds = pd_jit_interrupt();
+}
+
+PD_TEST(JitLock, InterruptStopsALoaderWaitingForTheLockAndLaterLoadsRun)
+{
+    jit_setup();
+    const char *srcs[] = {fixture("shift.c")};
+    pid_t holder = hold_lock("stopped");
+    PD_ASSERT(holder > 0);
+    pd_registry *reg;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_jit_options o = options("stopped", srcs, 1);
+    o.lock_timeout_s = 120; /* far beyond the wait the interrupt ends */
+    o.log = interrupt_on_wait;
+    pd_module *m = NULL;
+    PD_EXPECT_ERROR(pd_jit_load(reg, &o, &m), PD_ERR_BUILD,
+                    "building module 'stopped' was "
+                    "interrupted");
+    PD_EXPECT_CONTAINS(pd_last_error(), "nothing was published");
+    PD_EXPECT_EQ(interrupted_builds, 1); /* the waiting load was in progress */
+    PD_EXPECT_EQ(pd_jit_interrupt(), 0); /* and nothing is now */
+    PD_EXPECT_EQ(ninja_runs(), 0);
+    release_lock(holder);
+    /* A load that starts after the interrupts builds as usual. */
+    o.log = NULL;
     PD_EXPECT_OK(pd_jit_load(reg, &o, &m));
     PD_EXPECT_NEAR(run_at_2(reg, "jit_shift"), 12.0, 0);
     pd_registry_destroy(reg);

@@ -92,7 +92,7 @@ PD_TEST(PaddleFront, DispatchOnAnUnsupportedDtypeNamesTheFunctionTheDtypeAndTheS
     pd_tensor x = rt_tensor(PD_INT32, 1, &n, NULL), out = PD_TENSOR_UNDEFINED;
     PD_EXPECT_ERROR(run1(reg, "custom_relu", &x, NULL, 0, &out), PD_ERR_OP_FAILED,
                     "custom_relu: function relu_cpu_forward is not implemented for data type "
-                    "`int32` [custom_relu_op.cc:");
+                    "`int32` (input 'X'); it takes float32, float64 [custom_relu_op.cc:");
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
 }

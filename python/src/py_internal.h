@@ -82,6 +82,11 @@ typedef pd_status (*pdext_load_fn)(pd_registry *reg, const void *arg, pd_module 
  * KeyboardInterrupt, the build stopped (its processes sent SIGTERM) and what fn made dropped.
  * fn runs without the GIL: a log callback takes it (PyGILState_Ensure). */
 PyObject *pdext_build_library(pdext_load_fn fn, const void *arg, const char *who);
+/* The build of pdext_build_library without the Library: fn runs on a worker thread, Ctrl-C
+ * stops it (pd_jit_interrupt) and raises KeyboardInterrupt. 0 with *reg (the caller's to
+ * destroy) and *module set, or -1 with the Python exception set. */
+int pdext_run_build(pdext_load_fn fn, const void *arg, const char *who, pd_registry **reg,
+                    pd_module **module);
 
 /* --- Tensor (py_tensor.c) ------------------------------------------------------------------ */
 

@@ -198,25 +198,36 @@ static int inline_list_fill(PyObject *seq, inline_list *l)
     return 0;
 }
 
+/* What build_plain_library's worker gets and gives. */
+typedef struct plain_build {
+    const pd_jit_options *o;
+    char *path;
+} plain_build;
+
+static pd_status build_plain(pd_registry *reg, const void *arg, pd_module **module)
+{
+    (void)reg;
+    (void)module;
+    plain_build *b = (plain_build *)arg;
+    return pd_jit_build_library(b->o, &b->path);
+}
+
 /* A library that is not an op module (pd_jit_build_library): the XLA FFI handler of pdext.jax,
  * the pybind11 modules of MindSpore CustomOpBuilder sources. Its path, or NULL with
- * pdext.BuildError. The build runs without the GIL; pd_last_error is per thread, so it is
- * copied before the GIL (and maybe the thread state) comes back. */
+ * pdext.BuildError. The build runs on pdext_load's worker thread (py_build.c), so Ctrl-C
+ * stops it and raises KeyboardInterrupt at once. */
 static PyObject *build_plain_library(const pd_jit_options *o)
 {
-    char *path = NULL, *message = NULL;
-    PyThreadState *ts = PyEval_SaveThread();
-    pd_status st = pd_jit_build_library(o, &path);
-    if (st != PD_OK)
-        message = strdup(pd_last_error());
-    PyEval_RestoreThread(ts);
-    if (st != PD_OK) {
-        pdext_raise_text(st, NULL, message ? message : "the build failed");
-        free(message);
+    plain_build b = {o, NULL};
+    pd_registry *reg = NULL;
+    pd_module *none = NULL;
+    if (pdext_run_build(build_plain, &b, NULL, &reg, &none) < 0) {
+        free(b.path);
         return NULL;
     }
-    PyObject *result = PyUnicode_DecodeFSDefault(path);
-    free(path);
+    pd_registry_destroy(reg);
+    PyObject *result = PyUnicode_DecodeFSDefault(b.path);
+    free(b.path);
     return result;
 }
 

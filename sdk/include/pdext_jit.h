@@ -183,6 +183,15 @@ char *pd_jit_build_dir(const pd_jit_options *opts);
  * NULL with a PD_ERR_NOT_FOUND message naming what to set when there is none. */
 char *pd_jit_sdk_include_dir(void);
 
+/* Stops the builds in progress in this process (Ctrl-C): async-signal-safe, for a host's
+ * SIGINT handler (or any thread). Each build started before the call fails with
+ * PD_ERR_BUILD ("... was interrupted ..."), publishes nothing and releases its locks, so the
+ * next load builds again; its Ninja and compilers get SIGTERM at once and, when left after
+ * 0.5 s, SIGKILL. Builds started after the call run normally. Returns how many loads or
+ * builds were in progress: 0 tells a handler that nothing was stopped (so it may end the
+ * process as it would have without pdext). */
+int pd_jit_interrupt(void);
+
 #pragma GCC visibility pop
 PD_EXTERN_C_END
 

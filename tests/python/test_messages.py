@@ -38,3 +38,14 @@ def test_two_inputs_without_inference_name_the_flag_that_gives_it(pdext):
     a = np.ones(3, np.float32)
     with pytest.raises(pdext.OpError, match=r"msg_add: .*PD_OP_OUTPUTS_LIKE_INPUT0"):
         lib.msg_add(a, a)
+
+
+def test_a_wrong_dtype_names_the_op_the_input_and_the_dtypes_it_takes(relu):
+    # PD_DISPATCH_FLOATING_TYPES refuses int32: the message names the op (the runner's
+    # prefix), the input that has the dtype (the runner finds it) and the dtypes the dispatch
+    # takes (the macro's list).
+    with pytest.raises(Exception) as info:
+        relu.custom_relu(np.ones(3, np.int32))
+    text = str(info.value)
+    assert text.startswith("custom_relu: function relu_forward is not implemented for data type "
+                           "`int32` (input 'X'); it takes float32, float64 ["), text

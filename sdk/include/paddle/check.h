@@ -94,12 +94,12 @@ struct check_failure {
         break;                                 \
     }
 
-#define PD__PADDLE_DISPATCH(dtype, name, cases)                                                \
+#define PD__PADDLE_DISPATCH(dtype, name, accepted, cases)                                      \
     [&] {                                                                                      \
         const ::paddle::DataType pd__dispatch_type = (dtype);                                  \
         switch (pd__dispatch_type) {                                                           \
             cases default : PD_THROW("function ", name, " is not implemented for data type `", \
-                                     pd__dispatch_type, "`");                                  \
+                                     pd__dispatch_type, "`; it takes " accepted);              \
         }                                                                                      \
     }()
 
@@ -122,27 +122,31 @@ struct check_failure {
 
 /* float32, float64 */
 #define PD_DISPATCH_FLOATING_TYPES(dtype, name, ...) \
-    PD__PADDLE_DISPATCH(dtype, name, PD__PADDLE_FLOATING(__VA_ARGS__))
+    PD__PADDLE_DISPATCH(dtype, name, "float32, float64", PD__PADDLE_FLOATING(__VA_ARGS__))
 /* float32, float64, float16 (Paddle's list: no bfloat16) */
-#define PD_DISPATCH_FLOATING_AND_HALF_TYPES(dtype, name, ...) \
-    PD__PADDLE_DISPATCH(dtype, name, PD__PADDLE_FLOATING(__VA_ARGS__) PD__PADDLE_HALF(__VA_ARGS__))
+#define PD_DISPATCH_FLOATING_AND_HALF_TYPES(dtype, name, ...)     \
+    PD__PADDLE_DISPATCH(dtype, name, "float32, float64, float16", \
+                        PD__PADDLE_FLOATING(__VA_ARGS__) PD__PADDLE_HALF(__VA_ARGS__))
 /* int32, int64, int8, uint8, int16 */
-#define PD_DISPATCH_INTEGRAL_TYPES(dtype, name, ...) \
-    PD__PADDLE_DISPATCH(dtype, name, PD__PADDLE_INTEGRAL(__VA_ARGS__))
+#define PD_DISPATCH_INTEGRAL_TYPES(dtype, name, ...)                     \
+    PD__PADDLE_DISPATCH(dtype, name, "int32, int64, int8, uint8, int16", \
+                        PD__PADDLE_INTEGRAL(__VA_ARGS__))
 /* complex64, complex128 */
 #define PD_DISPATCH_COMPLEX_TYPES(dtype, name, ...) \
-    PD__PADDLE_DISPATCH(dtype, name, PD__PADDLE_COMPLEX(__VA_ARGS__))
+    PD__PADDLE_DISPATCH(dtype, name, "complex64, complex128", PD__PADDLE_COMPLEX(__VA_ARGS__))
 /* the floating and the integral lists */
-#define PD_DISPATCH_FLOATING_AND_INTEGRAL_TYPES(dtype, name, ...) \
-    PD__PADDLE_DISPATCH(dtype, name,                              \
+#define PD_DISPATCH_FLOATING_AND_INTEGRAL_TYPES(dtype, name, ...)                          \
+    PD__PADDLE_DISPATCH(dtype, name, "float32, float64, int32, int64, int8, uint8, int16", \
                         PD__PADDLE_FLOATING(__VA_ARGS__) PD__PADDLE_INTEGRAL(__VA_ARGS__))
 /* the floating and the complex lists */
-#define PD_DISPATCH_FLOATING_AND_COMPLEX_TYPES(dtype, name, ...) \
-    PD__PADDLE_DISPATCH(dtype, name,                             \
+#define PD_DISPATCH_FLOATING_AND_COMPLEX_TYPES(dtype, name, ...)                \
+    PD__PADDLE_DISPATCH(dtype, name, "float32, float64, complex64, complex128", \
                         PD__PADDLE_FLOATING(__VA_ARGS__) PD__PADDLE_COMPLEX(__VA_ARGS__))
 /* the floating, integral and complex lists */
 #define PD_DISPATCH_FLOATING_AND_INTEGRAL_AND_COMPLEX_TYPES(dtype, name, ...)             \
     PD__PADDLE_DISPATCH(dtype, name,                                                      \
+                        "float32, float64, int32, int64, int8, uint8, int16, complex64, " \
+                        "complex128",                                                     \
                         PD__PADDLE_FLOATING(__VA_ARGS__) PD__PADDLE_INTEGRAL(__VA_ARGS__) \
                             PD__PADDLE_COMPLEX(__VA_ARGS__))
 

@@ -178,9 +178,42 @@ const char *pd__ctx_pending_error(pd_kernel_ctx *ctx, pd_status *status, const c
     return author_text(ctx->err_message); /* freed with the next error or the call */
 }
 
+/* A PD_DISPATCH_* refusal ("... not implemented for data type `T`; ...") says which dtype but
+ * not whose: " (input 'X')" after the dtype names the inputs that have it, so that the
+ * message names the op, the input and (from the macro) the dtypes the op takes. `text` is
+ * returned as is when it is something else. */
+static const char *dispatch_input(const pd_kernel_ctx *ctx, const char *text, char *buf,
+                                  size_t size)
+{
+    static const char mark[] = "is not implemented for data type `";
+    const char *at = strstr(text, mark);
+    const char *dt = at ? at + sizeof mark - 1 : NULL, *end = dt ? strchr(dt, '`') : NULL;
+    if (end == NULL || strncmp(end + 1, "; it takes ", 11) != 0)
+        return text; /* not the macros' message (pd_divide's, say), or named already */
+    char names[256] = "";
+    int found = 0;
+    for (int32_t i = 0; i < ctx->n_inputs; ++i)
+        for (int32_t k = 0; k < ctx->in[i].count; ++k) {
+            const char *n = pd_dtype_name(ctx->in[i].tensors[k].dtype);
+            if (strlen(n) != (size_t)(end - dt) || strncmp(n, dt, (size_t)(end - dt)) != 0)
+                continue;
+            size_t used = strlen(names);
+            snprintf(names + used, sizeof names - used, "%s'%s'", found ? ", " : "",
+                     ctx->op->inputs[i].base);
+            ++found;
+            break;
+        }
+    if (found == 0)
+        return text;
+    snprintf(buf, size, "%.*s (input%s %s)%s", (int)(end + 1 - text), text, found > 1 ? "s" : "",
+             names, end + 1);
+    return buf;
+}
+
 pd_status pd__ctx_report(pd_kernel_ctx *ctx)
 {
-    const char *text = author_text(ctx->err_message);
+    char named[1024];
+    const char *text = dispatch_input(ctx, author_text(ctx->err_message), named, sizeof named);
     if (ctx->err_file)
         pd__fail(ctx->err_status, "%s: %s [%s:%d]", ctx->op->name, text, base_name(ctx->err_file),
                  ctx->err_line);
