@@ -103,10 +103,12 @@ declare -A TOOL_PACKAGE=(
     [gcc]=build-essential [g++]=build-essential [make]=build-essential
     [cmake]=cmake [ninja]=ninja-build [pkg-config]=pkg-config
 )
-# Only the test mode checks style and lints, with these.
+# Only the test mode checks style and lints, and tries the compile farm, with these.
 if [ "$MODE" = test ]; then
     TOOL_PACKAGE[clang-format]=clang-format
     TOOL_PACKAGE[clang-tidy]=clang-tidy
+    # The compile-farm test runs the JIT's compiles through a distccd on 127.0.0.1.
+    TOOL_PACKAGE[distcc]=distcc
 fi
 # Libraries (headers) we need, checked through dpkg, with a file that proves each is there
 # when dpkg-query itself is missing.
