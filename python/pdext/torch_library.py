@@ -1,10 +1,11 @@
 """pdext.torch.register (re-exported by pdext.torch): every op of a pdext module a torch.library
-operator. The schema comes from the op's declaration, the CPU kernel is one boxed C++ kernel
-(torch_native.cpp) that runs the op through the pdext runner (a Python kernel over DLPack where
-it cannot be built, for CUDA tensors and for in-place ops), the fake kernel is pdext's own
+operator. The schema comes from the op's declaration, the CPU and CUDA kernels are one boxed C++
+kernel (torch_native.cpp) that runs the op through the pdext runner (a Python kernel over
+DLPack where it cannot be built, and for in-place ops), the fake kernel is pdext's own
 inference on shapes only (_pdext.infer: pd_op_infer), and a forward op with a grad op gets
-an autograd rule that calls the grad op as a torch op itself (so that a grad op with a double
-grad op is twice differentiable)."""
+an autograd rule (C++ beside the kernel; torch.library.register_autograd where that cannot be
+built) that calls the grad op as a torch op itself (so that a grad op with a double grad op is
+twice differentiable)."""
 
 import inspect as _inspect
 import os
@@ -17,11 +18,11 @@ from . import _pdext
 
 # --- torch.library registration ----------------------------------------------------------------
 #
-# What runs in Python per eager call: torch's own dispatch from torch.ops and, in grad mode,
-# torch's autograd kernel of register_autograd (which checks requires_grad and redispatches).
-# The CPU kernel itself is C++ (torch_native.cpp); the Python kernels below (_make_kernel)
-# serve CUDA tensors, in-place ops and machines where the native one cannot be built: they
-# detach, call the pdext op (DLPack in, torch.from_dlpack out) and drop in-place outputs.
+# What runs in Python per eager call: only torch's own dispatch from torch.ops. The autograd
+# kernel and the CPU / CUDA kernels are C++ (torch_native.cpp); the Python kernels below
+# (_make_kernel) and register_autograd serve in-place ops and machines where the native ones
+# cannot be built: they detach, call the pdext op (DLPack in, torch.from_dlpack out) and drop
+# in-place outputs.
 
 # pdext attr types -> torch schema types.
 _SCHEMA_TYPES = {
@@ -542,6 +543,12 @@ def _native_lib():
             ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,
             ctypes.POINTER(ctypes.c_ubyte), ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
         lib.pdext_torch_native_register.restype = ctypes.c_int
+        ip = ctypes.POINTER(ctypes.c_int)
+        lib.pdext_torch_native_register_autograd.argtypes = [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+            ip, ip, ctypes.c_int, ip, ctypes.c_int, ip, ctypes.c_int, ctypes.c_char_p,
+            ctypes.c_size_t]
+        lib.pdext_torch_native_register_autograd.restype = ctypes.c_int
         lib.pdext_torch_native_drop.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         lib.pdext_torch_native_drop.restype = None
         _native = lib
@@ -570,6 +577,45 @@ def _native_register(lib, f, namespace, key):
     if rc != 0:
         raise RuntimeError("pdext.torch.register: %s: the native %s kernel: %s"
                            % (f.name, key, err.value.decode(errors="replace")))
+
+
+def _native_register_autograd(lib, f, grad, namespace):
+    """The C++ autograd kernel of op f (torch_native.cpp AutogradKernel), calling grad op
+    `grad` (a _Facts) in backward; grad None: f is not differentiable (its outputs never
+    require grad). The grad op's inputs are bound by name, as _autograd's."""
+    import ctypes
+
+    in_index = {n: i for i, n in enumerate(f.inputs)}
+    out_index = {n: o for o, n in enumerate(f.outputs)}
+    kind, index = [], []
+    if grad is None:  # no grad op: the outputs never require grad (torch's usual error)
+        grad = types.SimpleNamespace(inputs=[], attrs=[], returned=[], outputs=[], name="")
+    for n in grad.inputs:
+        if n in in_index:
+            kind.append(0), index.append(in_index[n])
+        elif n in out_index:
+            kind.append(1), index.append(out_index[n])
+        elif n.endswith("@GRAD") and n[:-5] in out_index:
+            kind.append(2), index.append(out_index[n[:-5]])
+        else:
+            kind.append(3), index.append(-1)
+    attr_src = [f.n_in + f.attrs.index(a) if a in f.attrs else -1 for a in grad.attrs]
+    out_to_input = []
+    for o in grad.returned:
+        n = grad.outputs[o]
+        out_to_input.append(in_index.get(n[:-5], -1) if n.endswith("@GRAD") else -1)
+
+    def ints(xs):
+        return (ctypes.c_int * max(1, len(xs)))(*xs)
+
+    err = ctypes.create_string_buffer(2048)
+    rc = lib.pdext_torch_native_register_autograd(
+        namespace.encode(), f.name.encode(), f.n_in, len(f.attrs), grad.name.encode(),
+        ints(kind), ints(index), len(kind), ints(attr_src), len(attr_src), ints(out_to_input),
+        len(out_to_input), err, len(err))
+    if rc != 0:
+        raise RuntimeError("pdext.torch.register: %s: the native autograd kernel: %s"
+                           % (f.name, err.value.decode(errors="replace")))
 
 
 class Registered(types.SimpleNamespace):
@@ -609,10 +655,11 @@ def register(ops, namespace="pdext", replace=False, native=None):
     unless replace=True: then that earlier registration is removed as a whole (all its ops)
     before this one is made. Needs torch >= 2.4.
 
-    native: None (default) runs CPU calls through pdext's native C++ kernel
-    (torch_native.cpp, built once per torch version into pdext's cache) where it can be built,
-    else through the Python kernel (DLPack); True requires the native kernel; False uses the
-    Python one. Ops that write an input in place, and CUDA tensors, use the Python kernel."""
+    native: None (default) runs CPU and CUDA calls, and the autograd rules, through pdext's
+    native C++ kernels (torch_native.cpp, built once per torch version into pdext's cache)
+    where they can be built, else through the Python kernel (DLPack) and torch's
+    register_autograd; True requires the native kernels; False uses the Python ones. Ops that
+    write an input in place use the Python kernel."""
     if _torch_version() < _MIN_TORCH:
         raise RuntimeError(
             "pdext.torch.register needs torch >= %d.%d (torch.library.register_fake and "
@@ -687,21 +734,34 @@ def _define(found, namespace, key, use_native):
             qual = "%s::%s" % (namespace, name)
             kernel = _make_kernel(f)
             if native is not None and not any(f.written):
+                # CUDA calls run on torch's current stream (torch_native.cpp).
                 _native_register(native, f, namespace, "CPU")
+                _native_register(native, f, namespace, "CUDA")
                 reg.native.append(name)
             else:
+                # The Python kernel runs CUDA calls on torch's current stream (py_device.c).
                 lib.impl(name, kernel, "CPU")
-            # CUDA tensors go through the Python kernel, which runs the op on torch's current
-            # stream (py_device.c); the native kernel does not pass the stream yet.
-            lib.impl(name, kernel, "CUDA")
+                lib.impl(name, kernel, "CUDA")
             _torch.library.register_fake(qual, _make_fake(f), lib=lib)
             result.qualnames[name] = qual
         for name, f in facts.items():
             if any(f.written):
                 continue  # the kernel refuses inputs that record history (_make_kernel)
             grad = facts.get(f.op.grad_op) if f.op.grad_op else None
+            if native is not None and (grad is None or any(grad.written)):
+                _native_register_autograd(native, f, None, namespace)  # non-differentiable
+                if name not in reg.native:
+                    reg.native.append(name)
+                continue
             if grad is None or any(grad.written):
                 setup_context, backward = _not_differentiable(f)
+            elif native is not None:
+                # In C++: a call with no input needing grad stays in C++ (torch's Python
+                # autograd kernel cost as much as the op).
+                _native_register_autograd(native, f, grad, namespace)
+                if name not in reg.native:
+                    reg.native.append(name)
+                continue
             else:
                 setup_context, backward = _autograd(f, grad, result.qualnames[grad.name])
             _torch.library.register_autograd(

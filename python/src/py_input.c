@@ -287,6 +287,58 @@ static int borrow_without_dlpack(PyObject *obj, bool writable, const pdext_input
     return -1;
 }
 
+/* --- DLPack's C exchange API (DLPack >= 1.2; torch >= 2.10 on torch.Tensor) ------------------
+ *
+ * A type may publish, as the class attribute __dlpack_c_exchange_api__, a PyCapsule named
+ * "dlpack_exchange_api" over a static table of C functions. Its dltensor_from_py_object_no_sync
+ * fills a DLTensor on the caller's stack that views the object's memory (valid while the
+ * object lives, which the call's arguments guarantee): no capsule, no managed tensor, no
+ * deleter, no Python call; a fraction of __dlpack__()'s cost on a torch tensor. Only the
+ * layout's first fields are declared; it is DLPack's and must not change. CPU tensors take this
+ * way; others (CUDA: __dlpack__ is asked with the call's stream) take __dlpack__. */
+typedef struct pdext_dl_exchange_api {
+    struct {
+        uint32_t major, minor;
+        void *prev_api;
+    } header;
+    void *managed_tensor_allocator;
+    void *managed_tensor_from_py_object_no_sync;
+    void *managed_tensor_to_py_object_no_sync;
+    int (*dltensor_from_py_object_no_sync)(void *py_object, pdext_dl_tensor *out);
+    void *current_work_stream;
+} pdext_dl_exchange_api;
+
+/* The exchange table of obj's type, or NULL (no exception) when it has none; *grad_attr: the
+ * type has requires_grad (torch). One type is remembered (a strong reference: the address is
+ * not reused while it is kept), since a program passes one framework's tensors over and over. */
+static const pdext_dl_exchange_api *dl_exchange_api(PyObject *obj, bool *grad_attr)
+{
+    static PyTypeObject *seen_type;
+    static const pdext_dl_exchange_api *seen_api;
+    static bool seen_grad_attr;
+    PyTypeObject *type = Py_TYPE(obj);
+    if (type == seen_type) {
+        *grad_attr = seen_grad_attr;
+        return seen_api;
+    }
+    const pdext_dl_exchange_api *api = NULL;
+    PyObject *cap = PyObject_GetAttrString((PyObject *)type, "__dlpack_c_exchange_api__");
+    if (cap != NULL && PyCapsule_IsValid(cap, "dlpack_exchange_api")) {
+        api = PyCapsule_GetPointer(cap, "dlpack_exchange_api");
+        if (api != NULL && (api->header.major != 1 || api->dltensor_from_py_object_no_sync == NULL))
+            api = NULL;
+    }
+    Py_XDECREF(cap);
+    PyErr_Clear();
+    seen_grad_attr = api != NULL && PyObject_HasAttrString((PyObject *)type, "requires_grad");
+    Py_INCREF(type);
+    Py_XDECREF((PyObject *)seen_type);
+    seen_type = type;
+    seen_api = api;
+    *grad_attr = seen_grad_attr;
+    return api;
+}
+
 int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
                        pdext_borrow *b)
 {
@@ -312,6 +364,30 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
                      "%s is a %.100s; pass an array (numpy.asarray(...)) or a tensor",
                      input_text(who), Py_TYPE(obj)->tp_name);
         return -1;
+    }
+    bool grad_attr = false;
+    const pdext_dl_exchange_api *api = dl_exchange_api(obj, &grad_attr);
+    if (api != NULL && grad_attr) {
+        /* torch's __dlpack__ refuses a tensor that requires grad (the plain call records no
+         * history); the exchange API does not: that refusal stays, said by __dlpack__ below. */
+        static PyObject *name;
+        if (name == NULL && (name = PyUnicode_InternFromString("requires_grad")) == NULL)
+            return -1;
+        PyObject *v = PyObject_GetAttr(obj, name);
+        if (v == NULL)
+            PyErr_Clear();
+        if (v != Py_False)
+            api = NULL;
+        Py_XDECREF(v);
+    }
+    if (api != NULL) {
+        pdext_dl_tensor view;
+        if (api->dltensor_from_py_object_no_sync(obj, &view) == 0) {
+            if (view.device.device_type == PDEXT_DL_CPU)
+                return borrow_dl(&view, who, t); /* the caller's arguments keep obj alive */
+        } else {
+            PyErr_Clear(); /* __dlpack__ below says why, in the producer's own words */
+        }
     }
     pdext_dl_managed *m = dlpack_take(obj, who);
     if (m == NULL && !PyErr_Occurred())
