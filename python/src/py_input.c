@@ -303,7 +303,7 @@ typedef struct pdext_dl_exchange_api {
     } header;
     void *managed_tensor_allocator;
     void *managed_tensor_from_py_object_no_sync;
-    void *managed_tensor_to_py_object_no_sync;
+    int (*managed_tensor_to_py_object_no_sync)(void *managed, void **out_py_object);
     int (*dltensor_from_py_object_no_sync)(void *py_object, pdext_dl_tensor *out);
     void *current_work_stream;
 } pdext_dl_exchange_api;
@@ -337,6 +337,62 @@ static const pdext_dl_exchange_api *dl_exchange_api(PyObject *obj, bool *grad_at
     seen_api = api;
     *grad_attr = seen_grad_attr;
     return api;
+}
+
+/* DLPack 1.x's DLManagedTensorVersioned, as managed_tensor_to_py_object_no_sync takes it, with
+ * the pdext tensor it lends out and room for its shape and strides. */
+typedef struct pdext_dl_versioned {
+    uint32_t major, minor;
+    void *manager_ctx;
+    void (*deleter)(struct pdext_dl_versioned *self);
+    uint64_t flags;
+    pdext_dl_tensor dl_tensor;
+    pd_tensor t;
+    int64_t shape[PD_MAX_DIMS], strides[PD_MAX_DIMS];
+} pdext_dl_versioned;
+
+/* Called by the framework, from any thread, when its tensor goes: C only, so no GIL. */
+static void dl_versioned_deleter(pdext_dl_versioned *m)
+{
+    pd_tensor_release(&m->t);
+    free(m);
+}
+
+PyObject *pdext_dl_exchange_result(PyObject *first, pd_tensor *t)
+{
+    bool grad_attr;
+    const pdext_dl_exchange_api *api = dl_exchange_api(first, &grad_attr);
+    if (api == NULL || api->managed_tensor_to_py_object_no_sync == NULL ||
+        t->place.type != PD_PLACE_CPU || t->storage == NULL)
+        return NULL;
+    pdext_dl_versioned *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return PyErr_NoMemory();
+    m->major = 1;
+    m->manager_ctx = m;
+    m->deleter = dl_versioned_deleter;
+    m->t = *t;
+    memset(t, 0, sizeof *t); /* the reference moves into m */
+    m->dl_tensor.data = m->t.data;
+    m->dl_tensor.device.device_type = PDEXT_DL_CPU;
+    m->dl_tensor.ndim = m->t.ndim;
+    m->dl_tensor.dtype = pdext_dl_from_dtype(m->t.dtype);
+    for (int32_t d = 0; d < m->t.ndim; ++d) {
+        m->shape[d] = m->t.shape[d];
+        m->strides[d] = pd_stride(&m->t, d);
+    }
+    m->dl_tensor.shape = m->shape;
+    m->dl_tensor.strides = m->strides;
+    void *out = NULL;
+    if (api->managed_tensor_to_py_object_no_sync(m, &out) != 0) {
+        /* The producer did not take it: the tensor goes back to the caller's way out
+         * (from_dlpack), which says why if it fails too. */
+        *t = m->t;
+        free(m);
+        PyErr_Clear();
+        return NULL;
+    }
+    return out;
 }
 
 int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
