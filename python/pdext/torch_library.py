@@ -499,11 +499,26 @@ def _native_build_command(src, out):
     return cmd
 
 
+def _native_build(src, d, path):
+    import subprocess
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
+    os.close(fd)
+    try:
+        run = subprocess.run(_native_build_command(src, tmp), capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def _native_lib():
     """The native kernel library, built into the cache on first use (one build per torch and
-    pdext version; a concurrent build by another process is harmless: each writes its own
-    file and renames it into place). None, with _native_error saying why, where it cannot be
-    had."""
+    pdext version, and one build when many processes ask at once: a file lock beside it). None,
+    with _native_error saying why, where it cannot be had."""
     global _native, _native_error
     if _native is not None:
         return _native or None
@@ -511,9 +526,8 @@ def _native_lib():
         _native, _native_error = False, "PDEXT_TORCH_NATIVE=0"
         return None
     import ctypes
+    import fcntl
     import hashlib
-    import subprocess
-    import tempfile
 
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_native.cpp")
     try:
@@ -527,17 +541,17 @@ def _native_lib():
         path = os.path.join(d, "pdext_torch_%s.so" % key)
         if not os.path.exists(path):
             os.makedirs(d, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
-            os.close(fd)
-            try:
-                run = subprocess.run(_native_build_command(src, tmp), capture_output=True,
-                                     text=True)
-                if run.returncode != 0:
-                    raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+            # One build however many processes start at once (DDP ranks on one machine, or on
+            # a shared file system): the first takes the lock and builds, the others wait for
+            # it and find the library. A build is written to a file of its own and renamed
+            # into place, so a reader never sees half a library.
+            with open(path + ".lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    if not os.path.exists(path):
+                        _native_build(src, d, path)
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
         lib = ctypes.CDLL(path)
         lib.pdext_torch_native_register.argtypes = [
             ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,

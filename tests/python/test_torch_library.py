@@ -468,3 +468,21 @@ def test_old_torch_is_refused(pt, relu, monkeypatch):
     monkeypatch.setattr(tl, "_torch_version", lambda: (2, 3))
     with pytest.raises(RuntimeError, match=r"needs torch >= 2.4"):
         pt.register(relu, namespace="pd_old")
+
+
+def test_compiled_training_example_equals_eager(pdext, pt):
+    """examples/torch/train_compiled.py: the model's forward and backward compiled with
+    fullgraph=True (no graph break) train to the weights of the eager loop."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "train_compiled", ROOT / "examples" / "torch" / "train_compiled.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    explain = torch._dynamo.explain(example.Net().double())(f64(2, 4))
+    assert explain.graph_break_count == 0 and explain.graph_count == 1
+    losses, weights = example.train(compiled=True, steps=10)
+    eager_losses, eager_weights = example.train(compiled=False, steps=10)
+    assert losses[-1] < losses[0]
+    for k in weights:
+        assert torch.allclose(weights[k], eager_weights[k], rtol=1e-9, atol=1e-12), k
