@@ -153,26 +153,28 @@ at::Tensor adopt(pd_tensor *t)
 // Makes torch's current stream of CUDA device `place` pdext's current stream of this thread for
 // it, so that the call runs where torch's next op waits for it (no synchronization). The stream
 // comes through c10's device-generic interface (Stream::native_handle, a cudaStream_t), so this
-// file needs no CUDA headers. pdext's wrappers are kept per thread, as torch's current streams
-// are: a handful at most. Returns false for torch's legacy default stream (handle 0), which
-// pdext cannot wrap: the caller then orders the call by synchronizing around it.
-bool follow_torch_stream(pd_place place, c10::Stream *torch_stream)
+// file needs no CUDA headers. torch's default stream is the legacy default stream, handle 0,
+// which pdext cannot wrap (0 means "none" to it): it is named by CUDA's other handle for the
+// same stream, cudaStreamLegacy (1), as DLPack names it too. pdext's wrappers are kept per
+// thread, as torch's current streams are: a handful at most.
+void follow_torch_stream(pd_place place)
 {
     static thread_local std::vector<std::pair<void *, pd_stream_t *>> wrapped;
     const c10::impl::DeviceGuardImplInterface *impl = c10::impl::getDeviceGuardImpl(c10::kCUDA);
-    *torch_stream = impl->getStream(
+    c10::Stream current = impl->getStream(
         c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(place.device_id)));
-    void *handle = torch_stream->native_handle();
+    void *handle = current.native_handle();
+    if (handle == nullptr)
+        handle = reinterpret_cast<void *>(static_cast<uintptr_t>(1)); // cudaStreamLegacy
     pd_stream_t *stream = nullptr;
     for (auto &w : wrapped)
         if (w.first == handle)
             stream = w.second;
-    if (handle != nullptr && stream == nullptr) {
+    if (stream == nullptr) {
         TORCH_CHECK(pd_stream_wrap(place, handle, &stream) == PD_OK, pd_last_error());
         wrapped.emplace_back(handle, stream); // lives as long as the thread may call
     }
     TORCH_CHECK(pd_stream_set_current(place, stream) == PD_OK, pd_last_error());
-    return handle != nullptr;
 }
 
 struct Attrs {
@@ -263,17 +265,10 @@ public:
             for (int32_t k = 0; k < in[i].count; ++k)
                 if (in[i].tensors[k].place.type == PD_PLACE_GPU)
                     gpu = in[i].tensors[k].place;
-        bool ordered = true;
-        c10::Stream torch_stream(c10::Stream::DEFAULT, c10::Device(c10::kCPU));
-        if (gpu.type == PD_PLACE_GPU) {
-            ordered = follow_torch_stream(gpu, &torch_stream);
-            if (!ordered) // the legacy default stream: its work first, pdext's after
-                torch_stream.synchronize();
-        }
+        if (gpu.type == PD_PLACE_GPU)
+            follow_torch_stream(gpu);
         pd_status st = pd_op_run(op_, in, n_in_, at.list.data(),
                                  static_cast<int32_t>(at.list.size()), out, n_out_);
-        if (st == PD_OK && !ordered)
-            st = pd_stream_synchronize(pd_stream_current(gpu));
         TORCH_CHECK(st == PD_OK, pd_last_error());
         torch::jit::drop(*stack, n_args);
         for (int32_t o = 0; o < n_out_; ++o) {
