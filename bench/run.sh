@@ -11,8 +11,8 @@
 # Environment: PDEXT_BENCH_RESULTS moves results.json; PDEXT_BENCH_ONLY="op_call threads"
 # runs only those programs; PDEXT_BENCH_SMOKE=1 runs each in its smoke mode (tiny sizes, one
 # iteration: checks the plumbing, the figures mean nothing); PDEXT_BENCH_NO_BUILD=1 uses the
-# programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON (a python with onnxruntime and onnx)
-# runs the ONNX Runtime rows; TMPDIR is where the benchmarks keep their private JIT caches.
+# programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON (a python with onnxruntime and onnx, and
+# torch) runs the ONNX Runtime and PyTorch rows; TMPDIR is where the benchmarks keep their private JIT caches.
 #
 # Each program (build/bench/bench_<area>) prints "ROW<TAB>..." lines on stdout, one per figure
 # (format in bench/bench_util.h), and its progress and spreads on stderr.
@@ -45,7 +45,7 @@ fi
 if [[ ${PDEXT_BENCH_NO_BUILD:-0} != 1 ]]; then
     targets=()
     for p in $programs; do targets+=("bench_$p"); done
-    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd) # onnxruntime rows
+    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd pdext_python) # onnxruntime, torch rows
     cmake --build "$build" --target "${targets[@]}" -- -j"$jobs" >&2
 fi
 
@@ -100,6 +100,30 @@ if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
     else
         echo "bench: onnxruntime rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python" \
             "with onnxruntime and onnx" >&2
+    fi
+fi
+
+# The PyTorch rows (bench/torch_bench.py): pdext.torch.register's eager, plain, 64 MiB and
+# torch.compile'd calls against torch's own in the same run, by a Python that has torch
+# (PDEXT_BENCH_FRAMEWORK_PYTHON, e.g. the framework venv's python) over this build's extension;
+# skipped, saying so, without one.
+if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
+    fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
+    if [[ -n $fw_python ]] && "$fw_python" -c 'import torch' >/dev/null 2>&1; then
+        # This build's extension where that python can import it (a build against its numpy);
+        # else the pdext installed in it (setup.sh puts the wheel of this tree in the venv).
+        torch_path=$build/python
+        if ! PYTHONPATH=$torch_path "$fw_python" -c 'import pdext' >/dev/null 2>&1; then
+            echo "bench: torch rows use the pdext installed in $fw_python ($build/python does" \
+                "not import there)" >&2
+            torch_path=
+        fi
+        echo "bench: running torch_bench.py" >&2
+        PYTHONPATH=$torch_path PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-torch-$$ \
+            "$fw_python" "$root/bench/torch_bench.py" "${smoke[@]}" >>"$rows" || status=1
+        rm -rf "${TMPDIR:-/tmp}/pdext-bench-torch-$$"
+    else
+        echo "bench: torch rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python with torch" >&2
     fi
 fi
 
