@@ -395,6 +395,68 @@ PyObject *pdext_dl_exchange_result(PyObject *first, pd_tensor *t)
     return out;
 }
 
+/* Whether the torch tensor's method `name` (is_conj, is_neg) answers anything but False: the
+ * exchange API hands out the memory as it is, without the lazy conjugation or negation those
+ * bits stand for. */
+static bool torch_flagged(PyObject *obj, const char *name)
+{
+    static PyObject *names[2]; /* interned "is_neg", "is_conj" */
+    int k = name[3] == 'n' ? 0 : 1;
+    if (names[k] == NULL && (names[k] = PyUnicode_InternFromString(name)) == NULL) {
+        PyErr_Clear();
+        return true;
+    }
+    PyObject *v = PyObject_CallMethodNoArgs(obj, names[k]);
+    if (v == NULL)
+        PyErr_Clear();
+    bool flagged = v != Py_False;
+    Py_XDECREF(v);
+    return flagged;
+}
+
+/* Whether the exchange API may take torch tensor obj: not when it requires grad (torch's
+ * __dlpack__ refuses it, and the plain call records no history: that refusal stays, said by
+ * __dlpack__). */
+static bool torch_exchangeable(PyObject *obj)
+{
+    static PyObject *requires_grad;
+    if (requires_grad == NULL &&
+        (requires_grad = PyUnicode_InternFromString("requires_grad")) == NULL) {
+        PyErr_Clear();
+        return false;
+    }
+    PyObject *v = PyObject_GetAttr(obj, requires_grad);
+    if (v == NULL)
+        PyErr_Clear();
+    bool ok = v == Py_False;
+    Py_XDECREF(v);
+    return ok;
+}
+
+/* A torch tensor with the negative bit set (x.conj().imag, torch._neg_view) is a lazy negation
+ * of its memory, which both DLPack ways hand out as it is: the input is then its resolve_neg()
+ * (a negated copy, kept by the borrow), or refused when the op writes it. 1: *obj is the copy;
+ * 0: nothing to do; -1 with an exception. */
+static int torch_resolve_neg(PyObject **obj, bool writable, const pdext_input_name *who,
+                             pdext_borrow *b)
+{
+    if (!torch_flagged(*obj, "is_neg"))
+        return 0;
+    if (writable) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s is a lazily negated torch view (is_neg()), which the op cannot write "
+                     "in place; pass x.resolve_neg() and copy it back",
+                     input_text(who));
+        return -1;
+    }
+    PyObject *copy = PyObject_CallMethod(*obj, "resolve_neg", NULL);
+    if (copy == NULL)
+        return -1;
+    b->buffer_owner = copy;
+    *obj = copy;
+    return 1;
+}
+
 int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
                        pdext_borrow *b)
 {
@@ -424,23 +486,21 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
     bool grad_attr = false;
     const pdext_dl_exchange_api *api = dl_exchange_api(obj, &grad_attr);
     if (api != NULL && grad_attr) {
-        /* torch's __dlpack__ refuses a tensor that requires grad (the plain call records no
-         * history); the exchange API does not: that refusal stays, said by __dlpack__ below. */
-        static PyObject *name;
-        if (name == NULL && (name = PyUnicode_InternFromString("requires_grad")) == NULL)
-            return -1;
-        PyObject *v = PyObject_GetAttr(obj, name);
-        if (v == NULL)
-            PyErr_Clear();
-        if (v != Py_False)
+        if (!torch_exchangeable(obj))
             api = NULL;
-        Py_XDECREF(v);
+        else if (torch_resolve_neg(&obj, writable, who, b) < 0)
+            return -1;
     }
     if (api != NULL) {
         pdext_dl_tensor view;
         if (api->dltensor_from_py_object_no_sync(obj, &view) == 0) {
-            if (view.device.device_type == PDEXT_DL_CPU)
-                return borrow_dl(&view, who, t); /* the caller's arguments keep obj alive */
+            if (view.device.device_type == PDEXT_DL_CPU &&
+                (view.dtype.code != PDEXT_DL_COMPLEX || !torch_flagged(obj, "is_conj"))) {
+                if (borrow_dl(&view, who, t) == 0)
+                    return 0; /* the caller's arguments (or the borrow) keep obj alive */
+                Py_CLEAR(b->buffer_owner);
+                return -1;
+            }
         } else {
             PyErr_Clear(); /* __dlpack__ below says why, in the producer's own words */
         }
@@ -448,10 +508,13 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
     pdext_dl_managed *m = dlpack_take(obj, who);
     if (m == NULL && !PyErr_Occurred())
         return borrow_without_dlpack(obj, writable, who, t, b, numpy);
-    if (m == NULL)
+    if (m == NULL) {
+        Py_CLEAR(b->buffer_owner);
         return -1;
+    }
     if (borrow_dl(&m->dl_tensor, who, t) < 0) {
         dlpack_drop(m);
+        Py_CLEAR(b->buffer_owner);
         return -1;
     }
     b->dl_managed = m;
