@@ -525,3 +525,11 @@ def test_cuda_opcheck_and_compile(cuda_reg):
     opcheck(torch.ops.pd_cuda.custom_relu.default, (x,))
     f = torch.compile(lambda t: torch.ops.pd_cuda.custom_relu(t) * 2, fullgraph=True)
     torch.testing.assert_close(f(x), torch.relu(x) * 2)
+
+
+def test_lazily_negated_view_reaches_the_kernel_resolved(reg):
+    """torch's Negative / Conjugate fallbacks resolve such views before a custom op's kernel
+    runs, so the native kernel, which reads the memory, sees the view's values."""
+    neg = torch.tensor([1 + 2j, -3 - 1j], dtype=torch.complex128).conj().imag
+    assert neg.is_neg()
+    assert torch.equal(torch.ops.pd_relu.custom_relu(neg), torch.relu(neg))
