@@ -8,13 +8,14 @@ built) that calls the grad op as a torch op itself (so that a grad op with a dou
 twice differentiable)."""
 
 import inspect as _inspect
-import os
 import threading as _threading
 import types
 
 import torch as _torch
 
 from . import _pdext
+from . import torch_native as _tn
+from .torch_native import native_kernels  # noqa: F401 (pdext.torch re-exports it)
 
 # --- torch.library registration ----------------------------------------------------------------
 #
@@ -463,175 +464,6 @@ def _not_differentiable(f):
     return setup_context, backward
 
 
-# --- the native kernel ---------------------------------------------------------------------------
-#
-# torch_native.cpp, beside this file, is one boxed C++ kernel for every pdext op: built once per
-# torch and pdext version with torch's headers into pdext's cache, loaded with ctypes, it runs
-# the op through the pdext runner on the tensors' own memory. Where it cannot be built (no C++
-# compiler, torch without headers) the kernels are the Python ones above (_make_kernel), which
-# call the op through DLPack; PDEXT_TORCH_NATIVE=0 asks for those.
-
-_native = None  # the loaded library, False once it failed, None before the first try
-_native_error = None
-
-
-def _cache_dir():
-    d = os.environ.get("PDEXT_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "pdext")
-    return os.path.join(d, "torch-native")
-
-
-def _native_build_command(src, out):
-    from torch.utils import cpp_extension
-
-    torch_lib = os.path.join(os.path.dirname(_torch.__file__), "lib")
-    pdext_lib = os.path.dirname(_pdext._library_path())
-    cmd = [os.environ.get("CXX", "c++"), "-std=c++20", "-O2", "-fPIC", "-shared",
-           "-fvisibility=hidden",
-           "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(_torch._C._GLIBCXX_USE_CXX11_ABI)]
-    cmd += ["-I" + p for p in cpp_extension.include_paths()]
-    cmd += ["-I" + _pdext._sdk_include_dir(), src, "-o", out,
-            "-L" + torch_lib, "-lc10", "-ltorch_cpu", "-Wl,-rpath," + torch_lib,
-            "-L" + pdext_lib, "-l:" + os.path.basename(_pdext._library_path()),
-            "-Wl,-rpath," + pdext_lib]
-    return cmd
-
-
-def _native_build(src, d, path):
-    import subprocess
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
-    os.close(fd)
-    try:
-        run = subprocess.run(_native_build_command(src, tmp), capture_output=True, text=True)
-        if run.returncode != 0:
-            raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _native_lib():
-    """The native kernel library, built into the cache on first use (one build per torch and
-    pdext version, and one build when many processes ask at once: a file lock beside it). None,
-    with _native_error saying why, where it cannot be had."""
-    global _native, _native_error
-    if _native is not None:
-        return _native or None
-    if os.environ.get("PDEXT_TORCH_NATIVE", "1") == "0":
-        _native, _native_error = False, "PDEXT_TORCH_NATIVE=0"
-        return None
-    import ctypes
-    import fcntl
-    import hashlib
-
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_native.cpp")
-    try:
-        with open(src, "rb") as fh:
-            text = fh.read()
-        cmd = _native_build_command(src, "OUT")
-        key = hashlib.sha256(
-            text + repr((cmd, _torch.__version__, _pdext.version())).encode()
-        ).hexdigest()[:16]
-        d = _cache_dir()
-        path = os.path.join(d, "pdext_torch_%s.so" % key)
-        if not os.path.exists(path):
-            os.makedirs(d, exist_ok=True)
-            # One build however many processes start at once (DDP ranks on one machine, or on
-            # a shared file system): the first takes the lock and builds, the others wait for
-            # it and find the library. A build is written to a file of its own and renamed
-            # into place, so a reader never sees half a library.
-            with open(path + ".lock", "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                try:
-                    if not os.path.exists(path):
-                        _native_build(src, d, path)
-                finally:
-                    fcntl.flock(lock, fcntl.LOCK_UN)
-        lib = ctypes.CDLL(path)
-        lib.pdext_torch_native_register.argtypes = [
-            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,
-            ctypes.POINTER(ctypes.c_ubyte), ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
-        lib.pdext_torch_native_register.restype = ctypes.c_int
-        ip = ctypes.POINTER(ctypes.c_int)
-        lib.pdext_torch_native_register_autograd.argtypes = [
-            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
-            ip, ip, ctypes.c_int, ip, ctypes.c_int, ip, ctypes.c_int, ctypes.c_char_p,
-            ctypes.c_size_t]
-        lib.pdext_torch_native_register_autograd.restype = ctypes.c_int
-        lib.pdext_torch_native_drop.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-        lib.pdext_torch_native_drop.restype = None
-        _native = lib
-        return lib
-    except Exception as e:  # no compiler, no headers: the Python kernels serve
-        _native, _native_error = False, "%s: %s" % (type(e).__name__, e)
-        return None
-
-
-def native_kernels():
-    """(True, path-or-None) when registered ops run pdext's native C++ kernel, else (False,
-    why)."""
-    lib = _native_lib()
-    return (True, lib._name) if lib is not None else (False, _native_error)
-
-
-def _native_register(lib, f, namespace, key):
-    import ctypes
-
-    returned = (ctypes.c_ubyte * max(1, len(f.outputs)))(
-        *[1 if o in f.returned else 0 for o in range(len(f.outputs))])
-    err = ctypes.create_string_buffer(2048)
-    rc = lib.pdext_torch_native_register(
-        namespace.encode(), f.name.encode(), _pdext._op_handle(f.op), key.encode(), returned,
-        len(f.outputs), err, len(err))
-    if rc != 0:
-        raise RuntimeError("pdext.torch.register: %s: the native %s kernel: %s"
-                           % (f.name, key, err.value.decode(errors="replace")))
-
-
-def _native_register_autograd(lib, f, grad, namespace):
-    """The C++ autograd kernel of op f (torch_native.cpp AutogradKernel), calling grad op
-    `grad` (a _Facts) in backward; grad None: f is not differentiable (its outputs never
-    require grad). The grad op's inputs are bound by name, as _autograd's."""
-    import ctypes
-
-    in_index = {n: i for i, n in enumerate(f.inputs)}
-    out_index = {n: o for o, n in enumerate(f.outputs)}
-    kind, index = [], []
-    if grad is None:  # no grad op: the outputs never require grad (torch's usual error)
-        grad = types.SimpleNamespace(inputs=[], attrs=[], returned=[], outputs=[], name="")
-    for n in grad.inputs:
-        if n in in_index:
-            kind.append(0), index.append(in_index[n])
-        elif n in out_index:
-            kind.append(1), index.append(out_index[n])
-        elif n.endswith("@GRAD") and n[:-5] in out_index:
-            kind.append(2), index.append(out_index[n[:-5]])
-        else:
-            kind.append(3), index.append(-1)
-    attr_src = [f.n_in + f.attrs.index(a) if a in f.attrs else -1 for a in grad.attrs]
-    out_to_input = []
-    for o in grad.returned:
-        n = grad.outputs[o]
-        out_to_input.append(in_index.get(n[:-5], -1) if n.endswith("@GRAD") else -1)
-
-    def ints(xs):
-        return (ctypes.c_int * max(1, len(xs)))(*xs)
-
-    err = ctypes.create_string_buffer(2048)
-    rc = lib.pdext_torch_native_register_autograd(
-        namespace.encode(), f.name.encode(), f.n_in, len(f.attrs), grad.name.encode(),
-        ints(kind), ints(index), len(kind), ints(attr_src), len(attr_src), ints(out_to_input),
-        len(out_to_input), err, len(err))
-    if rc != 0:
-        raise RuntimeError("pdext.torch.register: %s: the native autograd kernel: %s"
-                           % (f.name, err.value.decode(errors="replace")))
-
-
 class Registered(types.SimpleNamespace):
     """What pdext.torch.register returns: one attribute per op, the torch op
     (torch.ops.<namespace>.<name>), plus `namespace`, `qualnames` and `library` (the
@@ -721,7 +553,7 @@ def _torch_has(namespace, name):
 def _unregister(reg):
     if reg.native:
         for name in reg.native:
-            _native.pdext_torch_native_drop(reg.namespace.encode(), name.encode())
+            _tn.lib().pdext_torch_native_drop(reg.namespace.encode(), name.encode())
         reg.native = []
     reg.library._destroy()
     for name in reg.names:
@@ -731,10 +563,10 @@ def _unregister(reg):
 
 def _define(found, namespace, key, use_native):
     lib = _torch.library.Library(namespace, "FRAGMENT")
-    native = _native_lib() if use_native is not False else None
+    native = _tn.lib() if use_native is not False else None
     if use_native and native is None:
         raise RuntimeError("pdext.torch.register: the native kernel cannot be built: %s"
-                           % _native_error)
+                           % _tn.native_kernels()[1])
     result = Registered(namespace=namespace, library=lib, qualnames={},
                         native=native is not None)
     reg = _Registration(key, namespace, lib, result)
@@ -749,8 +581,8 @@ def _define(found, namespace, key, use_native):
             kernel = _make_kernel(f)
             if native is not None and not any(f.written):
                 # CUDA calls run on torch's current stream (torch_native.cpp).
-                _native_register(native, f, namespace, "CPU")
-                _native_register(native, f, namespace, "CUDA")
+                _tn.register_kernel(native, f, namespace, "CPU")
+                _tn.register_kernel(native, f, namespace, "CUDA")
                 reg.native.append(name)
             else:
                 # The Python kernel runs CUDA calls on torch's current stream (py_device.c).
@@ -763,7 +595,7 @@ def _define(found, namespace, key, use_native):
                 continue  # the kernel refuses inputs that record history (_make_kernel)
             grad = facts.get(f.op.grad_op) if f.op.grad_op else None
             if native is not None and (grad is None or any(grad.written)):
-                _native_register_autograd(native, f, None, namespace)  # non-differentiable
+                _tn.register_autograd(native, f, None, namespace)  # non-differentiable
                 if name not in reg.native:
                     reg.native.append(name)
                 continue
@@ -772,7 +604,7 @@ def _define(found, namespace, key, use_native):
             elif native is not None:
                 # In C++: a call with no input needing grad stays in C++ (torch's Python
                 # autograd kernel cost as much as the op).
-                _native_register_autograd(native, f, grad, namespace)
+                _tn.register_autograd(native, f, grad, namespace)
                 if name not in reg.native:
                     reg.native.append(name)
                 continue

@@ -447,9 +447,9 @@ def test_native_outputs_own_their_memory(reg):
 
 
 def test_without_a_compiler_the_python_kernels_serve(pt, relu, monkeypatch, tmp_path):
-    import pdext.torch_library as tl
+    import pdext.torch_native as tn
 
-    monkeypatch.setattr(tl, "_native", None)
+    monkeypatch.setattr(tn, "_native", None)
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     monkeypatch.setenv("PDEXT_CACHE_DIR", str(tmp_path))
     ok, why = pt.native_kernels()
