@@ -309,8 +309,9 @@ typedef struct pdext_dl_exchange_api {
 } pdext_dl_exchange_api;
 
 /* The exchange table of obj's type, or NULL (no exception) when it has none; *grad_attr: the
- * type has requires_grad (torch). One type is remembered (a strong reference: the address is
- * not reused while it is kept), since a program passes one framework's tensors over and over. */
+ * type is torch's (requires_grad, is_neg and resolve_neg). One type is remembered (a strong
+ * reference: the address is not reused while it is kept), since a program passes one
+ * framework's tensors over and over. */
 static const pdext_dl_exchange_api *dl_exchange_api(PyObject *obj, bool *grad_attr)
 {
     static PyTypeObject *seen_type;
@@ -330,7 +331,11 @@ static const pdext_dl_exchange_api *dl_exchange_api(PyObject *obj, bool *grad_at
     }
     Py_XDECREF(cap);
     PyErr_Clear();
-    seen_grad_attr = api != NULL && PyObject_HasAttrString((PyObject *)type, "requires_grad");
+    /* torch's tensor (Paddle's, which has the exchange API and a requires_grad too, has no
+     * lazy negation and its __dlpack__ takes tensors that require grad) */
+    seen_grad_attr = api != NULL && PyObject_HasAttrString((PyObject *)type, "requires_grad") &&
+                     PyObject_HasAttrString((PyObject *)type, "is_neg") &&
+                     PyObject_HasAttrString((PyObject *)type, "resolve_neg");
     Py_INCREF(type);
     Py_XDECREF((PyObject *)seen_type);
     seen_type = type;
