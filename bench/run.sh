@@ -55,7 +55,7 @@ fi
 if [[ ${PDEXT_BENCH_NO_BUILD:-0} != 1 ]]; then
     targets=()
     for p in $programs; do targets+=("bench_$p"); done
-    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd pdext_python) # ORT, JAX rows
+    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd pdext_python) # framework rows
     cmake --build "$build" --target "${targets[@]}" -- -j"$jobs" >&2
 fi
 

@@ -1,27 +1,29 @@
 """pdext.torch.register (re-exported by pdext.torch): every op of a pdext module a torch.library
-operator. The schema comes from the op's declaration, the CPU kernel is one boxed C++ kernel
-(torch_native.cpp) that runs the op through the pdext runner (a Python kernel over DLPack where
-it cannot be built, for CUDA tensors and for in-place ops), the fake kernel is pdext's own
+operator. The schema comes from the op's declaration, the CPU and CUDA kernels are one boxed C++
+kernel (torch_native.cpp) that runs the op through the pdext runner (a Python kernel over
+DLPack where it cannot be built, and for in-place ops), the fake kernel is pdext's own
 inference on shapes only (_pdext.infer: pd_op_infer), and a forward op with a grad op gets
-an autograd rule that calls the grad op as a torch op itself (so that a grad op with a double
-grad op is twice differentiable)."""
+an autograd rule (C++ beside the kernel; torch.library.register_autograd where that cannot be
+built) that calls the grad op as a torch op itself (so that a grad op with a double grad op is
+twice differentiable)."""
 
 import inspect as _inspect
-import os
 import threading as _threading
 import types
 
 import torch as _torch
 
 from . import _pdext
+from . import torch_native as _tn
+from .torch_native import native_kernels  # noqa: F401 (pdext.torch re-exports it)
 
 # --- torch.library registration ----------------------------------------------------------------
 #
-# What runs in Python per eager call: torch's own dispatch from torch.ops and, in grad mode,
-# torch's autograd kernel of register_autograd (which checks requires_grad and redispatches).
-# The CPU kernel itself is C++ (torch_native.cpp); the Python kernels below (_make_kernel)
-# serve CUDA tensors, in-place ops and machines where the native one cannot be built: they
-# detach, call the pdext op (DLPack in, torch.from_dlpack out) and drop in-place outputs.
+# What runs in Python per eager call: only torch's own dispatch from torch.ops. The autograd
+# kernel and the CPU / CUDA kernels are C++ (torch_native.cpp); the Python kernels below
+# (_make_kernel) and register_autograd serve in-place ops and machines where the native ones
+# cannot be built: they detach, call the pdext op (DLPack in, torch.from_dlpack out) and drop
+# in-place outputs.
 
 # pdext attr types -> torch schema types.
 _SCHEMA_TYPES = {
@@ -462,116 +464,6 @@ def _not_differentiable(f):
     return setup_context, backward
 
 
-# --- the native kernel ---------------------------------------------------------------------------
-#
-# torch_native.cpp, beside this file, is one boxed C++ kernel for every pdext op: built once per
-# torch and pdext version with torch's headers into pdext's cache, loaded with ctypes, it runs
-# the op through the pdext runner on the tensors' own memory. Where it cannot be built (no C++
-# compiler, torch without headers) the kernels are the Python ones above (_make_kernel), which
-# call the op through DLPack; PDEXT_TORCH_NATIVE=0 asks for those.
-
-_native = None  # the loaded library, False once it failed, None before the first try
-_native_error = None
-
-
-def _cache_dir():
-    d = os.environ.get("PDEXT_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "pdext")
-    return os.path.join(d, "torch-native")
-
-
-def _native_build_command(src, out):
-    from torch.utils import cpp_extension
-
-    torch_lib = os.path.join(os.path.dirname(_torch.__file__), "lib")
-    pdext_lib = os.path.dirname(_pdext._library_path())
-    cmd = [os.environ.get("CXX", "c++"), "-std=c++20", "-O2", "-fPIC", "-shared",
-           "-fvisibility=hidden",
-           "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(_torch._C._GLIBCXX_USE_CXX11_ABI)]
-    cmd += ["-I" + p for p in cpp_extension.include_paths()]
-    cmd += ["-I" + _pdext._sdk_include_dir(), src, "-o", out,
-            "-L" + torch_lib, "-lc10", "-ltorch_cpu", "-Wl,-rpath," + torch_lib,
-            "-L" + pdext_lib, "-l:" + os.path.basename(_pdext._library_path()),
-            "-Wl,-rpath," + pdext_lib]
-    return cmd
-
-
-def _native_lib():
-    """The native kernel library, built into the cache on first use (one build per torch and
-    pdext version; a concurrent build by another process is harmless: each writes its own
-    file and renames it into place). None, with _native_error saying why, where it cannot be
-    had."""
-    global _native, _native_error
-    if _native is not None:
-        return _native or None
-    if os.environ.get("PDEXT_TORCH_NATIVE", "1") == "0":
-        _native, _native_error = False, "PDEXT_TORCH_NATIVE=0"
-        return None
-    import ctypes
-    import hashlib
-    import subprocess
-    import tempfile
-
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_native.cpp")
-    try:
-        with open(src, "rb") as fh:
-            text = fh.read()
-        cmd = _native_build_command(src, "OUT")
-        key = hashlib.sha256(
-            text + repr((cmd, _torch.__version__, _pdext.version())).encode()
-        ).hexdigest()[:16]
-        d = _cache_dir()
-        path = os.path.join(d, "pdext_torch_%s.so" % key)
-        if not os.path.exists(path):
-            os.makedirs(d, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
-            os.close(fd)
-            try:
-                run = subprocess.run(_native_build_command(src, tmp), capture_output=True,
-                                     text=True)
-                if run.returncode != 0:
-                    raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        lib = ctypes.CDLL(path)
-        lib.pdext_torch_native_register.argtypes = [
-            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,
-            ctypes.POINTER(ctypes.c_ubyte), ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
-        lib.pdext_torch_native_register.restype = ctypes.c_int
-        lib.pdext_torch_native_drop.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-        lib.pdext_torch_native_drop.restype = None
-        _native = lib
-        return lib
-    except Exception as e:  # no compiler, no headers: the Python kernels serve
-        _native, _native_error = False, "%s: %s" % (type(e).__name__, e)
-        return None
-
-
-def native_kernels():
-    """(True, path-or-None) when registered ops run pdext's native C++ kernel, else (False,
-    why)."""
-    lib = _native_lib()
-    return (True, lib._name) if lib is not None else (False, _native_error)
-
-
-def _native_register(lib, f, namespace, key):
-    import ctypes
-
-    returned = (ctypes.c_ubyte * max(1, len(f.outputs)))(
-        *[1 if o in f.returned else 0 for o in range(len(f.outputs))])
-    err = ctypes.create_string_buffer(2048)
-    rc = lib.pdext_torch_native_register(
-        namespace.encode(), f.name.encode(), _pdext._op_handle(f.op), key.encode(), returned,
-        len(f.outputs), err, len(err))
-    if rc != 0:
-        raise RuntimeError("pdext.torch.register: %s: the native %s kernel: %s"
-                           % (f.name, key, err.value.decode(errors="replace")))
-
-
 class Registered(types.SimpleNamespace):
     """What pdext.torch.register returns: one attribute per op, the torch op
     (torch.ops.<namespace>.<name>), plus `namespace`, `qualnames` and `library` (the
@@ -609,10 +501,11 @@ def register(ops, namespace="pdext", replace=False, native=None):
     unless replace=True: then that earlier registration is removed as a whole (all its ops)
     before this one is made. Needs torch >= 2.4.
 
-    native: None (default) runs CPU calls through pdext's native C++ kernel
-    (torch_native.cpp, built once per torch version into pdext's cache) where it can be built,
-    else through the Python kernel (DLPack); True requires the native kernel; False uses the
-    Python one. Ops that write an input in place, and CUDA tensors, use the Python kernel."""
+    native: None (default) runs CPU and CUDA calls, and the autograd rules, through pdext's
+    native C++ kernels (torch_native.cpp, built once per torch version into pdext's cache)
+    where they can be built, else through the Python kernel (DLPack) and torch's
+    register_autograd; True requires the native kernels; False uses the Python ones. Ops that
+    write an input in place use the Python kernel."""
     if _torch_version() < _MIN_TORCH:
         raise RuntimeError(
             "pdext.torch.register needs torch >= %d.%d (torch.library.register_fake and "
@@ -660,7 +553,7 @@ def _torch_has(namespace, name):
 def _unregister(reg):
     if reg.native:
         for name in reg.native:
-            _native.pdext_torch_native_drop(reg.namespace.encode(), name.encode())
+            _tn.lib().pdext_torch_native_drop(reg.namespace.encode(), name.encode())
         reg.native = []
     reg.library._destroy()
     for name in reg.names:
@@ -670,10 +563,10 @@ def _unregister(reg):
 
 def _define(found, namespace, key, use_native):
     lib = _torch.library.Library(namespace, "FRAGMENT")
-    native = _native_lib() if use_native is not False else None
+    native = _tn.lib() if use_native is not False else None
     if use_native and native is None:
         raise RuntimeError("pdext.torch.register: the native kernel cannot be built: %s"
-                           % _native_error)
+                           % _tn.native_kernels()[1])
     result = Registered(namespace=namespace, library=lib, qualnames={},
                         native=native is not None)
     reg = _Registration(key, namespace, lib, result)
@@ -687,21 +580,34 @@ def _define(found, namespace, key, use_native):
             qual = "%s::%s" % (namespace, name)
             kernel = _make_kernel(f)
             if native is not None and not any(f.written):
-                _native_register(native, f, namespace, "CPU")
+                # CUDA calls run on torch's current stream (torch_native.cpp).
+                _tn.register_kernel(native, f, namespace, "CPU")
+                _tn.register_kernel(native, f, namespace, "CUDA")
                 reg.native.append(name)
             else:
+                # The Python kernel runs CUDA calls on torch's current stream (py_device.c).
                 lib.impl(name, kernel, "CPU")
-            # CUDA tensors go through the Python kernel, which runs the op on torch's current
-            # stream (py_device.c); the native kernel does not pass the stream yet.
-            lib.impl(name, kernel, "CUDA")
+                lib.impl(name, kernel, "CUDA")
             _torch.library.register_fake(qual, _make_fake(f), lib=lib)
             result.qualnames[name] = qual
         for name, f in facts.items():
             if any(f.written):
                 continue  # the kernel refuses inputs that record history (_make_kernel)
             grad = facts.get(f.op.grad_op) if f.op.grad_op else None
+            if native is not None and (grad is None or any(grad.written)):
+                _tn.register_autograd(native, f, None, namespace)  # non-differentiable
+                if name not in reg.native:
+                    reg.native.append(name)
+                continue
             if grad is None or any(grad.written):
                 setup_context, backward = _not_differentiable(f)
+            elif native is not None:
+                # In C++: a call with no input needing grad stays in C++ (torch's Python
+                # autograd kernel cost as much as the op).
+                _tn.register_autograd(native, f, grad, namespace)
+                if name not in reg.native:
+                    reg.native.append(name)
+                continue
             else:
                 setup_context, backward = _autograd(f, grad, result.qualnames[grad.name])
             _torch.library.register_autograd(

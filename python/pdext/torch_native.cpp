@@ -8,10 +8,21 @@
 // Python side only defines the schemas, the fake kernels and the autograd rules. Its C entry
 // points register the kernel of one op under a dispatch key (a torch::Library fragment of its
 // own, kept until dropped), and drop them again.
+//
+// The autograd kernel of an op with a grad op is here too (AutogradKernel): with no input
+// needing grad it redispatches below autograd without leaving C++ (torch's Python autograd
+// kernel of torch.library.register_autograd cost as much as the op itself); otherwise it
+// records a node (GradNode) whose backward calls the grad op through the dispatcher, so that
+// the grad op's own autograd (from a double grad op) records history under create_graph.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <ATen/ops/from_blob.h>
+#include <c10/core/Stream.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/saved_variable.h>
 #include <torch/library.h>
 
 #include "pdext.h"
@@ -139,6 +150,33 @@ at::Tensor adopt(pd_tensor *t)
         options);
 }
 
+// Makes torch's current stream of CUDA device `place` pdext's current stream of this thread for
+// it, so that the call runs where torch's next op waits for it (no synchronization). The stream
+// comes through c10's device-generic interface (Stream::native_handle, a cudaStream_t), so this
+// file needs no CUDA headers. torch's default stream is the legacy default stream, handle 0,
+// which pdext cannot wrap (0 means "none" to it): it is named by CUDA's other handle for the
+// same stream, cudaStreamLegacy (1), as DLPack names it too. pdext's wrappers are kept per
+// thread, as torch's current streams are: a handful at most.
+void follow_torch_stream(pd_place place)
+{
+    static thread_local std::vector<std::pair<void *, pd_stream_t *>> wrapped;
+    const c10::impl::DeviceGuardImplInterface *impl = c10::impl::getDeviceGuardImpl(c10::kCUDA);
+    c10::Stream current = impl->getStream(
+        c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(place.device_id)));
+    void *handle = current.native_handle();
+    if (handle == nullptr)
+        handle = reinterpret_cast<void *>(static_cast<uintptr_t>(1)); // cudaStreamLegacy
+    pd_stream_t *stream = nullptr;
+    for (auto &w : wrapped)
+        if (w.first == handle)
+            stream = w.second;
+    if (stream == nullptr) {
+        TORCH_CHECK(pd_stream_wrap(place, handle, &stream) == PD_OK, pd_last_error());
+        wrapped.emplace_back(handle, stream); // lives as long as the thread may call
+    }
+    TORCH_CHECK(pd_stream_set_current(place, stream) == PD_OK, pd_last_error());
+}
+
 struct Attrs {
     std::vector<pd_attr> list;
     std::vector<std::vector<int32_t>> ints;
@@ -221,6 +259,14 @@ public:
             out[o] = pd_arg{nullptr, outs.data() + k, cap};
             k += cap;
         }
+        // CUDA inputs: the call runs on torch's current stream of their device.
+        pd_place gpu = pd_place_cpu();
+        for (int32_t i = 0; i < n_in_ && gpu.type != PD_PLACE_GPU; ++i)
+            for (int32_t k = 0; k < in[i].count; ++k)
+                if (in[i].tensors[k].place.type == PD_PLACE_GPU)
+                    gpu = in[i].tensors[k].place;
+        if (gpu.type == PD_PLACE_GPU)
+            follow_torch_stream(gpu);
         pd_status st = pd_op_run(op_, in, n_in_, at.list.data(),
                                  static_cast<int32_t>(at.list.size()), out, n_out_);
         TORCH_CHECK(st == PD_OK, pd_last_error());
@@ -321,6 +367,246 @@ private:
     std::vector<bool> returned_;
 };
 
+// --- autograd --------------------------------------------------------------------------------
+
+// Where a grad op's input comes from (pdext binds them by name: "X", "Out", "Out@GRAD").
+enum GradSource { FROM_INPUT = 0, FROM_OUTPUT = 1, FROM_OUTPUT_GRAD = 2, FROM_NOTHING = 3 };
+
+struct GradSpec {
+    std::string ns, grad_name;
+    std::vector<int> in_kind, in_index; // per grad op input: GradSource and which one
+    std::vector<int> attr_src;          // per grad op attr: forward argument position, or -1
+    std::vector<int> out_to_input;      // per returned grad op output: forward input, or -1
+};
+
+// One saved forward input or output: a tensor, a tensor list (vector), or None.
+struct Saved {
+    enum Kind { NONE, ONE, LIST } kind = NONE;
+    std::vector<torch::autograd::SavedVariable> vars;
+};
+
+class GradNode final : public torch::autograd::Node {
+public:
+    GradNode(const std::shared_ptr<const GradSpec> &spec, std::string name)
+        : spec_(spec), name_(std::move(name))
+    {}
+
+    std::string name() const override { return name_; }
+
+    void release_variables() override
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        saved_.clear();
+        released_ = true;
+    }
+
+    // Slot counts: in_sizes[i] tensors for forward input i, out_sizes[o] for output o (-1: a
+    // single tensor, >= 0: a list of that many).
+    std::vector<int> in_sizes, out_sizes;
+    std::vector<c10::IValue> attrs; // the forward attrs, by argument position past the inputs
+    std::map<std::pair<int, int>, Saved> saved_; // (GradSource, index) -> what was saved
+
+    torch::autograd::variable_list apply(torch::autograd::variable_list &&grads) override
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        TORCH_CHECK(!released_, name_,
+                    ": its saved tensors were freed (a second backward through the graph: "
+                    "pass retain_graph=True to the first)");
+        const GradSpec &g = *spec_;
+        auto handle =
+            c10::Dispatcher::singleton().findSchemaOrThrow((g.ns + "::" + g.grad_name).c_str(), "");
+        const auto &schema = handle.schema();
+        torch::jit::Stack stack;
+        auto self = getptr();
+        // The gradients of output o: slots from out_base(o).
+        std::vector<size_t> out_base(out_sizes.size());
+        for (size_t o = 0, k = 0; o < out_sizes.size(); ++o) {
+            out_base[o] = k;
+            k += out_sizes[o] < 0 ? 1 : static_cast<size_t>(out_sizes[o]);
+        }
+        auto grad_of = [&](size_t slot) {
+            at::Tensor t = grads[slot];
+            if (!t.defined() && !input_metadata(slot).was_default_constructed())
+                t = input_metadata(slot).zeros_like(); // as torch.autograd.Function does
+            return t;
+        };
+        for (size_t k = 0; k < g.in_kind.size(); ++k) {
+            int kind = g.in_kind[k], idx = g.in_index[k];
+            if (kind == FROM_OUTPUT_GRAD) {
+                if (out_sizes[idx] < 0) {
+                    stack.emplace_back(grad_of(out_base[idx]));
+                } else {
+                    std::vector<at::Tensor> items;
+                    for (int j = 0; j < out_sizes[idx]; ++j)
+                        items.push_back(grad_of(out_base[idx] + j));
+                    stack.emplace_back(items);
+                }
+                continue;
+            }
+            auto it = saved_.find({kind, idx});
+            if (kind == FROM_NOTHING || it == saved_.end() || it->second.kind == Saved::NONE) {
+                stack.emplace_back();
+                continue;
+            }
+            if (it->second.kind == Saved::ONE) {
+                stack.emplace_back(it->second.vars[0].unpack(self));
+            } else {
+                std::vector<at::Tensor> items;
+                for (auto &v : it->second.vars)
+                    items.push_back(v.unpack(self));
+                stack.emplace_back(items);
+            }
+        }
+        size_t n_grad_in = g.in_kind.size();
+        for (size_t j = 0; j < g.attr_src.size(); ++j) {
+            int src = g.attr_src[j];
+            if (src >= 0) {
+                stack.push_back(attrs[static_cast<size_t>(src)]);
+            } else {
+                const auto &arg = schema.arguments()[n_grad_in + j];
+                TORCH_CHECK(arg.default_value().has_value(), name_, ": the grad op's attr '",
+                            arg.name(), "' is not an attr of the forward op and has no default");
+                stack.push_back(*arg.default_value());
+            }
+        }
+        handle.callBoxed(stack);
+        // The gradients of the forward inputs, one slot per input tensor.
+        std::vector<size_t> in_base(in_sizes.size());
+        size_t n_slots = 0;
+        for (size_t i = 0; i < in_sizes.size(); ++i) {
+            in_base[i] = n_slots;
+            n_slots += in_sizes[i] < 0 ? 1 : static_cast<size_t>(in_sizes[i]);
+        }
+        torch::autograd::variable_list result(n_slots);
+        for (size_t r = 0; r < g.out_to_input.size() && r < stack.size(); ++r) {
+            int i = g.out_to_input[r];
+            if (i < 0 || stack[r].isNone())
+                continue;
+            if (stack[r].isTensorList()) {
+                auto list = stack[r].toTensorList();
+                for (size_t j = 0; j < list.size() && static_cast<int>(j) < in_sizes[i]; ++j)
+                    result[in_base[i] + j] = list.get(j);
+            } else if (in_sizes[i] < 0) {
+                result[in_base[i]] = stack[r].toTensor();
+            }
+        }
+        return result;
+    }
+
+private:
+    std::shared_ptr<const GradSpec> spec_;
+    std::string name_;
+    bool released_ = false;
+};
+
+// The Autograd-key kernel of an op with a grad op.
+class AutogradKernel final : public c10::OperatorKernel {
+public:
+    AutogradKernel(std::shared_ptr<const GradSpec> spec, const char *name, int n_in, int n_attr)
+        : spec_(std::move(spec)), name_(std::string("pdext::") + name + "Backward"), n_in_(n_in),
+          n_attr_(n_attr)
+    {
+        for (int k = 0; k < static_cast<int>(spec_->in_kind.size()); ++k) {
+            if (spec_->in_kind[k] == FROM_INPUT)
+                need_in_.push_back(spec_->in_index[k]);
+            else if (spec_->in_kind[k] == FROM_OUTPUT)
+                need_out_.push_back(spec_->in_index[k]);
+        }
+    }
+
+    void operator()(const c10::OperatorHandle &op, c10::DispatchKeySet ks, torch::jit::Stack *stack)
+    {
+        const size_t n_args = static_cast<size_t>(n_in_ + n_attr_);
+        auto args = torch::jit::last(*stack, n_args);
+        bool need = false;
+        if (!spec_->grad_name.empty() && at::GradMode::is_enabled()) {
+            for (int i = 0; i < n_in_ && !need; ++i) {
+                const c10::IValue &v = args[i];
+                if (v.isTensor()) {
+                    need = v.toTensor().requires_grad();
+                } else if (v.isTensorList()) {
+                    for (const at::Tensor &t : v.toTensorList())
+                        need = need || (t.defined() && t.requires_grad());
+                }
+            }
+        }
+        if (!need) {
+            at::AutoDispatchBelowADInplaceOrView guard;
+            op.redispatchBoxed(ks & c10::after_autograd_keyset, stack);
+            return;
+        }
+        auto node = c10::make_intrusive<GradNode>(spec_, name_);
+        // The forward inputs, one slot per tensor (an undefined one for None).
+        std::vector<at::Tensor> flat;
+        std::vector<c10::IValue> inputs(args.begin(), args.begin() + n_in_);
+        for (int i = 0; i < n_in_; ++i) {
+            const c10::IValue &v = inputs[i];
+            if (v.isTensorList()) {
+                auto list = v.toTensorList();
+                node->in_sizes.push_back(static_cast<int>(list.size()));
+                for (const at::Tensor &t : list)
+                    flat.push_back(t);
+            } else {
+                node->in_sizes.push_back(-1);
+                flat.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
+            }
+        }
+        node->attrs.assign(args.begin() + n_in_, args.end());
+        node->set_next_edges(torch::autograd::collect_next_edges(flat));
+        for (int i : need_in_)
+            save(node.get(), FROM_INPUT, i, inputs[i], false);
+        {
+            at::AutoDispatchBelowADInplaceOrView guard;
+            op.redispatchBoxed(ks & c10::after_autograd_keyset, stack);
+        }
+        // The outputs: fresh tensors (the kernels return no views); each gets this node.
+        const size_t n_ret = op.schema().returns().size();
+        auto rets = torch::jit::last(*stack, n_ret);
+        for (size_t o = 0; o < n_ret; ++o) {
+            const c10::IValue &v = rets[o];
+            if (v.isTensorList()) {
+                auto list = v.toTensorList();
+                node->out_sizes.push_back(static_cast<int>(list.size()));
+                for (const at::Tensor &t : list)
+                    attach(node, t);
+            } else {
+                node->out_sizes.push_back(-1);
+                attach(node, v.isTensor() ? v.toTensor() : at::Tensor());
+            }
+        }
+        for (int o : need_out_)
+            save(node.get(), FROM_OUTPUT, o, rets[static_cast<size_t>(o)], true);
+    }
+
+private:
+    static void attach(const c10::intrusive_ptr<GradNode> &node, const at::Tensor &t)
+    {
+        if (t.defined() && torch::autograd::isDifferentiableType(t.scalar_type()))
+            torch::autograd::set_history(t, node);
+        else
+            node->add_input_metadata(torch::autograd::Node::undefined_input());
+    }
+
+    static void save(GradNode *node, int kind, int index, const c10::IValue &v, bool is_output)
+    {
+        Saved s;
+        if (v.isTensorList()) {
+            s.kind = Saved::LIST;
+            for (const at::Tensor &t : v.toTensorList())
+                s.vars.emplace_back(t, is_output);
+        } else if (v.isTensor()) {
+            s.kind = Saved::ONE;
+            s.vars.emplace_back(v.toTensor(), is_output);
+        }
+        node->saved_[{kind, index}] = std::move(s);
+    }
+
+    std::shared_ptr<const GradSpec> spec_;
+    std::string name_;
+    int n_in_, n_attr_;
+    std::vector<int> need_in_, need_out_;
+};
+
 std::mutex libs_mutex;
 // "ns::name" -> the fragments holding its kernels.
 std::map<std::string, std::vector<std::unique_ptr<torch::Library>>> libs;
@@ -364,4 +650,39 @@ extern "C" __attribute__((visibility("default"))) void pdext_torch_native_drop(c
 {
     std::lock_guard<std::mutex> lock(libs_mutex);
     libs.erase(std::string(ns) + "::" + name);
+}
+
+// Registers the autograd kernel of torch op ns::name (n_in inputs, n_attr attrs), whose grad op
+// is ns::grad_name: grad_in_kind / grad_in_index (n_grad_in entries) say where each grad op
+// input comes from (GradSource), grad_attr_src (n_grad_attr) the forward argument position of
+// each grad op attr (-1: its default), grad_out_to_input (n_grad_out) the forward input each
+// returned grad op output is the gradient of (-1: none). 0, or -1 with the message in err.
+extern "C" __attribute__((visibility("default"))) int pdext_torch_native_register_autograd(
+    const char *ns, const char *name, int n_in, int n_attr, const char *grad_name,
+    const int *grad_in_kind, const int *grad_in_index, int n_grad_in, const int *grad_attr_src,
+    int n_grad_attr, const int *grad_out_to_input, int n_grad_out, char *err, size_t err_size)
+{
+    try {
+        auto spec = std::make_shared<GradSpec>();
+        spec->ns = ns;
+        spec->grad_name = grad_name;
+        spec->in_kind.assign(grad_in_kind, grad_in_kind + n_grad_in);
+        spec->in_index.assign(grad_in_index, grad_in_index + n_grad_in);
+        spec->attr_src.assign(grad_attr_src, grad_attr_src + n_grad_attr);
+        for (int &a : spec->attr_src)
+            if (a >= 0)
+                a -= n_in; // a position among the forward attrs
+        spec->out_to_input.assign(grad_out_to_input, grad_out_to_input + n_grad_out);
+        auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, ns,
+                                                    c10::DispatchKey::Autograd,
+                                                    "pdext/torch_native.cpp", __LINE__);
+        lib->impl(name, torch::CppFunction::makeFromBoxedFunctor(
+                            std::make_unique<AutogradKernel>(spec, name, n_in, n_attr)));
+        std::lock_guard<std::mutex> lock(libs_mutex);
+        libs[std::string(ns) + "::" + name].push_back(std::move(lib));
+        return 0;
+    } catch (const std::exception &e) {
+        copy_message(e.what(), err, err_size);
+        return -1;
+    }
 }

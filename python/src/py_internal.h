@@ -137,6 +137,10 @@ typedef struct pdext_input_name {
 int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
                        pdext_borrow *b);
 void pdext_borrow_release(pdext_borrow *b);
+/* Result tensor *t (CPU, owning its storage) as an object of first's type through that type's
+ * DLPack C exchange API (py_input.c), taking t's reference; NULL with no exception (t kept)
+ * where the type has none or the exchange fails. */
+PyObject *pdext_dl_exchange_result(PyObject *first, pd_tensor *t);
 
 /* Replaces borrowed tensor *t (no storage: it points into an input's memory) by a dense copy
  * that owns its memory. 0, or -1 with an exception (*t is then undefined). */

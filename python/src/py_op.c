@@ -632,6 +632,11 @@ static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor
         return NULL;
     if (kind == RESULT_NUMPY)
         return pdext_tensor_to_numpy(t);
+    if (kind == RESULT_FOREIGN) { /* torch: DLPack's C exchange, no Python from_dlpack */
+        PyObject *direct = pdext_dl_exchange_result(first, t);
+        if (direct != NULL || PyErr_Occurred())
+            return direct;
+    }
     PyObject *tensor = pdext_tensor_wrap(t);
     if (tensor == NULL || kind == RESULT_TENSOR)
         return tensor;

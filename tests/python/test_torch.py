@@ -133,3 +133,28 @@ def test_wrong_double_grad_op_fails_gradgradcheck(pdext, tape):
 def test_pdext_gradcheck_on_the_wrapped_function(pdext, tops):
     x = torch.tensor([-1.0, 2.0], dtype=torch.float64, requires_grad=True)
     assert pdext.gradcheck(tops.custom_relu, (x,))
+
+
+def test_lazily_negated_and_conjugated_views(relu, pyops):
+    """DLPack (the C exchange API and __dlpack__ alike) hands out a torch view's memory as it
+    is, without its negative or conjugate bit: pdext reads a negated view as its resolve_neg(),
+    refuses to write one in place, and keeps torch's refusal of a conjugated view."""
+    z = torch.tensor([1 + 2j, -3 - 1j], dtype=torch.complex128).conj()
+    neg = z.imag  # [-2, 1], a lazy negation of the memory's [2, -1]
+    assert neg.is_neg()
+    assert relu.custom_relu(neg).tolist() == [0.0, 1.0]
+    assert relu.custom_relu(neg.detach()).tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match=r"py_inplace\(\): input 'X'.*negated"):
+        pyops.py_inplace(neg)
+    assert neg.tolist() == [-2.0, 1.0]
+    with pytest.raises(BufferError, match=r"custom_relu\(\): input 'X'.*conjugate"):
+        relu.custom_relu(z)
+
+
+def test_results_come_back_as_torch_tensors_that_own_their_memory(relu):
+    x = torch.tensor([-1.0, 2.0, -3.0])
+    ys = [relu.custom_relu(x) for _ in range(3)]
+    del x
+    for y in ys:
+        assert type(y) is torch.Tensor and y.tolist() == [0.0, 2.0, 0.0]
+    assert len({y.data_ptr() for y in ys}) == 3

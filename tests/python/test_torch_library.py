@@ -447,9 +447,9 @@ def test_native_outputs_own_their_memory(reg):
 
 
 def test_without_a_compiler_the_python_kernels_serve(pt, relu, monkeypatch, tmp_path):
-    import pdext.torch_library as tl
+    import pdext.torch_native as tn
 
-    monkeypatch.setattr(tl, "_native", None)
+    monkeypatch.setattr(tn, "_native", None)
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     monkeypatch.setenv("PDEXT_CACHE_DIR", str(tmp_path))
     ok, why = pt.native_kernels()
@@ -468,3 +468,68 @@ def test_old_torch_is_refused(pt, relu, monkeypatch):
     monkeypatch.setattr(tl, "_torch_version", lambda: (2, 3))
     with pytest.raises(RuntimeError, match=r"needs torch >= 2.4"):
         pt.register(relu, namespace="pd_old")
+
+
+def test_compiled_training_example_equals_eager(pdext, pt):
+    """examples/torch/train_compiled.py: the model's forward and backward compiled with
+    fullgraph=True (no graph break) train to the weights of the eager loop."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "train_compiled", ROOT / "examples" / "torch" / "train_compiled.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    explain = torch._dynamo.explain(example.Net().double())(f64(2, 4))
+    assert explain.graph_break_count == 0 and explain.graph_count == 1
+    losses, weights = example.train(compiled=True, steps=10)
+    eager_losses, eager_weights = example.train(compiled=False, steps=10)
+    assert losses[-1] < losses[0]
+    for k in weights:
+        assert torch.allclose(weights[k], eager_weights[k], rtol=1e-9, atol=1e-12), k
+
+
+# --- CUDA (skipped without a GPU) -------------------------------------------------------------
+
+NO_GPU = "no CUDA GPU visible to torch (torch.cuda.is_available() is False): the CUDA half runs where one is"
+
+
+@pytest.fixture(scope="module")
+def cuda_reg(pdext, pt):
+    if not torch.cuda.is_available():
+        pytest.skip(NO_GPU)
+    relu_dir = ROOT / "examples" / "relu"
+    ops = pdext.load("relu_gpu", [str(relu_dir / "relu.c"), str(relu_dir / "relu_cuda.cu")])
+    return pt.register(ops, namespace="pd_cuda")
+
+
+def test_cuda_native_kernel_runs_on_torchs_current_stream(pt, cuda_reg):
+    assert pt.native_kernels()[0]
+    x = torch.randn(1 << 20, device="cuda", requires_grad=True)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        # queued behind work on the same stream: no synchronization makes it right
+        z = x.detach() * 3.0
+        y = torch.ops.pd_cuda.custom_relu(z)
+        w = y + 1.0
+    side.synchronize()
+    assert y.device == x.device
+    torch.testing.assert_close(w, torch.relu(z) + 1.0)
+    y = torch.ops.pd_cuda.custom_relu(x)  # the default stream, with autograd
+    y.sum().backward()
+    torch.testing.assert_close(x.grad, (x > 0).to(x.dtype))
+
+
+def test_cuda_opcheck_and_compile(cuda_reg):
+    x = torch.randn(64, 33, device="cuda", dtype=torch.float64, requires_grad=True)
+    opcheck(torch.ops.pd_cuda.custom_relu.default, (x,))
+    f = torch.compile(lambda t: torch.ops.pd_cuda.custom_relu(t) * 2, fullgraph=True)
+    torch.testing.assert_close(f(x), torch.relu(x) * 2)
+
+
+def test_lazily_negated_view_reaches_the_kernel_resolved(reg):
+    """torch's Negative / Conjugate fallbacks resolve such views before a custom op's kernel
+    runs, so the native kernel, which reads the memory, sees the view's values."""
+    neg = torch.tensor([1 + 2j, -3 - 1j], dtype=torch.complex128).conj().imag
+    assert neg.is_neg()
+    assert torch.equal(torch.ops.pd_relu.custom_relu(neg), torch.relu(neg))

@@ -1,0 +1,179 @@
+"""The native kernels of pdext.torch.register (torch_library.py): torch_native.cpp, beside this
+file, built once per torch and pdext version into pdext's cache (one build however many
+processes ask at once), loaded with ctypes, and its C entry points that register an op's
+kernel (CPU, CUDA) and autograd kernel."""
+
+import os
+import types
+
+import torch as _torch
+
+from . import _pdext
+
+# torch_native.cpp is one boxed C++ kernel for every pdext op (and one autograd kernel): built
+# with torch's headers, it runs the op through the pdext runner on the tensors' own memory.
+# Where it cannot be built (no C++ compiler, torch without headers) the kernels are the Python
+# ones of torch_library.py (_make_kernel), which call the op through DLPack, with torch's
+# register_autograd; PDEXT_TORCH_NATIVE=0 asks for those.
+
+_native = None  # the loaded library, False once it failed, None before the first try
+_native_error = None
+
+
+def _cache_dir():
+    d = os.environ.get("PDEXT_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "pdext")
+    return os.path.join(d, "torch-native")
+
+
+def _native_build_command(src, out):
+    from torch.utils import cpp_extension
+
+    torch_lib = os.path.join(os.path.dirname(_torch.__file__), "lib")
+    pdext_lib = os.path.dirname(_pdext._library_path())
+    cmd = [os.environ.get("CXX", "c++"), "-std=c++20", "-O2", "-fPIC", "-shared",
+           "-fvisibility=hidden",
+           "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(_torch._C._GLIBCXX_USE_CXX11_ABI)]
+    cmd += ["-I" + p for p in cpp_extension.include_paths()]
+    cmd += ["-I" + _pdext._sdk_include_dir(), src, "-o", out,
+            "-L" + torch_lib, "-lc10", "-ltorch_cpu", "-Wl,-rpath," + torch_lib,
+            "-L" + pdext_lib, "-l:" + os.path.basename(_pdext._library_path()),
+            "-Wl,-rpath," + pdext_lib]
+    return cmd
+
+
+def _native_build(src, d, path):
+    import subprocess
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
+    os.close(fd)
+    try:
+        run = subprocess.run(_native_build_command(src, tmp), capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def lib():
+    """The native kernel library, built into the cache on first use (one build per torch and
+    pdext version, and one build when many processes ask at once: a file lock beside it). None,
+    with _native_error saying why, where it cannot be had."""
+    global _native, _native_error
+    if _native is not None:
+        return _native or None
+    if os.environ.get("PDEXT_TORCH_NATIVE", "1") == "0":
+        _native, _native_error = False, "PDEXT_TORCH_NATIVE=0"
+        return None
+    import ctypes
+    import fcntl
+    import hashlib
+
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_native.cpp")
+    try:
+        with open(src, "rb") as fh:
+            text = fh.read()
+        cmd = _native_build_command(src, "OUT")
+        key = hashlib.sha256(
+            text + repr((cmd, _torch.__version__, _pdext.version())).encode()
+        ).hexdigest()[:16]
+        d = _cache_dir()
+        path = os.path.join(d, "pdext_torch_%s.so" % key)
+        if not os.path.exists(path):
+            os.makedirs(d, exist_ok=True)
+            # One build however many processes start at once (DDP ranks on one machine, or on
+            # a shared file system): the first takes the lock and builds, the others wait for
+            # it and find the library. A build is written to a file of its own and renamed
+            # into place, so a reader never sees half a library.
+            with open(path + ".lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    if not os.path.exists(path):
+                        _native_build(src, d, path)
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+        lib = ctypes.CDLL(path)
+        lib.pdext_torch_native_register.argtypes = [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,
+            ctypes.POINTER(ctypes.c_ubyte), ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+        lib.pdext_torch_native_register.restype = ctypes.c_int
+        ip = ctypes.POINTER(ctypes.c_int)
+        lib.pdext_torch_native_register_autograd.argtypes = [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+            ip, ip, ctypes.c_int, ip, ctypes.c_int, ip, ctypes.c_int, ctypes.c_char_p,
+            ctypes.c_size_t]
+        lib.pdext_torch_native_register_autograd.restype = ctypes.c_int
+        lib.pdext_torch_native_drop.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        lib.pdext_torch_native_drop.restype = None
+        _native = lib
+        return lib
+    except Exception as e:  # no compiler, no headers: the Python kernels serve
+        _native, _native_error = False, "%s: %s" % (type(e).__name__, e)
+        return None
+
+
+def native_kernels():
+    """(True, path-or-None) when registered ops run pdext's native C++ kernel, else (False,
+    why)."""
+    found = lib()
+    return (True, found._name) if found is not None else (False, _native_error)
+
+
+def register_kernel(lib, f, namespace, key):
+    import ctypes
+
+    returned = (ctypes.c_ubyte * max(1, len(f.outputs)))(
+        *[1 if o in f.returned else 0 for o in range(len(f.outputs))])
+    err = ctypes.create_string_buffer(2048)
+    rc = lib.pdext_torch_native_register(
+        namespace.encode(), f.name.encode(), _pdext._op_handle(f.op), key.encode(), returned,
+        len(f.outputs), err, len(err))
+    if rc != 0:
+        raise RuntimeError("pdext.torch.register: %s: the native %s kernel: %s"
+                           % (f.name, key, err.value.decode(errors="replace")))
+
+
+def register_autograd(lib, f, grad, namespace):
+    """The C++ autograd kernel of op f (torch_native.cpp AutogradKernel), calling grad op
+    `grad` (a _Facts) in backward; grad None: f is not differentiable (its outputs never
+    require grad). The grad op's inputs are bound by name, as _autograd's."""
+    import ctypes
+
+    in_index = {n: i for i, n in enumerate(f.inputs)}
+    out_index = {n: o for o, n in enumerate(f.outputs)}
+    kind, index = [], []
+    if grad is None:  # no grad op: the outputs never require grad (torch's usual error)
+        grad = types.SimpleNamespace(inputs=[], attrs=[], returned=[], outputs=[], name="")
+    for n in grad.inputs:
+        if n in in_index:
+            kind.append(0), index.append(in_index[n])
+        elif n in out_index:
+            kind.append(1), index.append(out_index[n])
+        elif n.endswith("@GRAD") and n[:-5] in out_index:
+            kind.append(2), index.append(out_index[n[:-5]])
+        else:
+            kind.append(3), index.append(-1)
+    attr_src = [f.n_in + f.attrs.index(a) if a in f.attrs else -1 for a in grad.attrs]
+    out_to_input = []
+    for o in grad.returned:
+        n = grad.outputs[o]
+        out_to_input.append(in_index.get(n[:-5], -1) if n.endswith("@GRAD") else -1)
+
+    def ints(xs):
+        return (ctypes.c_int * max(1, len(xs)))(*xs)
+
+    err = ctypes.create_string_buffer(2048)
+    rc = lib.pdext_torch_native_register_autograd(
+        namespace.encode(), f.name.encode(), f.n_in, len(f.attrs), grad.name.encode(),
+        ints(kind), ints(index), len(kind), ints(attr_src), len(attr_src), ints(out_to_input),
+        len(out_to_input), err, len(err))
+    if rc != 0:
+        raise RuntimeError("pdext.torch.register: %s: the native autograd kernel: %s"
+                           % (f.name, err.value.decode(errors="replace")))
+
+
