@@ -12,7 +12,7 @@
 # runs only those programs; PDEXT_BENCH_SMOKE=1 runs each in its smoke mode (tiny sizes, one
 # iteration: checks the plumbing, the figures mean nothing); PDEXT_BENCH_NO_BUILD=1 uses the
 # programs as they are; PDEXT_BENCH_FRAMEWORK_PYTHON (a python with onnxruntime and onnx)
-# runs the ONNX Runtime rows; TMPDIR is where the benchmarks keep their private JIT caches.
+# runs the ONNX Runtime rows, and (with mindspore and pybind11) the ms_extension rows; TMPDIR is where the benchmarks keep their private JIT caches.
 #
 # Each program (build/bench/bench_<area>) prints "ROW<TAB>..." lines on stdout, one per figure
 # (format in bench/bench_util.h), and its progress and spreads on stderr.
@@ -100,6 +100,31 @@ if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
     else
         echo "bench: onnxruntime rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python" \
             "with onnxruntime and onnx" >&2
+    fi
+fi
+
+# The MindSpore CustomOpBuilder rows (bench/ms_extension_python.py): the same source through
+# pdext's builder and MindSpore's own, in a python with mindspore and pybind11
+# (PDEXT_BENCH_FRAMEWORK_PYTHON); pdext is this build's where that python can import it, else
+# the one installed in it. Outside smoke mode the cold-build row builds with both (minutes).
+if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
+    fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
+    if [[ -n $fw_python ]] && "$fw_python" -c 'import mindspore, pybind11' >/dev/null 2>&1; then
+        ms_path=
+        if [[ -d $build/python/pdext ]] &&
+            PYTHONPATH=$build/python "$fw_python" -c 'import pdext' >/dev/null 2>&1; then
+            ms_path=$build/python
+        fi
+        cold=(--cold)
+        [[ ${PDEXT_BENCH_SMOKE:-0} == 1 ]] && cold=()
+        echo "bench: running ms_extension_python.py" >&2
+        PYTHONPATH=$ms_path PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-msext-$$ \
+            "$fw_python" "$root/bench/ms_extension_python.py" "${smoke[@]}" "${cold[@]}" \
+            >>"$rows" || status=1
+        rm -rf "${TMPDIR:-/tmp}/pdext-bench-msext-$$"
+    else
+        echo "bench: ms_extension rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python" \
+            "with mindspore and pybind11" >&2
     fi
 fi
 

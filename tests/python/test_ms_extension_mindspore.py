@@ -127,3 +127,44 @@ def test_kernel_error_comes_back(both_ops):
     x = ms.Tensor(np.ones(3, np.float32))
     with pytest.raises(pdext.OpError, match=r"Fails: C\+\+ exception: kernel refused the input"):
         ours.fails(x, 0)
+
+
+def test_gathering_and_tiling_match_mindspore(both_ops):
+    theirs, ours = both_ops
+    rng = np.random.default_rng(2)
+    x = ms.Tensor(rng.standard_normal((3, 4)).astype(np.float32))
+    for dim, index, reps, counts in [
+        (1, [3, 0, 0, 2], [2, 1], [1, 0, 2, 3]),
+        (0, [2], [1, 2, 3], [2]),
+        (-2, [1, 1], [2, 2], [0, 1, 2]),
+    ]:
+        args = (x, dim, ms.Tensor(np.array(index, np.int64)), reps,
+                ms.Tensor(np.array(counts, np.int64)))
+        got, want = ours.tiled(*args), theirs.tiled(*args)
+        assert len(got) == len(want) == 5
+        for g, w in zip(got, want):
+            _same(g, w)
+    like = ms.Tensor(np.zeros(1, np.float16))
+    _same(ours.assigned(x, like), theirs.assigned(x, like))
+    _same(ours.assigned(x, x), theirs.assigned(x, x))
+
+
+def test_mindspore_inputs_zero_copy_and_pending(both_add3, both_ops):
+    theirs, ours = both_add3
+    # A result MindSpore may still be computing (its pipeline is asynchronous) is read after
+    # MindSpore's work on it is done.
+    x = ms.Tensor(np.arange(100000, dtype=np.int32))
+    pending = ms.ops.add(x, x)
+    _same(ours.add3(pending, pending, x), theirs.add3(pending, pending, x))
+    # A strided view reaches a kernel that keeps strides without a copy, and is read right.
+    _, ops_ours = both_ops
+    base = ms.Tensor(np.arange(40, dtype=np.float32).reshape(5, 8))
+    view = base[1:, 2::3]
+    out, saw_contiguous = ops_ours.strided_copy(view, True)
+    np.testing.assert_array_equal(_np(out), np.arange(40, dtype=np.float32).reshape(5, 8)[1:, 2::3])
+    assert _np(saw_contiguous)[0] == 0
+    # Results are mindspore.Tensors that own their memory past the call.
+    r = ours.add3(x, x, x)
+    del x, pending
+    np.testing.assert_array_equal(_np(r), 3 * np.arange(100000, dtype=np.int32))
+    np.testing.assert_array_equal(_np(ms.ops.add(r, r)), 6 * np.arange(100000, dtype=np.int32))

@@ -1,7 +1,8 @@
 // MindSpore CustomOpBuilder sources as their users write them (PyboostRunner subclasses,
 // ms::Tensor, Call<N>, PYBIND11_MODULE), compiled unchanged by pdext for
 // tests/python/test_ms_extension.py: a relu with a workspace, a two-output op, in-place and
-// strided ops, the tensor-making functions, and ops that fail in each stage.
+// strided ops, the tensor-making functions, gathering and tiling, and ops that fail in each
+// stage.
 #include "ms_extension/api.h"
 
 // relu through a scratch copy of its input: the workspace must be real, sized, and valid.
@@ -141,6 +142,34 @@ std::vector<ms::Tensor> made_eval(const ms::Tensor &x)
 }
 py::object made(const ms::Tensor &x) { return ms::pynative::PyboostRunner::Call<10>(made_eval, x); }
 
+// Gathering and tiling, no runner: index_select, repeat, repeat_interleave (a count tensor
+// along dim, one count on the flattened tensor, one count with output_size).
+std::vector<ms::Tensor> tiled_eval(const ms::Tensor &x, int64_t dim, const ms::Tensor &index,
+                                   const std::vector<int64_t> &reps, const ms::Tensor &counts)
+{
+    int64_t nd = static_cast<int64_t>(x.shape().size());
+    int64_t size = x.shape()[dim < 0 ? dim + nd : dim];
+    return {x.index_select(dim, index), x.repeat(reps), x.repeat_interleave(counts, dim),
+            x.repeat_interleave(2), x.repeat_interleave(3, dim, 3 * size)};
+}
+py::object tiled(const ms::Tensor &x, int64_t dim, const ms::Tensor &index,
+                 const std::vector<int64_t> &reps, const ms::Tensor &counts)
+{
+    return ms::pynative::PyboostRunner::Call<5>(tiled_eval, x, dim, index, reps, counts);
+}
+
+// AssignTensor: x's values copied into a tensor of zeros of x's shape and `dtype`'s type.
+ms::Tensor assigned_eval(const ms::Tensor &x, const ms::Tensor &like)
+{
+    auto out = ms::zeros(x.shape(), like.data_type());
+    out.AssignTensor(x);
+    return out;
+}
+py::object assigned(const ms::Tensor &x, const ms::Tensor &like)
+{
+    return ms::pynative::PyboostRunner::Call<1>(assigned_eval, x, like);
+}
+
 // Failures: in LaunchKernel, in CalcWorkspace, an absurd workspace, before Run.
 class Fails : public ms::pynative::PyboostRunner {
 public:
@@ -208,6 +237,8 @@ PYBIND11_MODULE(MS_EXTENSION_NAME, m)
     m.def("scale_", &scale_, pybind11::arg("x"), pybind11::arg("scale"));
     m.def("strided_copy", &strided_copy);
     m.def("made", &made);
+    m.def("tiled", &tiled);
+    m.def("assigned", &assigned);
     m.def("fails", &fails);
     m.def("maybe_add", &maybe_add, pybind11::arg("x"), pybind11::arg("y") = py::none());
 }
