@@ -148,7 +148,9 @@ def test_gathering_and_tiling(ops):
         (0, np.array([2], np.int32), [1, 2, 3], np.array([2], np.int32)),
         (-2, np.array([], np.int64), [0, 1], np.array([0, 1, 2], np.int64)),
     ]:
-        picked, tiled, by_counts, by_two, sized = ops.tiled(x, dim, index, reps, counts)
+        picked, tiled, by_counts, by_two, sized = (
+            ops.tiled(k, x, dim, index, reps, counts) for k in range(5)
+        )
         np.testing.assert_array_equal(picked, np.take(x, index, axis=dim))
         np.testing.assert_array_equal(tiled, np.tile(x, reps))
         want = np.broadcast_to(counts, (x.shape[dim],)) if counts.size == 1 else counts
@@ -159,7 +161,9 @@ def test_gathering_and_tiling(ops):
             assert got.dtype == np.float32
     # a strided argument is read in its logical order
     t = np.arange(12, dtype=np.int64).reshape(3, 4).T
-    picked, tiled, _, by_two, _ = ops.tiled(t, 0, np.array([1, 3]), [2, 1], np.array([1]))
+    picked, tiled, by_two = (
+        ops.tiled(k, t, 0, np.array([1, 3]), [2, 1], np.array([1])) for k in (0, 1, 3)
+    )
     np.testing.assert_array_equal(picked, t[[1, 3]])
     np.testing.assert_array_equal(tiled, np.tile(t, (2, 1)))
     np.testing.assert_array_equal(by_two, np.repeat(t.ravel(), 2))
@@ -168,15 +172,20 @@ def test_gathering_and_tiling(ops):
 def test_gathering_and_tiling_refuse_bad_arguments(ops):
     x = np.ones((2, 3), np.float32)
     cases = [
-        ((x, 1, np.array([3]), [1, 1], np.array([1])), r"index_select: index 3 is out of range"),
-        ((x, 2, np.array([0]), [1, 1], np.array([1])), r"index_select: dim 2 is out of range"),
-        ((x, 1, np.array([0.5]), [1, 1], np.array([1])), r"index must be an int32 or int64"),
-        ((x, 1, np.zeros((1, 1), np.int64), [1, 1], np.array([1])), r"index must be 0-d or 1-d"),
-        ((x, 1, np.array([0]), [2], np.array([1])), r"repeat: got 1 repeats for a tensor of 2"),
-        ((x, 1, np.array([0]), [1, -1], np.array([1])), r"repeat: repeats must be >= 0"),
-        ((x, 1, np.array([0]), [1, 1], np.array([1, 2])), r"repeats has 2 entries, but the "
+        ((0, x, 1, np.array([3]), [1, 1], np.array([1])), r"index_select: index 3 is out of "
+         r"range"),
+        ((0, x, 2, np.array([0]), [1, 1], np.array([1])), r"index_select: dim 2 is out of range"),
+        ((0, x, 1, np.array([0.5]), [1, 1], np.array([1])), r"index must be an int32 or int64"),
+        ((0, x, 1, np.zeros((1, 1), np.int64), [1, 1], np.array([1])), r"index must be 0-d or "
+         r"1-d"),
+        ((0, np.array(1.0, np.float32), 0, np.array([0]), [1], np.array([1])), r"the tensor is 0-d"),
+        ((1, x, 1, np.array([0]), [2], np.array([1])), r"repeat: got 1 repeats for a tensor of "
+         r"2"),
+        ((1, x, 1, np.array([0]), [1, -1], np.array([1])), r"repeat: repeats must be >= 0"),
+        ((2, x, 1, np.array([0]), [1, 1], np.array([1, 2])), r"repeats has 2 entries, but the "
          r"dimension has size 3"),
-        ((x, 1, np.array([0]), [1, 1], np.array([1, -1, 1])), r"repeats must be >= 0, got -1"),
+        ((2, x, 1, np.array([0]), [1, 1], np.array([1, -1, 1])), r"repeats must be >= 0, got "
+         r"-1"),
     ]
     for args, message in cases:
         with pytest.raises(pdext.OpError, match=message):

@@ -129,10 +129,17 @@ def test_kernel_error_comes_back(both_ops):
         ours.fails(x, 0)
 
 
+# MindSpore 2.10's CPU backend registers no kernel for these members' ops (its own builder's
+# module raises "The kernel IndexSelect unregistered" when the result is read): pdext's
+# results are checked against numpy instead (and by test_ms_extension.py).
+_NO_CPU_KERNEL = {0: "IndexSelect"}
+
+
 def test_gathering_and_tiling_match_mindspore(both_ops):
     theirs, ours = both_ops
     rng = np.random.default_rng(2)
-    x = ms.Tensor(rng.standard_normal((3, 4)).astype(np.float32))
+    xn = rng.standard_normal((3, 4)).astype(np.float32)
+    x = ms.Tensor(xn)
     for dim, index, reps, counts in [
         (1, [3, 0, 0, 2], [2, 1], [1, 0, 2, 3]),
         (0, [2], [1, 2, 3], [2]),
@@ -140,10 +147,18 @@ def test_gathering_and_tiling_match_mindspore(both_ops):
     ]:
         args = (x, dim, ms.Tensor(np.array(index, np.int64)), reps,
                 ms.Tensor(np.array(counts, np.int64)))
-        got, want = ours.tiled(*args), theirs.tiled(*args)
-        assert len(got) == len(want) == 5
-        for g, w in zip(got, want):
-            _same(g, w)
+        for which in range(5):
+            got = ours.tiled(which, *args)
+            try:
+                want = _np(theirs.tiled(which, *args))
+            except RuntimeError as e:
+                kernel = _NO_CPU_KERNEL.get(which)
+                if kernel is None or "kernel %s unregistered" % kernel not in str(e):
+                    raise
+                want = np.take(xn, index, axis=dim)  # numpy's gather, the same semantics
+            g = _np(got)
+            assert g.dtype == want.dtype and g.shape == want.shape, (which, g.shape, want.shape)
+            np.testing.assert_array_equal(g, want)
     like = ms.Tensor(np.zeros(1, np.float16))
     _same(ours.assigned(x, like), theirs.assigned(x, like))
     _same(ours.assigned(x, x), theirs.assigned(x, x))

@@ -142,20 +142,26 @@ std::vector<ms::Tensor> made_eval(const ms::Tensor &x)
 }
 py::object made(const ms::Tensor &x) { return ms::pynative::PyboostRunner::Call<10>(made_eval, x); }
 
-// Gathering and tiling, no runner: index_select, repeat, repeat_interleave (a count tensor
-// along dim, one count on the flattened tensor, one count with output_size).
-std::vector<ms::Tensor> tiled_eval(const ms::Tensor &x, int64_t dim, const ms::Tensor &index,
-                                   const std::vector<int64_t> &reps, const ms::Tensor &counts)
+// Gathering and tiling, no runner, one member per `which`: 0 index_select, 1 repeat,
+// 2 repeat_interleave (a count tensor along dim), 3 repeat_interleave (one count, flattened),
+// 4 repeat_interleave (one count along dim, with output_size).
+ms::Tensor tiled_eval(int64_t which, const ms::Tensor &x, int64_t dim, const ms::Tensor &index,
+                      const std::vector<int64_t> &reps, const ms::Tensor &counts)
 {
-    int64_t nd = static_cast<int64_t>(x.shape().size());
-    int64_t size = x.shape()[dim < 0 ? dim + nd : dim];
-    return {x.index_select(dim, index), x.repeat(reps), x.repeat_interleave(counts, dim),
-            x.repeat_interleave(2), x.repeat_interleave(3, dim, 3 * size)};
+    int64_t nd = static_cast<int64_t>(x.shape().size()), d = dim < 0 ? dim + nd : dim;
+    int64_t size = d >= 0 && d < nd ? x.shape()[d] : 0;
+    switch (which) {
+    case 0: return x.index_select(dim, index);
+    case 1: return x.repeat(reps);
+    case 2: return x.repeat_interleave(counts, dim);
+    case 3: return x.repeat_interleave(2);
+    default: return x.repeat_interleave(3, dim, 3 * size);
+    }
 }
-py::object tiled(const ms::Tensor &x, int64_t dim, const ms::Tensor &index,
+py::object tiled(int64_t which, const ms::Tensor &x, int64_t dim, const ms::Tensor &index,
                  const std::vector<int64_t> &reps, const ms::Tensor &counts)
 {
-    return ms::pynative::PyboostRunner::Call<5>(tiled_eval, x, dim, index, reps, counts);
+    return ms::pynative::PyboostRunner::Call<1>(tiled_eval, which, x, dim, index, reps, counts);
 }
 
 // AssignTensor: x's values copied into a tensor of zeros of x's shape and `dtype`'s type.
