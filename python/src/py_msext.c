@@ -7,7 +7,10 @@
  *
  * Why here and not in the header: the conversions are the ones pdext's own op calls make
  * (py_input.c, py_op.c), so a CustomOpBuilder function takes and returns exactly what a pdext
- * op does, and a pending pdext.Tensor is waited for where Python reads it.
+ * op does, and a pending pdext.Tensor is waited for where Python reads it. mindspore.Tensors,
+ * the arguments such sources are written for, have their own zero-copy path below (through
+ * MindSpore's C getters and TensorPy.from_dlpack), since MindSpore's numpy conversions cost
+ * more than the whole call.
  */
 #include "py_executor.h"
 #include "py_internal.h"

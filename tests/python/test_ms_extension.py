@@ -193,11 +193,17 @@ def test_gathering_and_tiling_refuse_bad_arguments(ops):
 
 
 def test_assign_tensor(ops):
+    # As in MindSpore, the handle takes the source's tensor: its dtype, shape and values.
     x = np.arange(6, dtype=np.float64).reshape(2, 3) / 4
-    np.testing.assert_array_equal(ops.assigned(x, np.zeros(1, np.float64)), x)
-    got = ops.assigned(x.T, np.zeros(1, np.float32))  # strided source, cast on the way
-    assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, x.T.astype(np.float32))
+    got = ops.assigned(x, np.zeros(1, np.float32))
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(ops.assigned(x.T, x), x.T)  # a strided source
+    # the same memory, not a copy: a pdext.Tensor source comes back aliasing it
+    t = pdext.from_dlpack(x)
+    alias = ops.assigned(t, t)
+    x[0, 0] = 42.0
+    assert np.asarray(alias)[0, 0] == 42.0
 
 
 def test_optional_input(ops):

@@ -1,11 +1,12 @@
 /*
- * ms_extension/tensor_ops.h - the ms::Tensor members that gather and tile: index_select,
- * repeat, repeat_interleave (a count tensor or one count) and AssignTensor.
+ * ms_extension/tensor_ops.h - the ms::Tensor members that gather and tile (index_select,
+ * repeat, repeat_interleave with a count tensor or one count) and AssignTensor.
  *
  * pdext's host API has no gather or tile function, so these are loops over the memory here:
  * the source is read dense (a strided or pending tensor is first made a dense, computed
  * copy by pdext's host functions, which wait) and every result is a new tensor owning its
- * memory, as a MindSpore op's result is. Semantics are MindSpore's (torch's): see
+ * memory, as a MindSpore op's result is (AssignTensor copies nothing: the handle takes the
+ * source's tensor). Semantics are MindSpore's (torch's): see
  * ../shared/specs/customopbuilder.md. Bad arguments throw std::invalid_argument naming the
  * member and the value.
  */
@@ -243,51 +244,31 @@ inline Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> 
     return detail::interleave_entry(*this, {repeats}, true, dim, output_size);
 }
 
+/* As in MindSpore: the handle (and every copy of it) then refers to src's tensor itself: its
+ * memory, dtype, shape and strides, no copy. */
 inline void Tensor::AssignTensor(const Tensor &src) const
 {
     const char *who = "ms::Tensor::AssignTensor";
-    const detail::TensorImpl &self = need("AssignTensor");
+    detail::TensorImpl &self = need("AssignTensor");
     if (!src.is_defined())
         detail::bad_argument(who, "the source tensor is undefined (None)");
-    if (src.shape() != self.shape)
-        detail::bad_argument(who, "the source's shape differs from this tensor's (" +
-                                      std::to_string(src.shape().size()) + " against " +
-                                      std::to_string(self.shape.size()) +
-                                      " dimensions, or other sizes)");
-    /* The values in this tensor's dtype, dense and computed. */
-    pd_data_type dtype = detail::require_dtype(self.dtype, who);
-    Tensor values = detail::readable(src.data_type() == self.dtype ? src : src.cast(self.dtype),
-                                     who);
-    if (!has_memory()) {
-        /* A tensor still waiting for memory gets its own, holding the values. */
-        Tensor made = detail::fresh(dtype, self.shape, who);
-        std::memcpy(made.GetDataPtr(), values.GetDataPtr(), pd_nbytes(&made.pd()));
-        pd_tensor t = {};
-        pd_tensor_retain(&t, &made.pd());
-        attach(&t);
+    if (src.impl() == impl_.get())
         return;
-    }
-    detail::check(pd_tensor_wait(nullptr, &pd()), who);
-    const pd_tensor &dst = pd();
-    const size_t es = pd_dtype_size(dtype);
-    const char *from = static_cast<const char *>(values.GetDataPtr());
-    if (is_contiguous()) {
-        std::memcpy(dst.data, from, numel() * es);
-        return;
-    }
-    /* A strided destination: element by element, in row-major order. */
-    std::vector<int64_t> at(static_cast<size_t>(dst.ndim), 0);
-    for (size_t e = 0; e < numel(); ++e, from += es) {
-        int64_t offset = 0;
-        for (int32_t k = 0; k < dst.ndim; ++k)
-            offset += at[k] * dst.strides[k];
-        std::memcpy(static_cast<char *>(dst.data) + offset * static_cast<int64_t>(es), from, es);
-        for (int32_t k = dst.ndim; k-- > 0;) {
-            if (++at[k] < dst.shape[k])
-                break;
-            at[k] = 0;
-        }
-    }
+    const detail::TensorImpl &from = *src.impl();
+    if (from.t.dtype == PD_UNDEFINED)
+        detail::bad_argument(who, "the source tensor has no memory yet (give it to a runner's Run "
+                                  "as an output first)");
+    pd_tensor t = {};
+    if (from.owns)
+        pd_tensor_retain(&t, &from.t);
+    else
+        t = from.t; /* a running call's tensor, which that call keeps */
+    if (self.owns)
+        pd_tensor_release(&self.t);
+    self.t = t;
+    self.owns = from.owns;
+    self.dtype = from.dtype;
+    self.shape = from.shape;
 }
 
 } // namespace ms

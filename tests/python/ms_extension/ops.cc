@@ -164,7 +164,8 @@ py::object tiled(int64_t which, const ms::Tensor &x, int64_t dim, const ms::Tens
     return ms::pynative::PyboostRunner::Call<1>(tiled_eval, which, x, dim, index, reps, counts);
 }
 
-// AssignTensor: x's values copied into a tensor of zeros of x's shape and `dtype`'s type.
+// AssignTensor: a tensor of zeros of x's shape and like's type, then assigned x (as in
+// MindSpore, it becomes x's tensor: x's dtype, values and memory).
 ms::Tensor assigned_eval(const ms::Tensor &x, const ms::Tensor &like)
 {
     auto out = ms::zeros(x.shape(), like.data_type());
