@@ -227,6 +227,17 @@ static int ms_borrow(PyObject *obj, pd_tensor *t)
     Py_XDECREF(ptr);
     if (PyErr_Occurred())
         return -1;
+    if (t->data == NULL) {
+        /* A tensor made with an initializer (init=...) has no memory until its data is made,
+         * which asnumpy() does first too. */
+        PyObject *done = PyObject_CallMethod(obj, "init_data", NULL);
+        Py_XDECREF(done);
+        ptr = done != NULL ? PyObject_Vectorcall(ms_api.data_ptr, &obj, 1, NULL) : NULL;
+        t->data = ptr != NULL ? PyLong_AsVoidPtr(ptr) : NULL;
+        Py_XDECREF(ptr);
+        if (PyErr_Occurred())
+            return -1;
+    }
     t->ndim = ndim;
     t->place = pd_place_cpu();
     int64_t step = 1, n = 1;
