@@ -107,7 +107,7 @@ declare -A fw_script=([onnxruntime]=onnxruntime_bench.py [jax]=jax_bench.py
     [torch]=torch_bench.py [paddle]=paddle_bench.py [mindspore]=mindspore_bench.py
     [ms_extension]=ms_extension_python.py)
 declare -A fw_import=([onnxruntime]="onnx, onnxruntime" [jax]=jax [torch]=torch
-    [paddle]=paddle [mindspore]=mindspore [ms_extension]=mindspore)
+    [paddle]=paddle [mindspore]=mindspore [ms_extension]="mindspore, pybind11")
 run_framework_rows() {
     local name=$1 script=$root/bench/${fw_script[$1]} py=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
     local path="" cache=${TMPDIR:-/tmp}/pdext-bench-$1-$$
@@ -123,9 +123,12 @@ run_framework_rows() {
         echo "bench: $name rows skipped: $py imports neither this build's pdext nor its own" >&2
         return 0
     fi
+    # Outside smoke mode the CustomOpBuilder rows also time a cold build with both builders.
+    local extra=()
+    [[ $name == ms_extension && ${PDEXT_BENCH_SMOKE:-0} != 1 ]] && extra=(--cold)
     echo "bench: running ${fw_script[$name]}" >&2
     PYTHONPATH=$path PDEXT_COMMAND=$build/cli/pdext PDEXT_CACHE_DIR=$cache \
-        "$py" "$script" "${smoke[@]}" >>"$rows" || status=1
+        "$py" "$script" "${smoke[@]}" "${extra[@]}" >>"$rows" || status=1
     rm -rf "$cache"
 }
 for name in $framework_rows; do

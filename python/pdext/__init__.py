@@ -255,51 +255,68 @@ def load_library(path):
 
 
 class CustomOpBuilder:
-    """MindSpore's spelling: CustomOpBuilder(name, sources, backend="CPU").load().
+    """MindSpore's spelling and signature: CustomOpBuilder(name, sources, backend="CPU").load().
 
-    backend "CPU" builds for the CPU; "GPU" / "CUDA" expects .cu sources (nvcc). Other
-    keywords (cflags, ldflags, include_paths, build_dir, verbose) are load()'s."""
+    The positional order is MindSpore's (name, sources, backend, include_paths, cflags,
+    ldflags). backend "CPU" (or None) builds for the CPU; "GPU" / "CUDA" expects .cu sources
+    (nvcc); "Ascend" is refused. MindSpore's keywords: build_dir, debug_mode (adds -g) and
+    enable_atb (Ascend only: True is refused); pdext's verbose too (pdext/ms_extension.py)."""
 
     def __init__(
         self,
         name,
         sources,
-        backend="CPU",
+        backend=None,
+        include_paths=None,
         cflags=None,
         ldflags=None,
-        include_paths=None,
-        build_dir=None,
-        verbose=False,
+        **kwargs,
     ):
-        if backend not in ("CPU", "GPU", "CUDA"):
-            raise ValueError("backend must be 'CPU', 'GPU' or 'CUDA', got %r" % (backend,))
+        from . import ms_extension
+
+        backend, options = ms_extension.builder_options(backend, kwargs)
         if isinstance(sources, (str, os.PathLike)):
             sources = [sources]
         self.name = name
         self.sources = list(sources)
         self.backend = backend
+        if options["debug_mode"]:
+            cflags = ms_extension.debug_cflags(cflags)
         self._kwargs = dict(
             extra_cflags=cflags,
             extra_ldflags=ldflags,
             extra_include_paths=include_paths,
-            build_directory=build_dir,
-            verbose=verbose,
+            build_directory=options["build_dir"],
+            verbose=options["verbose"],
         )
+
+    def _ms_extension(self):
+        from . import ms_extension
+
+        return ms_extension if ms_extension.is_ms_extension_source(self.sources) else None
 
     def load(self):
         """Builds (or finds in the cache) and loads the module. Sources that include
         ms_extension/api.h (MindSpore's C++ API: PyboostRunner, PYBIND11_MODULE) build into
         the pybind11 module they define (pdext/ms_extension.py); others into pdext ops."""
-        from . import ms_extension
-
-        if ms_extension.is_ms_extension_source(self.sources):
-            return ms_extension.load(
-                self.name,
-                self.sources,
-                cflags=self._kwargs["extra_cflags"],
-                ldflags=self._kwargs["extra_ldflags"],
-                include_paths=self._kwargs["extra_include_paths"],
-                build_dir=self._kwargs["build_directory"],
-                verbose=self._kwargs["verbose"],
-            )
+        msext = self._ms_extension()
+        if msext is not None:
+            return msext.load(self.name, self.sources, **self._ms_kwargs())
         return load(self.name, self.sources, **self._kwargs)
+
+    def build(self):
+        """Builds (or finds in the cache) without importing; the path of the library."""
+        msext = self._ms_extension()
+        if msext is not None:
+            return msext.build(self.name, self.sources, **self._ms_kwargs())
+        return load(self.name, self.sources, **self._kwargs).__file__
+
+    def _ms_kwargs(self):
+        k = self._kwargs
+        return dict(
+            cflags=k["extra_cflags"],
+            ldflags=k["extra_ldflags"],
+            include_paths=k["extra_include_paths"],
+            build_dir=k["build_directory"],
+            verbose=k["verbose"],
+        )

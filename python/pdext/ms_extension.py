@@ -63,22 +63,67 @@ def _split(flags):
     return [str(f) for f in flags]
 
 
-def load(name, sources, cflags=None, ldflags=None, include_paths=None, build_dir=None,
-         verbose=False):
-    """Builds (or finds in the cache) and imports the pybind11 module `name`."""
+_BACKENDS = ("CPU", "GPU", "CUDA")
+
+
+def builder_options(backend, kwargs):
+    """CustomOpBuilder's backend and keywords, checked: (backend, {build_dir, debug_mode,
+    enable_atb, verbose}). MindSpore's Ascend-only parts are refused with the reason."""
+    options = dict(build_dir=None, debug_mode=False, enable_atb=False, verbose=False)
+    unknown = sorted(set(kwargs) - set(options))
+    if unknown:
+        raise TypeError(
+            "pdext.CustomOpBuilder: unexpected keyword argument%s %s (it takes MindSpore's "
+            "build_dir, debug_mode and enable_atb, and pdext's verbose)"
+            % ("s" if len(unknown) > 1 else "", ", ".join(map(repr, unknown)))
+        )
+    options.update(kwargs)
+    if backend is None:
+        backend = "CPU"  # MindSpore's default device is its context's; pdext's is the CPU
+    if isinstance(backend, str) and backend.lower() == "ascend":
+        raise ValueError(
+            "pdext.CustomOpBuilder: backend 'Ascend' is not supported: MindSpore's Ascend-only "
+            "API (aclnn and ATB runners) has no pdext counterpart; build with backend='CPU'"
+        )
+    if backend not in _BACKENDS:
+        raise ValueError("backend must be 'CPU', 'GPU' or 'CUDA', got %r" % (backend,))
+    if options["enable_atb"]:
+        raise ValueError(
+            "pdext.CustomOpBuilder: enable_atb=True asks for Ascend Transformer Boost (ATB) "
+            "runners, which exist only on MindSpore's Ascend backend; pdext builds for %s "
+            "(leave enable_atb False)" % backend
+        )
+    for key in ("debug_mode", "enable_atb", "verbose"):
+        if not isinstance(options[key], bool):
+            raise TypeError(
+                "pdext.CustomOpBuilder: %s must be True or False, got %r" % (key, options[key])
+            )
+    return backend, options
+
+
+def debug_cflags(cflags):
+    """cflags with MindSpore's debug_mode added: -g (symbols kept; pdext strips nothing)."""
+    return _split(cflags) + ["-g"]
+
+
+def _check_name(name):
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
             "pdext.CustomOpBuilder: the module name must be a Python identifier (it names "
             "PyInit_<name> through MS_EXTENSION_NAME), got %r" % (name,)
         )
-    if name in _LOADED:
-        return _LOADED[name]
+
+
+def build(name, sources, cflags=None, ldflags=None, include_paths=None, build_dir=None,
+          verbose=False):
+    """Builds (or finds in the cache) the pybind11 module `name`; the library's path."""
+    _check_name(name)
     lib_dir = os.path.dirname(_pdext._library_path())
     includes = [pybind11_include(), sysconfig.get_paths()["include"]]
     includes += [os.fspath(p) for p in (include_paths or [])]
     cxxflags = ["-DMS_EXTENSION_NAME=%s" % name] + _split(cflags)
     link = ["-L" + lib_dir, "-Wl,-rpath," + lib_dir, "-lpdext"] + _split(ldflags)
-    path = _pdext.load(
+    return _pdext.load(
         name,
         [os.fspath(s) for s in sources],
         cxx_cflags=cxxflags,
@@ -88,6 +133,15 @@ def load(name, sources, cflags=None, ldflags=None, include_paths=None, build_dir
         verbose=bool(verbose),
         library_only=True,
     )
+
+
+def load(name, sources, cflags=None, ldflags=None, include_paths=None, build_dir=None,
+         verbose=False):
+    """Builds (or finds in the cache) and imports the pybind11 module `name`."""
+    _check_name(name)
+    if name in _LOADED:
+        return _LOADED[name]
+    path = build(name, sources, cflags, ldflags, include_paths, build_dir, verbose)
     loader = importlib.machinery.ExtensionFileLoader(name, path)
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)

@@ -135,6 +135,77 @@ def test_tensor_making_functions_and_tensor_ops(ops):
     np.testing.assert_array_equal(got[6], t.reshape(-1, 2))
 
 
+def _repeat_interleave(x, counts, axis):
+    # numpy's repeat is torch's repeat_interleave; independent of the op under test.
+    return np.repeat(x, counts, axis=axis)
+
+
+def test_gathering_and_tiling(ops):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    for dim, index, reps, counts in [
+        (1, np.array([3, 0, 0, 2], np.int64), [2, 1], np.array([1, 0, 2, 3], np.int64)),
+        (0, np.array([2], np.int32), [1, 2, 3], np.array([2], np.int32)),
+        (-2, np.array([], np.int64), [0, 1], np.array([0, 1, 2], np.int64)),
+    ]:
+        picked, tiled, by_counts, by_two, sized = (
+            ops.tiled(k, x, dim, index, reps, counts) for k in range(5)
+        )
+        np.testing.assert_array_equal(picked, np.take(x, index, axis=dim))
+        np.testing.assert_array_equal(tiled, np.tile(x, reps))
+        want = np.broadcast_to(counts, (x.shape[dim],)) if counts.size == 1 else counts
+        np.testing.assert_array_equal(by_counts, _repeat_interleave(x, want, dim))
+        np.testing.assert_array_equal(by_two, np.repeat(x.ravel(), 2))
+        np.testing.assert_array_equal(sized, np.repeat(x, 3, axis=dim))
+        for got in (picked, tiled, by_counts, by_two, sized):
+            assert got.dtype == np.float32
+    # a strided argument is read in its logical order
+    t = np.arange(12, dtype=np.int64).reshape(3, 4).T
+    picked, tiled, by_two = (
+        ops.tiled(k, t, 0, np.array([1, 3]), [2, 1], np.array([1])) for k in (0, 1, 3)
+    )
+    np.testing.assert_array_equal(picked, t[[1, 3]])
+    np.testing.assert_array_equal(tiled, np.tile(t, (2, 1)))
+    np.testing.assert_array_equal(by_two, np.repeat(t.ravel(), 2))
+
+
+def test_gathering_and_tiling_refuse_bad_arguments(ops):
+    x = np.ones((2, 3), np.float32)
+    cases = [
+        ((0, x, 1, np.array([3]), [1, 1], np.array([1])), r"index_select: index 3 is out of "
+         r"range"),
+        ((0, x, 2, np.array([0]), [1, 1], np.array([1])), r"index_select: dim 2 is out of range"),
+        ((0, x, 1, np.array([0.5]), [1, 1], np.array([1])), r"index must be an int32 or int64"),
+        ((0, x, 1, np.zeros((1, 1), np.int64), [1, 1], np.array([1])), r"index must be 0-d or "
+         r"1-d"),
+        ((0, np.array(1.0, np.float32), 0, np.array([0]), [1], np.array([1])), r"the tensor is 0-d"),
+        ((1, x, 1, np.array([0]), [2], np.array([1])), r"repeat: got 1 repeats for a tensor of "
+         r"2"),
+        ((1, x, 1, np.array([0]), [1, -1], np.array([1])), r"repeat: repeats must be >= 0"),
+        ((2, x, 1, np.array([0]), [1, 1], np.array([1, 2])), r"repeats has 2 entries, but the "
+         r"dimension has size 3"),
+        ((2, x, 1, np.array([0]), [1, 1], np.array([1, -1, 1])), r"repeats must be >= 0, got "
+         r"-1"),
+    ]
+    for args, message in cases:
+        with pytest.raises(pdext.OpError, match=message):
+            ops.tiled(*args)
+
+
+def test_assign_tensor(ops):
+    # As in MindSpore, the handle takes the source's tensor: its dtype, shape and values.
+    x = np.arange(6, dtype=np.float64).reshape(2, 3) / 4
+    got = ops.assigned(x, np.zeros(1, np.float32))
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(ops.assigned(x.T, x), x.T)  # a strided source
+    # the same memory, not a copy: a pdext.Tensor source comes back aliasing it
+    t = pdext.from_dlpack(x)
+    alias = ops.assigned(t, t)
+    x[0, 0] = 42.0
+    assert np.asarray(alias)[0, 0] == 42.0
+
+
 def test_optional_input(ops):
     x = np.array([1.0, 2.0], np.float32)
     np.testing.assert_array_equal(ops.maybe_add(x), x)
@@ -195,15 +266,45 @@ def test_module_name_must_be_an_identifier():
         pdext.CustomOpBuilder("bad-name", [str(ADD3)]).load()
 
 
+def test_builder_keywords():
+    # MindSpore's Ascend-only parts are refused, saying why.
+    with pytest.raises(ValueError, match=r"enable_atb=True asks for Ascend .*ATB"):
+        pdext.CustomOpBuilder("pdext_ms_add3", [str(ADD3)], backend="CPU", enable_atb=True)
+    with pytest.raises(ValueError, match=r"backend 'Ascend' is not supported"):
+        pdext.CustomOpBuilder("pdext_ms_add3", [str(ADD3)], "Ascend")
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'enable_atp'"):
+        pdext.CustomOpBuilder("pdext_ms_add3", [str(ADD3)], enable_atp=False)
+    with pytest.raises(TypeError, match=r"debug_mode must be True or False"):
+        pdext.CustomOpBuilder("pdext_ms_add3", [str(ADD3)], debug_mode="yes")
+    # debug_mode builds with symbols: the library carries DWARF; backend=None is the CPU;
+    # enable_atb=False is accepted; build() returns the library without importing it.
+    path = pdext.CustomOpBuilder(
+        "pdext_ms_add3_debug", [str(ADD3)], None, debug_mode=True, enable_atb=False
+    ).build()
+    with open(path, "rb") as f:
+        assert b".debug_info" in f.read()
+    with open(pdext.CustomOpBuilder("pdext_ms_add3", [str(ADD3)]).build(), "rb") as f:
+        assert b".debug_info" not in f.read()  # the default build has none
+    assert "pdext_ms_add3_debug" not in sys.modules
+    code = (
+        "import importlib.util, sys, numpy as np, pdext\n"
+        "spec = importlib.util.spec_from_file_location('pdext_ms_add3_debug', sys.argv[1])\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "x = np.arange(3, dtype=np.int32)\n"
+        "assert (m.add3(x, x, x) == 3 * x).all()\n"
+    )
+    subprocess.run([sys.executable, "-c", code, path], check=True)
+
+
 def test_unsupported_api_fails_to_compile_naming_it(tmp_path):
-    src = tmp_path / "uses_repeat.cc"
+    src = tmp_path / "uses_stub_node.cc"
     src.write_text(
         '#include "ms_extension/api.h"\n'
-        "py::object twice(const ms::Tensor &x) {\n"
-        "  return ms::pynative::PyboostRunner::Call<1>(\n"
-        "      [](const ms::Tensor &t) { return t.repeat({2}); }, x);\n"
+        "py::object node(const ms::Tensor &x) {\n"
+        "  return ms::pynative::PyboostRunner::Call<0>(\n"
+        "      [](const ms::Tensor &t) { t.stub_node(); return 0; }, x);\n"
         "}\n"
-        "PYBIND11_MODULE(MS_EXTENSION_NAME, m) { m.def(\"twice\", &twice); }\n"
+        "PYBIND11_MODULE(MS_EXTENSION_NAME, m) { m.def(\"node\", &node); }\n"
     )
-    with pytest.raises(pdext.BuildError, match=r"ms::Tensor::repeat is not supported by pdext"):
+    with pytest.raises(pdext.BuildError, match=r"ms::Tensor::stub_node is not supported by pdext"):
         pdext.CustomOpBuilder("pdext_ms_unsupported", [str(src)]).load()

@@ -8,6 +8,7 @@
  *   ms_extension/bridge.h   the table pdext's Python extension lends the module
  *   ms_extension/type_id.h  mindspore::TypeId / ms::TypeId and the map to pdext dtypes
  *   ms_extension/tensor.h   ms::Tensor, ms::tensor, ms::ones, ms::zeros
+ *   ms_extension/tensor_ops.h  index_select, repeat, repeat_interleave, AssignTensor
  *   ms_extension/runner.h   ms::pynative::PyboostRunner over pdext's executor
  *   ms_extension/python.h   the ms::Tensor type caster and PyboostRunner::Call<N>
  *
@@ -65,6 +66,7 @@ using ShapeArray = std::vector<ShapeVector>;
 // clang-format off
 #include "type_id.h"
 #include "tensor.h"
+#include "tensor_ops.h"
 #include "runner.h"
 #include "python.h"
 // clang-format on

@@ -1,6 +1,7 @@
 /*
  * ms_extension/tensor.h - ms::Tensor, MindSpore's tensor handle, over a pdext tensor, and the
- * tensor-making free functions (ms::tensor, ms::ones, ms::zeros).
+ * tensor-making free functions (ms::tensor, ms::ones, ms::zeros); tensor_ops.h defines the
+ * gathering and tiling members (index_select, repeat, repeat_interleave, AssignTensor).
  *
  * A handle is a shared pointer to one holder, so copies see the same tensor and the same
  * need-contiguous flag (which is why the flag's setter is const). The holder keeps the dtype
@@ -297,43 +298,17 @@ public:
         return r;
     }
 
-    /* Not in pdext's ms_extension: a use fails to compile, naming the member. Each takes the
-     * parameters MindSpore's does (so braced lists convert) and a defaulted template
-     * parameter that makes the assertion fire only where it is used. */
-    template <class D = void> Tensor index_select(int64_t, const Tensor &, D * = nullptr) const
-    {
-        static_assert(detail::unsupported<D>,
-                      "ms::Tensor::index_select is not supported by pdext's ms_extension");
-        return {};
-    }
-    template <class D = void> Tensor repeat(const std::vector<int64_t> &, D * = nullptr) const
-    {
-        static_assert(detail::unsupported<D>,
-                      "ms::Tensor::repeat is not supported by pdext's ms_extension");
-        return {};
-    }
-    template <class D = void>
-    Tensor repeat_interleave(const Tensor &, std::optional<int64_t> = std::nullopt,
-                             std::optional<int64_t> = std::nullopt, D * = nullptr) const
-    {
-        static_assert(detail::unsupported<D>,
-                      "ms::Tensor::repeat_interleave is not supported by pdext's ms_extension");
-        return {};
-    }
-    template <class D = void>
-    Tensor repeat_interleave(int64_t, std::optional<int64_t> = std::nullopt,
-                             std::optional<int64_t> = std::nullopt, D * = nullptr) const
-    {
-        static_assert(detail::unsupported<D>,
-                      "ms::Tensor::repeat_interleave is not supported by pdext's ms_extension");
-        return {};
-    }
-    template <class D = void> void AssignTensor(const Tensor &, D * = nullptr) const
-    {
-        static_assert(detail::unsupported<D>,
-                      "ms::Tensor::AssignTensor is not supported by pdext's ms_extension (it is "
-                      "MindSpore-internal)");
-    }
+    /* tensor_ops.h: host loops over the memory, results own theirs. */
+    Tensor index_select(int64_t dim, const Tensor &index) const;
+    Tensor repeat(const std::vector<int64_t> &repeats) const;
+    Tensor repeat_interleave(const Tensor &repeats, std::optional<int64_t> dim = std::nullopt,
+                             std::optional<int64_t> output_size = std::nullopt) const;
+    Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                             std::optional<int64_t> output_size = std::nullopt) const;
+    void AssignTensor(const Tensor &src) const;
+
+    /* MindSpore-internal: a use fails to compile, naming the member. Each takes a defaulted
+     * template parameter that makes the assertion fire only where it is used. */
     template <class D = void> void stub_node(D * = nullptr) const
     {
         static_assert(detail::unsupported<D>, "ms::Tensor::stub_node is not supported by pdext's "

@@ -1,7 +1,8 @@
 // MindSpore CustomOpBuilder sources as their users write them (PyboostRunner subclasses,
 // ms::Tensor, Call<N>, PYBIND11_MODULE), compiled unchanged by pdext for
 // tests/python/test_ms_extension.py: a relu with a workspace, a two-output op, in-place and
-// strided ops, the tensor-making functions, and ops that fail in each stage.
+// strided ops, the tensor-making functions, gathering and tiling, and ops that fail in each
+// stage.
 #include "ms_extension/api.h"
 
 // relu through a scratch copy of its input: the workspace must be real, sized, and valid.
@@ -141,6 +142,41 @@ std::vector<ms::Tensor> made_eval(const ms::Tensor &x)
 }
 py::object made(const ms::Tensor &x) { return ms::pynative::PyboostRunner::Call<10>(made_eval, x); }
 
+// Gathering and tiling, no runner, one member per `which`: 0 index_select, 1 repeat,
+// 2 repeat_interleave (a count tensor along dim), 3 repeat_interleave (one count, flattened),
+// 4 repeat_interleave (one count along dim, with output_size).
+ms::Tensor tiled_eval(int64_t which, const ms::Tensor &x, int64_t dim, const ms::Tensor &index,
+                      const std::vector<int64_t> &reps, const ms::Tensor &counts)
+{
+    int64_t nd = static_cast<int64_t>(x.shape().size()), d = dim < 0 ? dim + nd : dim;
+    int64_t size = d >= 0 && d < nd ? x.shape()[d] : 0;
+    switch (which) {
+    case 0: return x.index_select(dim, index);
+    case 1: return x.repeat(reps);
+    case 2: return x.repeat_interleave(counts, dim);
+    case 3: return x.repeat_interleave(2);
+    default: return x.repeat_interleave(3, dim, 3 * size);
+    }
+}
+py::object tiled(int64_t which, const ms::Tensor &x, int64_t dim, const ms::Tensor &index,
+                 const std::vector<int64_t> &reps, const ms::Tensor &counts)
+{
+    return ms::pynative::PyboostRunner::Call<1>(tiled_eval, which, x, dim, index, reps, counts);
+}
+
+// AssignTensor: a tensor of zeros of x's shape and like's type, then assigned x (as in
+// MindSpore, it becomes x's tensor: x's dtype, values and memory).
+ms::Tensor assigned_eval(const ms::Tensor &x, const ms::Tensor &like)
+{
+    auto out = ms::zeros(x.shape(), like.data_type());
+    out.AssignTensor(x);
+    return out;
+}
+py::object assigned(const ms::Tensor &x, const ms::Tensor &like)
+{
+    return ms::pynative::PyboostRunner::Call<1>(assigned_eval, x, like);
+}
+
 // Failures: in LaunchKernel, in CalcWorkspace, an absurd workspace, before Run.
 class Fails : public ms::pynative::PyboostRunner {
 public:
@@ -208,6 +244,8 @@ PYBIND11_MODULE(MS_EXTENSION_NAME, m)
     m.def("scale_", &scale_, pybind11::arg("x"), pybind11::arg("scale"));
     m.def("strided_copy", &strided_copy);
     m.def("made", &made);
+    m.def("tiled", &tiled);
+    m.def("assigned", &assigned);
     m.def("fails", &fails);
     m.def("maybe_add", &maybe_add, pybind11::arg("x"), pybind11::arg("y") = py::none());
 }
