@@ -14,11 +14,12 @@
 #ifndef PD_KERNEL_CTX_H
 #define PD_KERNEL_CTX_H
 
-#include "pd_internal.h"
+#include "ops/pd_registry_internal.h"
+#include "tensor/pending.h"
 
 #include <setjmp.h>
 
-/* The frame a call's op code unwinds to (runner.c arms it, api/unwind.c jumps). A plain GCC or
+/* The frame a call's op code unwinds to (runner.c arms it, unwind.c jumps). A plain GCC or
  * Clang build uses __builtin_setjmp, which saves three words: the runner arms one frame per
  * call, and sigsetjmp's full register save cost 2.5 ns more per call (op_call bench). Sanitizer
  * builds keep sigsetjmp, whose longjmp the sanitizers intercept to keep their shadow stacks
@@ -272,7 +273,7 @@ static inline const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx
             return &ctx->in[i].tensors[0].place;
     return &cpu;
 }
-/* pd_stream(ctx): the device handle of the call's stream (device/stream.c); NULL on CPU. */
+/* pd_stream(ctx): the device handle of the call's stream (ctx.c); NULL on CPU. */
 void *pd__ctx_stream(pd_kernel_ctx *ctx);
 
 /* Resizes output `index` to `count` items (new items undefined, dropped ones released);
@@ -323,5 +324,19 @@ void pd__ctx_make_tensor(const char *who, pd_tensor *out, pd_data_type dtype, pd
 /* Releases every call-owned tensor and frees scratch and spilled arrays (nothing if the call
  * never used its arena). */
 void pd__ctx_arena_release(pd_kernel_ctx *ctx);
+
+/* --- strided_inputs.c ------------------------------------------------------------------------ */
+
+/* Before infer and kernel: refuses an input that reaches outside its storage, makes strided
+ * inputs of the op's dense inputs contiguous (call-owned copies) and gives strided-accepting
+ * inputs filled strides. Throws (the runner's frame must be armed) with a message naming the
+ * input. */
+void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx);
+
+/* --- ctx.c: pending inputs ------------------------------------------------------------------ */
+
+/* What the synchronous runner does with inputs that may be pending: waits for each; the
+ * error of a poisoned one ends the call (as the thread's last error). */
+pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx);
 
 #endif /* PD_KERNEL_CTX_H */

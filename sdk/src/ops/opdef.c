@@ -222,3 +222,27 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     derive_call_facts(op, def.flags); /* after the infer functions: plain_infer reads them */
     return PD_OK;
 }
+
+pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op)
+{
+    uint32_t all = (uint32_t)((UINT64_C(1) << op->n_inputs) - 1);
+    uint32_t unknown = def->flags &
+                       ~(PD_OP_STRIDED_INPUTS | PD_OP_OUTPUTS_LIKE_INPUT0 | PD_OP_MAY_BLOCK);
+    if (unknown != 0)
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "op '%s' (%s:%d) has flags 0x%x that this runtime does not know; the "
+                        "flags it knows are PD_OP_STRIDED_INPUTS (0x%x), "
+                        "PD_OP_OUTPUTS_LIKE_INPUT0 (0x%x) and PD_OP_MAY_BLOCK (0x%x)",
+                        op->name, def->file ? def->file : "?", (int)def->line, (unsigned)unknown,
+                        PD_OP_STRIDED_INPUTS, PD_OP_OUTPUTS_LIKE_INPUT0, PD_OP_MAY_BLOCK);
+    if ((def->strided_inputs & ~all) != 0)
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "op '%s' (%s:%d) has strided_inputs 0x%x, which names input %d, but the "
+                        "op declares %d input%s",
+                        op->name, def->file ? def->file : "?", (int)def->line,
+                        (unsigned)def->strided_inputs, __builtin_ctz(def->strided_inputs & ~all),
+                        (int)op->n_inputs, op->n_inputs == 1 ? "" : "s");
+    op->strided_inputs = (def->flags & PD_OP_STRIDED_INPUTS) ? all : def->strided_inputs;
+    op->may_block = (def->flags & PD_OP_MAY_BLOCK) != 0;
+    return PD_OK;
+}
