@@ -54,10 +54,10 @@ static inline __attribute__((always_inline)) bool pd__item_as_inferred(const pd_
  * which the host frees with pd_arg_release. */
 pd_status pd__check_output(pd_kernel_ctx *ctx, const int32_t *source, const pd_arg *args, int32_t o,
                            int32_t *count, pd_tensor **made);
-/* A hand-over that fails after arrays were made for outputs before `upto`: frees them (the
+/* A hand-over that fails after arrays were made (bit o of `mask`: made[o]): frees them (the
  * pd_args that received one are set back to NULL, count 0); returns st. */
 pd_status pd__free_made(const pd_kernel_ctx *ctx, pd_arg *args, pd_tensor *const *made,
-                        int32_t upto, pd_status st);
+                        uint32_t mask, pd_status st);
 /* Output o has destinations (pd__out_slot.dest): each of its n items has one that fits. */
 pd_status pd__check_dest(const pd_kernel_ctx *ctx, int32_t o, int32_t n);
 /* Copies the items of output o that the kernel did not make in their destinations into them. */

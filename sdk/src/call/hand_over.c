@@ -167,11 +167,10 @@ pd_status pd__runner_check_outputs(pd_kernel_ctx *ctx)
 }
 
 pd_status pd__free_made(const pd_kernel_ctx *ctx, pd_arg *args, pd_tensor *const *made,
-                        int32_t upto, pd_status st)
+                        uint32_t mask, pd_status st)
 {
-    for (int32_t o = 0; o < upto; ++o) {
-        if (made[o] == NULL)
-            continue;
+    for (; mask != 0; mask &= mask - 1) {
+        int32_t o = __builtin_ctz(mask);
         pd_arg *a = &args[ctx->out[o].host_arg];
         if (a->tensors == made[o]) { /* handed already: its items go back with the call's */
             a->tensors = NULL;

@@ -364,12 +364,12 @@ CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg 
 {
     int32_t counts[PD_MAX_OUTPUTS];
     pd_tensor *made[PD_MAX_OUTPUTS]; /* arrays made for pd_args that left tensors NULL */
+    uint32_t made_mask = 0;          /* bit o: made[o] is set (only slow outputs set it) */
     bool writes = false;             /* some host pd_arg needs its tensors or count written */
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         const pd__out_slot *slot = &ctx->out[o];
         const pd__out_item *it = &slot->items[0];
         int32_t j = slot->host_arg;
-        made[o] = NULL;
         if (slot->count == 1 && slot->dest == NULL && it->t->dtype != PD_UNDEFINED &&
             pd__item_as_inferred(it) && (j == PD__UNBOUND || args[j].count >= 1)) {
             counts[o] = 1;
@@ -378,11 +378,13 @@ CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg 
             ++pd__runner_stats.fast_outputs;
             continue;
         }
+        made[o] = NULL;
         pd_status s = pd__check_output(ctx, source, args, o, &counts[o], &made[o]);
+        made_mask |= (uint32_t)(made[o] != NULL) << o;
         if (s == PD_OK && slot->dest != NULL)
             s = pd__check_dest(ctx, o, counts[o]);
         if (s != PD_OK)
-            return pd__free_made(ctx, args, made, o, s);
+            return made_mask ? pd__free_made(ctx, args, made, made_mask, s) : s;
         writes = true;
     }
     if (!writes)
@@ -396,12 +398,12 @@ CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg 
         if (slot->dest != NULL) { /* the host keeps its tensors; their memory has the items */
             pd_status s = pd__fill_dest(ctx, o, n);
             if (s != PD_OK)
-                return pd__free_made(ctx, args, made, ctx->n_outputs, s);
+                return made_mask ? pd__free_made(ctx, args, made, made_mask, s) : s;
             a->count = n;
             continue;
         }
         a->count = n;
-        if (made[o] != NULL)
+        if (made_mask >> o & 1u)
             a->tensors = made[o];
         for (int32_t k = 0; k < n; ++k)             /* moved: ctx_release skips the slot */
             if (slot->items[k].t != &a->tensors[k]) /* else made in the host's tensor */

@@ -4,8 +4,8 @@
  * tensor struct by hand; a kernel would then read past the memory), makes strided inputs
  * contiguous for kernels that read pd_data as a dense array, and gives inputs of ops that
  * accept strided tensors filled strides (a host's hand-made dense struct may leave them 0).
- * Also the registration-time half: which inputs of an op may stay strided
- * (pd_op_def.flags / strided_inputs).
+ * Which inputs of an op may stay strided is decided at registration (ops/opdef.c,
+ * pd__op_parse_strided).
  *
  * Cost: the common case (dense inputs, a dense op) is the inline test of strided_inputs.h,
  * a few compares per input; this file runs only when that test says there is work.

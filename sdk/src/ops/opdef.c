@@ -124,7 +124,7 @@ static int32_t default_source(const pd_op *op, int32_t o, uint32_t flags)
     return -1;
 }
 
-/* What the runner's binder reads on every call (pd_internal.h). */
+/* What the runner's binder reads on every call (struct pd_op, pd_registry_internal.h). */
 static void derive_call_facts(pd_op *op, uint32_t flags)
 {
     op->plain_inputs = 0;
@@ -209,7 +209,7 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     op->infer_shape = def.infer_shape;
     op->infer_dtype = def.infer_dtype;
     op->workspace = def.workspace;
-    s = pd__op_parse_strided(&def, op); /* which inputs may stay strided (strided_inputs.c) */
+    s = pd__op_parse_strided(&def, op); /* which inputs may stay strided (below) */
     if (s != PD_OK)
         return s;
     if ((def.flags & PD_OP_OUTPUTS_LIKE_INPUT0) && op->n_inputs == 0) {
@@ -223,6 +223,8 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     return PD_OK;
 }
 
+/* pd_op_def.flags and strided_inputs: which inputs may reach the kernel strided (the runner's
+ * input step makes the others contiguous, call/strided_inputs.c), and PD_OP_MAY_BLOCK. */
 pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op)
 {
     uint32_t all = (uint32_t)((UINT64_C(1) << op->n_inputs) - 1);
