@@ -90,8 +90,9 @@ static __attribute__((noinline)) pd_status item_mismatch(const pd_kernel_ctx *ct
     return PD_OK;
 }
 
-/* The checks of output o with every message: required items made, each as inferred, room in
- * the host's slot. Its item count for the host goes to *count. */
+/* The checks of output o with every message: required items made, each as inferred, and,
+ * with the host's pd_args (`args` not NULL), room in its slot or an array made for it. Its
+ * item count for the host goes to *count. */
 pd_status pd__check_output(pd_kernel_ctx *ctx, const int32_t *source, const pd_arg *args, int32_t o,
                            int32_t *count, pd_tensor **made)
 {
@@ -101,20 +102,22 @@ pd_status pd__check_output(pd_kernel_ctx *ctx, const int32_t *source, const pd_a
     for (int32_t k = 0; k < n; ++k)
         if (!pd__item_as_inferred(&ctx->out[o].items[k]))
             return item_mismatch(ctx, o, k, source[o]);
+    *count = n;
     int32_t j = ctx->out[o].host_arg;
-    if (j != PD__UNBOUND && args[j].tensors == NULL && n > 0) {
+    if (args == NULL || j == PD__UNBOUND)
+        return PD_OK;
+    if (args[j].tensors == NULL && n > 0) {
         /* the host left the room to the runner: an array of exactly n (pd_arg_release) */
         if ((*made = calloc((size_t)n, sizeof **made)) == NULL)
             return pd__fail(PD_ERR_OUT_OF_MEMORY,
-                            "%s: out of memory for the %d items of output "
-                            "'%s'",
-                            ctx->op->name, (int)n, ctx->op->outputs[o].base);
-    } else if (j != PD__UNBOUND && args[j].count < n)
+                            "%s: out of memory for the %d items of output '%s'", ctx->op->name,
+                            (int)n, ctx->op->outputs[o].base);
+    } else if (args[j].count < n) {
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: output '%s' has %d tensor%s, but its pd_arg has room for %d",
                         ctx->op->name, ctx->op->outputs[o].base, (int)n, plural(n),
                         (int)args[j].count);
-    *count = n;
+    }
     return PD_OK;
 }
 
@@ -153,15 +156,15 @@ pd_status pd__fill_dest(const pd_kernel_ctx *ctx, int32_t o, int32_t n)
     return PD_OK;
 }
 
+/* The executor's check once the kernel ran (the host's pd_args are handed over later, by
+ * pd__runner_hand_over): the same checks as the runner's, one output at a time. */
 pd_status pd__runner_check_outputs(pd_kernel_ctx *ctx)
 {
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
-        int32_t n = defined_count(ctx, o);
-        if (n < 0)
-            return PD_ERR_OP_FAILED;
-        for (int32_t k = 0; k < n; ++k)
-            if (!pd__item_as_inferred(&ctx->out[o].items[k]))
-                return item_mismatch(ctx, o, k, ctx->op->default_source[o]);
+        int32_t n = 0;
+        pd_status s = pd__check_output(ctx, ctx->op->default_source, NULL, o, &n, NULL);
+        if (s != PD_OK)
+            return s;
     }
     return PD_OK;
 }
