@@ -25,6 +25,7 @@ Only quoted includes that resolve to a file under sdk/src count; public headers
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -200,6 +201,8 @@ def main():
     if args.objects and not os.path.isdir(args.objects):
         print(f"check_layers: no objects at {args.objects} (build libpdext first); call check "
               "skipped")
+    elif args.objects and not shutil.which("nm"):
+        print("check_layers: no nm (binutils) on PATH; call check skipped")
     elif args.objects:
         objdir = os.path.normpath(os.path.abspath(args.objects))
         cedges = [(a, b, f"{a}/ calls {s} ({b}/)") for a, b, s in call_edges(objdir, src)]
