@@ -18,7 +18,8 @@
 #ifndef PD_JIT_INTERNAL_H
 #define PD_JIT_INTERNAL_H
 
-#include "pd_internal.h"
+#include "io/io_internal.h"
+#include "ops/pd_registry_internal.h"
 #include "pdext_jit.h"
 
 #include <stdio.h>

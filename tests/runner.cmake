@@ -13,7 +13,8 @@ foreach(m rt_runner_ops rt_errors_ops rt_dispatch_c rt_dispatch_cc rt_example_re
 endforeach()
 
 # The tests load these modules, so they must be built first.
-foreach(t runner_test infer_only_test errors_test dispatch_test examples_test threads_test)
+foreach(t runner_test infer_only_test errors_test dispatch_test examples_test threads_test
+          runner_arrays_test)
   if(TARGET ${t})
     add_dependencies(${t} rt_runner_ops rt_errors_ops rt_dispatch_c rt_dispatch_cc
                      rt_example_relu rt_example_concat)

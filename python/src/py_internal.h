@@ -236,7 +236,8 @@ typedef struct pdext_call {
     pd_tensor *tin, *tout;
     pdext_borrow *borrows;
     int32_t n_tin, n_borrowed, n_tout;
-    PyObject *first; /* the first input object: it picks the kind of the results */
+    uint32_t runner_arrays; /* bit o: out_args[o] asks the runner for its array (pd_arg_release) */
+    PyObject *first;        /* the first input object: it picks the kind of the results */
 } pdext_call;
 
 /* Binds a call of Op `obj` as calling it would (vectorcall arguments: positional ones, then

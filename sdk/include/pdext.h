@@ -264,10 +264,23 @@ typedef struct pd_arg {
     const char *name;   /* declared name ("X", "Out@GRAD"; @VECTOR / @OPTIONAL may be left
                          * off) or NULL to bind by position */
     pd_tensor *tensors; /* inputs: the tensors (an inplace op writes into them);
-                         * outputs: where the runner writes results (caller-owned array) */
+                         * outputs: where the runner writes results (caller-owned array), or
+                         * NULL (with count 0) to have the runner make an array of exactly as
+                         * many items as the output has: see pd_arg_release */
     int32_t count;      /* inputs: how many (0 for an absent optional); outputs: capacity of
                          * `tensors` on entry, how many were written on return */
 } pd_arg;
+
+/* Outputs whose item count the host cannot know before the call (a vector output: a split,
+ * an op whose kernel decides) need no guessed room: an output pd_arg given tensors NULL and
+ * count 0 receives, on success, an array the runner allocated with exactly `count` items
+ * (tensors stays NULL when the output has none; on failure nothing is allocated). The host
+ * owns it: pd_arg_release(&arg) releases its tensors, frees the array and sets the pd_arg
+ * back to NULL / 0. Only for such runner-made arrays: a host's own array is the host's to
+ * free. Works with pd_op_run, pd_run, pd_op_run_into (an output given no tensors is made as
+ * pd_op_run makes it) and pd_run_async; pd_op_infer instead says how many items each output
+ * has when a slot is too small (call it again with that room). */
+void pd_arg_release(pd_arg *a);
 
 /* Runs `op`. Inputs are bound by name or position; every non-optional input needs a defined
  * tensor (vector inputs one or more). Attrs are matched by name to the declared ones; a

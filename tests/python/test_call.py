@@ -166,6 +166,19 @@ def test_vector_output_longer_than_the_inputs(pyops):
     assert [float(p[0]) for p in pieces] == list(range(40))
 
 
+def test_vector_output_of_more_items_than_any_guessed_room(pyops):
+    # The runner makes the output's array with exactly its items (pd_arg_release): 300
+    # pieces of one input, past the 64 the call once reserved, and no references leak.
+    x = np.arange(600.0)
+    before = sys.getrefcount(x)
+    for _ in range(3):
+        pieces = pyops.py_split(x, parts=300)
+        assert len(pieces) == 300
+        assert [float(p[1]) for p in pieces] == [2.0 * k + 1 for k in range(300)]
+    del pieces
+    assert sys.getrefcount(x) == before
+
+
 def test_the_gil_is_released_while_the_kernel_runs(pyops):
     # The kernel says it started, then waits for this thread's helper to answer: a helper
     # that needs the GIL can answer only if the call released it.

@@ -17,7 +17,7 @@
  * guarded functions). Only `outer`, set before sigsetjmp, and the volatile `result` are read
  * after a jump back, as C11 7.13.2.1 requires.
  */
-#include "api/api_impl.h"
+#include "call/kernel_ctx.h"
 
 /* Each macro defines one whole wrapper function named on the list line (cxx_fn); the only
  * `return` is the generated function's own last statement. */

@@ -6,7 +6,7 @@
  * It is a constant: modules of any number of registries and threads share it, and it holds
  * no state of its own. This runtime defines no extension blocks, so `ext` is NULL.
  */
-#include "api/api_impl.h"
+#include "call/kernel_ctx.h"
 
 #define C_ENTRY(ret, member, params, args, failed, c_fn, cxx_fn) .member = c_fn,
 #define C_ENTRY_VOID(member, params, args, c_fn, cxx_fn) .member = c_fn,

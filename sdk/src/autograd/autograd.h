@@ -6,8 +6,8 @@
 #ifndef PD_AUTOGRAD_H
 #define PD_AUTOGRAD_H
 
-#include "pd_internal.h"
 #include "pdext_tape.h"
+#include "tensor/tensor_internal.h"
 
 /* The tensors a recorded call bound to one declared input or output position. */
 typedef struct tape_slot {

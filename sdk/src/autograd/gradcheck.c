@@ -21,7 +21,6 @@
 #include <stdlib.h>
 
 #define WHO "pd_gradcheck"
-#define VECTOR_CAPACITY 16 /* output slots offered to a vector output */
 
 _Static_assert(PD_MAX_OUTPUTS == PD_MAX_INPUTS, "gc_args holds inputs and outputs");
 
@@ -85,7 +84,9 @@ static pd_status args_from_host(const pd_op *op, const pd_arg *inputs, int32_t n
     return st;
 }
 
-/* Output slots for op's declared outputs. */
+/* Output slots for op's declared outputs: one tensor for a plain one; none for a vector one,
+ * whose array the runner makes with exactly its items (pd_arg, tensors NULL), freed by
+ * args_free like the others. */
 static pd_status args_outputs(const pd_op *op, gc_args *o)
 {
     memset(o, 0, sizeof *o);
@@ -95,7 +96,7 @@ static pd_status args_outputs(const pd_op *op, gc_args *o)
         pd_arg_info info;
         st = pd_op_output_info(op, i, &info);
         if (st == PD_OK)
-            st = args_slot(o, i, info.is_vector ? VECTOR_CAPACITY : 1);
+            st = args_slot(o, i, info.is_vector ? 0 : 1);
     }
     return st;
 }

@@ -296,3 +296,26 @@ void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, p
     it->dtype = dtype;
     it->bytes = -1;
 }
+
+void *pd__ctx_stream(pd_kernel_ctx *ctx)
+{
+    pd_place place = *pd__ctx_first_input_place(ctx);
+    if (place.type == PD_PLACE_CPU)
+        return NULL;
+    pd__device *d = pd__device_of("pd_stream", place);
+    pd_device_stream handle = NULL;
+    if (d == NULL || pd__device_stream_of("pd_stream", d, place, &handle) != PD_OK)
+        pd__ctx_throw(pd_last_status(), "%s", pd_last_error());
+    return handle;
+}
+
+pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx)
+{
+    for (int32_t i = 0; i < ctx->n_inputs; ++i)
+        for (int32_t k = 0; k < ctx->in[i].count; ++k) {
+            pd_status s = pd__tensor_ready(&ctx->in[i].tensors[k]);
+            if (s != PD_OK)
+                return s;
+        }
+    return PD_OK;
+}

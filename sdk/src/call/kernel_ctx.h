@@ -14,11 +14,12 @@
 #ifndef PD_KERNEL_CTX_H
 #define PD_KERNEL_CTX_H
 
-#include "pd_internal.h"
+#include "ops/pd_registry_internal.h"
+#include "tensor/pending.h"
 
 #include <setjmp.h>
 
-/* The frame a call's op code unwinds to (runner.c arms it, api/unwind.c jumps). A plain GCC or
+/* The frame a call's op code unwinds to (runner.c arms it, unwind.c jumps). A plain GCC or
  * Clang build uses __builtin_setjmp, which saves three words: the runner arms one frame per
  * call, and sigsetjmp's full register save cost 2.5 ns more per call (op_call bench). Sanitizer
  * builds keep sigsetjmp, whose longjmp the sanitizers intercept to keep their shadow stacks
@@ -245,22 +246,7 @@ const char *pd__ctx_pending_error(pd_kernel_ctx *ctx, pd_status *status, const c
  * it as this thread's last error, frees it and returns the status. */
 pd_status pd__ctx_report(pd_kernel_ctx *ctx);
 
-/* --- ctx.c: the context functions of the table --------------------------------------------- */
-
-const char *pd__ctx_op_name(pd_kernel_ctx *ctx);
-int32_t pd__ctx_input_count(pd_kernel_ctx *ctx, int32_t index);
-const pd_tensor *pd__ctx_input(pd_kernel_ctx *ctx, int32_t index, int32_t item);
-int32_t pd__ctx_input_index(pd_kernel_ctx *ctx, const char *name);
-int32_t pd__ctx_output_index(pd_kernel_ctx *ctx, const char *name);
-const pd_attr *pd__ctx_attr(pd_kernel_ctx *ctx, int32_t index);
-int32_t pd__ctx_attr_index(pd_kernel_ctx *ctx, const char *name);
-int32_t pd__ctx_output_count(pd_kernel_ctx *ctx, int32_t index);
-pd_tensor *pd__ctx_output(pd_kernel_ctx *ctx, int32_t index, int32_t item);
-void pd__ctx_set_output(pd_kernel_ctx *ctx, int32_t index, int32_t item, const pd_tensor *t);
-void pd__ctx_set_output_count(pd_kernel_ctx *ctx, int32_t index, int32_t count);
-void pd__ctx_set_output_shape(pd_kernel_ctx *ctx, int32_t index, int32_t item, int32_t ndim,
-                              const int64_t *shape);
-void pd__ctx_set_output_dtype(pd_kernel_ctx *ctx, int32_t index, int32_t item, pd_data_type dtype);
+/* --- ctx.c (the context functions of the table are declared from its list, below) ---------- */
 
 /* The place outputs are made on and the call's stream belongs to: the first bound input's,
  * CPU for an op without inputs. Inline: the runner asks it on every call. */
@@ -272,8 +258,6 @@ static inline const pd_place *pd__ctx_first_input_place(const pd_kernel_ctx *ctx
             return &ctx->in[i].tensors[0].place;
     return &cpu;
 }
-/* pd_stream(ctx): the device handle of the call's stream (device/stream.c); NULL on CPU. */
-void *pd__ctx_stream(pd_kernel_ctx *ctx);
 
 /* Resizes output `index` to `count` items (new items undefined, dropped ones released);
  * throws on out of memory. Used by set_output_count and by the runner's defaults. */
@@ -288,15 +272,6 @@ bool pd__ctx_dest_fits(const pd_kernel_ctx *ctx, int32_t o, int32_t k, const pd_
 
 /* --- ctx_arena.c: memory owned by the call ------------------------------------------------- */
 
-pd_tensor *pd__ctx_empty(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim,
-                         const int64_t *shape);
-pd_tensor *pd__ctx_full(pd_kernel_ctx *ctx, pd_data_type dtype, pd_place place, int32_t ndim,
-                        const int64_t *shape, double value);
-pd_tensor *pd__ctx_copy_to(pd_kernel_ctx *ctx, const pd_tensor *src, pd_place place);
-pd_tensor *pd__ctx_cast(pd_kernel_ctx *ctx, const pd_tensor *src, pd_data_type dtype);
-pd_tensor *pd__ctx_slice(pd_kernel_ctx *ctx, const pd_tensor *src, int64_t begin, int64_t end);
-pd_tensor *pd__ctx_reshape(pd_kernel_ctx *ctx, const pd_tensor *src, int32_t ndim,
-                           const int64_t *shape);
 pd_tensor *pd__ctx_contiguous(pd_kernel_ctx *ctx, const pd_tensor *src);
 void *pd__ctx_scratch(pd_kernel_ctx *ctx, size_t bytes);
 /* pd_workspace(ctx): the call's workspace, made on first use (throws naming the op when the
@@ -323,5 +298,33 @@ void pd__ctx_make_tensor(const char *who, pd_tensor *out, pd_data_type dtype, pd
 /* Releases every call-owned tensor and frees scratch and spilled arrays (nothing if the call
  * never used its arena). */
 void pd__ctx_arena_release(pd_kernel_ctx *ctx);
+
+/* --- strided_inputs.c ------------------------------------------------------------------------ */
+
+/* Before infer and kernel: refuses an input that reaches outside its storage, makes strided
+ * inputs of the op's dense inputs contiguous (call-owned copies) and gives strided-accepting
+ * inputs filled strides. Throws (the runner's frame must be armed) with a message naming the
+ * input. */
+void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx);
+
+/* --- ctx.c: pending inputs ------------------------------------------------------------------ */
+
+/* What the synchronous runner does with inputs that may be pending: waits for each; the
+ * error of a poisoned one ends the call (as the thread's last error). */
+pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx);
+
+/* --- The implementations of the function table --------------------------------------------- */
+
+/* Declared from the table's one list (pd_api_list.h), so that an implementation whose
+ * signature drifts from its list line fails to compile, and a new entry needs no declaration
+ * written by hand: ctx.c, ctx_arena.c, unwind.c and parallel.c define most of them, math/ and
+ * device/ the rest, api/ puts them in the tables. */
+#define PD__IMPL_DECLARE(ret, member, params, args, failed, c_fn, cxx_fn) ret c_fn params;
+#define PD__IMPL_DECLARE_VOID(member, params, args, c_fn, cxx_fn) void c_fn params;
+#define PD__IMPL_DECLARE_SAME(ret, member, params, attrs, fn) ret fn params attrs;
+PD_API_LIST(PD__IMPL_DECLARE, PD__IMPL_DECLARE_VOID, PD__IMPL_DECLARE_SAME)
+#undef PD__IMPL_DECLARE
+#undef PD__IMPL_DECLARE_VOID
+#undef PD__IMPL_DECLARE_SAME
 
 #endif /* PD_KERNEL_CTX_H */

@@ -28,7 +28,7 @@
 #endif
 
 #include "call/parallel.h"
-#include "api/api_impl.h"
+#include "call/kernel_ctx.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -9,8 +9,8 @@
  * inference said; and finally hand the outputs to the host, all of them or, on any error,
  * none.
  *
- * One binder serves every call. Per-op facts computed at registration (pd_internal.h: which
- * inputs are plain, which attrs are required, whether outputs need setting up) let it take
+ * One binder serves every call. Per-op facts computed at registration (ops/pd_registry_internal.h:
+ * which inputs are plain, which attrs are required, whether outputs need setting up) let it take
  * the usual case (a positional pd_arg holding one good tensor for a plain input; a plain
  * output made as inferred) with a few compares and no second pass; anything else, in the same
  * loops, goes to the per-declaration checks, which give every message. The fast cases are
@@ -21,34 +21,23 @@
  * Nothing here takes a lock: the op is immutable once registered and the context is the
  * calling thread's own, so any number of threads may run ops at once.
  *
- * Longer than 500 lines because the messages of every way a call can be wrong live beside
- * the check that finds it.
+ * The general binder and its messages are bind.c, the outputs' checks and messages
+ * hand_over.c (bind.h); this file keeps the steps every call takes, inlined into the entry
+ * points, and the executor's step entry points over the same steps (runner_steps.h).
  */
-#include "call/kernel_ctx.h"
+#include "call/bind.h"
 #include "call/runner_steps.h"
 #include "call/strided_inputs.h"
-#include "exec/pending.h"
 #include "ops/pd_registry_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Marks a declared output the host has not asked for. */
-#define UNBOUND (-1)
-
 /* Steps of every call, inlined into both entry points (the compiler would outline them). */
 #define CALL_STEP static inline __attribute__((always_inline))
 
 _Thread_local pd__runner_stats_t pd__runner_stats __attribute__((tls_model("initial-exec")));
-
-static const char *plural(int32_t n) { return n == 1 ? "" : "s"; }
-
-/* "an int", "a std::string": the article Paddle's spellings need. */
-static const char *attr_article(pd_attr_type t)
-{
-    return (t == PD_ATTR_INT || t == PD_ATTR_INT64 || t == PD_ATTR_UNDEFINED) ? "an" : "a";
-}
 
 /* --- Setting up the context ------------------------------------------------------------------ */
 
@@ -76,7 +65,7 @@ static __attribute__((noinline)) void release_outputs(pd_kernel_ctx *ctx, bool h
 {
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         pd__out_slot *slot = &ctx->out[o];
-        if (handed && slot->host_arg != UNBOUND && slot->dest == NULL)
+        if (handed && slot->host_arg != PD__UNBOUND && slot->dest == NULL)
             continue;
         for (int32_t k = 0; k < slot->count; ++k) {
             pd_tensor *t = slot->items[k].t;
@@ -99,61 +88,6 @@ CALL_STEP void ctx_release(pd_kernel_ctx *ctx, bool handed)
 }
 
 /* --- Binding inputs ------------------------------------------------------------------------ */
-
-/* Holds no elements (so it needs no data). */
-static bool has_zero_dim(const pd_tensor *t)
-{
-    for (int32_t i = 0; i < t->ndim; ++i)
-        if (t->shape[i] == 0)
-            return true;
-    return false;
-}
-
-/* Set while pd__runner_bind_meta binds (pd_op_infer): inputs then describe tensors and may
- * have no data. Read only where an input was refused already, so a call pays nothing for it. */
-static _Thread_local bool binding_meta;
-
-/* A bound tensor the runtime and kernels can read safely: a known dtype, a rank within
- * PD_MAX_DIMS, no negative dim, and data unless it holds no elements. Hosts build tensor
- * structs themselves, so a garbage field must be an error here, not a crash in a kernel. */
-static pd_status check_input_tensor(const pd_op *op, const pd__arg_decl *d, int32_t k,
-                                    const pd_tensor *t)
-{
-    char what[PD__NAME_MAX + 48];
-    if (d->is_vector)
-        snprintf(what, sizeof what, "item %d of input '%s'", (int)k, d->base);
-    else
-        snprintf(what, sizeof what, "input '%s'", d->base);
-    if ((unsigned)t->dtype >= PD_NUM_DTYPES)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has dtype %d, which is not a data type",
-                        op->name, what, (int)t->dtype);
-    if (t->ndim < 0 || t->ndim > PD_MAX_DIMS)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has ndim %d; expected 0..%d", op->name,
-                        what, (int)t->ndim, PD_MAX_DIMS);
-    for (int32_t i = 0; i < t->ndim; ++i)
-        if (t->shape[i] < 0)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: %s has shape[%d] = %lld; dims must be "
-                            ">= 0",
-                            op->name, what, (int)i, (long long)t->shape[i]);
-    if (t->data == NULL && !has_zero_dim(t) && !binding_meta) {
-        char shape[256];
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s has shape %s but no data (NULL)", op->name,
-                        what, pd__dims_text(t->ndim, t->shape, shape, sizeof shape));
-    }
-    return PD_OK;
-}
-
-/* check_input_tensor's verdict without a message: what the fast case tests. */
-CALL_STEP bool input_tensor_ok(const pd_tensor *t)
-{
-    if ((unsigned)t->dtype - 1u >= PD_NUM_DTYPES - 1u || (unsigned)t->ndim > PD_MAX_DIMS)
-        return false;
-    for (int32_t i = 0; i < t->ndim; ++i)
-        if (t->shape[i] < 0)
-            return false;
-    return t->data != NULL || has_zero_dim(t);
-}
 
 /* input_tensor_ok, and what the runner's input step (strided_inputs.h) would check too: dense
  * and inside its storage. One pass over the dims for both, so that the usual call pays for the
@@ -180,117 +114,6 @@ CALL_STEP bool input_ready(const pd_tensor *t, int64_t *bytes)
     return at <= t->storage->bytes && n <= t->storage->bytes - at;
 }
 
-/* The checks of input i once the host's arguments are bound (count 0 if it bound none), with
- * every message: how many tensors the declaration takes, and that each is well formed. */
-static pd_status check_input(pd_kernel_ctx *ctx, int32_t i)
-{
-    const pd_op *op = ctx->op;
-    const pd__arg_decl *d = &op->inputs[i];
-    pd__in_slot *in = &ctx->in[i];
-    if (!d->is_vector) {
-        if (in->count == 1 && pd_defined(&in->tensors[0])) {
-            if (!input_tensor_ok(&in->tensors[0]))
-                return check_input_tensor(op, d, 0, &in->tensors[0]);
-            return PD_OK;
-        }
-        if (d->is_optional && in->count <= 1) {
-            in->count = 0; /* an undefined tensor for an optional input: absent */
-            return PD_OK;
-        }
-        if (in->count == 0)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: input '%s' is missing; it takes exactly one defined tensor",
-                            op->name, d->base);
-        if (in->count > 1)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: input '%s' takes %s one tensor, but %d were given", op->name,
-                            d->base, d->is_optional ? "at most" : "exactly", (int)in->count);
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: input '%s' is an undefined tensor; it takes a defined one", op->name,
-                        d->base);
-    }
-    if (in->count == 0 && !d->is_optional)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: vector input '%s' takes at least one tensor, but none was given",
-                        op->name, d->base);
-    for (int32_t k = 0; k < in->count; ++k) {
-        if (!pd_defined(&in->tensors[k]))
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: item %d of vector input '%s' is an undefined tensor", op->name,
-                            (int)k, d->base);
-        if (!input_tensor_ok(&in->tensors[k]))
-            return check_input_tensor(op, d, k, &in->tensors[k]);
-    }
-    return PD_OK;
-}
-
-/* A host input list the binder cannot walk: NULL with a count, or longer than declared. */
-static __attribute__((noinline)) pd_status refuse_input_list(const pd_op *op, const pd_arg *args,
-                                                             int32_t n)
-{
-    char names[512];
-    if (n < 0 || (n > 0 && args == NULL))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: inputs is %s with n_inputs %d", op->name,
-                        args ? "given" : "NULL", (int)n);
-    return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %d inputs given, but the op declares %d (%s)",
-                    op->name, (int)n, (int)op->n_inputs,
-                    pd__decl_names(op->inputs, op->n_inputs, names, sizeof names));
-}
-
-/* The host's pd_arg j, bound to input i (-1: its name is not declared), refused: an unknown
- * name, an input bound twice, or a count that does not match its tensors. */
-static __attribute__((noinline)) pd_status refuse_input_arg(const pd_op *op, const pd_arg *a,
-                                                            int32_t j, int32_t i, uint32_t bound)
-{
-    char names[512];
-    if (i < 0)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: the op has no input named '%s' (declared: %s)", op->name, a->name,
-                        pd__decl_names(op->inputs, op->n_inputs, names, sizeof names));
-    if (bound & (1u << i))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' is bound twice (pd_arg %d)",
-                        op->name, op->inputs[i].base, (int)j);
-    return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: input '%s' has count %d and tensors %s", op->name,
-                    op->inputs[i].base, (int)a->count, a->tensors ? "given" : "NULL");
-}
-
-/* bind_inputs from the host's pd_arg `from` on (those before it are bound, by position, and
- * checked): names, counts other than one, optional and vector inputs, and every refusal. In
- * the end inputs the host left out are absent (count 0), which check_input accepts for
- * optional inputs and refuses, by name, otherwise. */
-static __attribute__((noinline)) pd_status bind_inputs_from(pd_kernel_ctx *ctx, const pd_arg *args,
-                                                            int32_t n, int32_t from)
-{
-    const pd_op *op = ctx->op;
-    if ((uint32_t)n > (uint32_t)op->n_inputs || (n > 0 && args == NULL))
-        return refuse_input_list(op, args, n);
-    uint32_t bound = from ? ~0u >> (32 - from) : 0u; /* bit i: input i is bound */
-    for (int32_t j = from; j < n; ++j) {
-        const pd_arg *a = &args[j];
-        int32_t i = a->name ? pd__decl_find(op->inputs, op->n_inputs, a->name) : j;
-        if (i < 0 || (bound >> i & 1u) || a->count < 0 || (a->count > 0 && a->tensors == NULL))
-            return refuse_input_arg(op, a, j, i, bound);
-        bound |= 1u << i;
-        ctx->in[i].tensors = a->tensors;
-        ctx->in[i].count = a->count;
-        ctx->in[i].bytes = -1;
-        pd_status s = check_input(ctx, i);
-        if (s != PD_OK)
-            return s;
-    }
-    for (int32_t i = 0; i < op->n_inputs; ++i) {
-        if (bound >> i & 1u)
-            continue;
-        ctx->in[i].tensors = NULL;
-        ctx->in[i].count = 0;
-        ctx->in[i].bytes = -1;
-        pd_status s = check_input(ctx, i);
-        if (s != PD_OK)
-            return s;
-    }
-    return PD_OK;
-}
-
 /* Binds and checks the host's inputs. The usual call gives every input by position, each a
  * plain declaration (pd_op.plain_inputs) with one well-formed tensor: that is all this loop
  * accepts, with a few compares per input. At the first pd_arg it does not accept, binding goes
@@ -315,162 +138,11 @@ CALL_STEP pd_status bind_inputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t 
         ctx->inputs_ready = j == n && op->strided_inputs == 0 && one_place;
     }
     if (j < n || n != op->n_inputs)
-        return bind_inputs_from(ctx, args, n, j);
-    return PD_OK;
-}
-
-/* --- Binding attrs ------------------------------------------------------------------------- */
-
-static pd_status check_attr_value(const pd_op *op, const pd_attr *a)
-{
-    bool is_vector = a->type >= PD_ATTR_INTS && a->type <= PD_ATTR_STRINGS;
-    if (is_vector && (a->count < 0 || (a->count > 0 && a->v.ints == NULL)))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' has count %d and %s elements",
-                        op->name, a->name, (int)a->count, a->v.ints ? "given" : "NULL");
-    if (a->type == PD_ATTR_STRING && a->v.s == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' is a NULL string", op->name,
-                        a->name);
-    if (a->type == PD_ATTR_STRINGS)
-        for (int32_t k = 0; k < a->count; ++k)
-            if (a->v.strings[k] == NULL)
-                return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                                "%s: attr '%s' element %d is a NULL string", op->name, a->name,
-                                (int)k);
-    return PD_OK;
-}
-
-/* The pd_attr_of_* builder (pdext.h) that makes a value of type t, for messages. */
-static const char *attr_builder(pd_attr_type t)
-{
-    static const char *const names[] = {"?",      "bool", "int",    "float",  "double", "int64",
-                                        "string", "ints", "floats", "int64s", "strings"};
-    return (unsigned)t <= PD_ATTR_STRINGS ? names[t] : "?";
-}
-
-/* Matches the host's attrs to the declarations (by name, or by position when unnamed), checks
- * their types and values, and gives every attr left out its declared default; one without a
- * default is missing. Not on the usual call's path: an op without attrs skips it. */
-static pd_status bind_attrs(pd_kernel_ctx *ctx, const pd_attr *attrs, int32_t n)
-{
-    const pd_op *op = ctx->op;
-    char names[512];
-    if (n < 0 || (n > 0 && attrs == NULL))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attrs is %s with n_attrs %d", op->name,
-                        attrs ? "given" : "NULL", (int)n);
-    uint32_t bound = 0; /* bit i: attr i is given (PD_MAX_ATTRS <= 32) */
-    for (int32_t j = 0; j < n; ++j) {
-        const pd_attr *a = &attrs[j];
-        int32_t i = a->name ? pd__decl_attr_find(op->attrs, op->n_attrs, a->name)
-                            : (j < op->n_attrs ? j : -1);
-        if (i < 0) {
-            if (a->name)
-                return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: unknown attr '%s' (declared: %s)",
-                                op->name, a->name,
-                                pd__decl_attr_names(op->attrs, op->n_attrs, true, names,
-                                                    sizeof names));
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: %d attrs given, but the op declares %d (%s)", op->name, (int)n,
-                            (int)op->n_attrs,
-                            pd__decl_attr_names(op->attrs, op->n_attrs, true, names, sizeof names));
-        }
-        const pd__attr_decl *d = &op->attrs[i];
-        if (bound >> i & 1u)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: attr '%s' is given twice", op->name,
-                            d->name);
-        if (a->type != d->type)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: attr '%s' is declared %s, but %s %s was given", op->name, d->name,
-                            pd_attr_type_name(d->type), attr_article(a->type),
-                            pd_attr_type_name(a->type));
-        bound |= 1u << i;
-        ctx->attrs[i] = *a;
-        ctx->attrs[i].name = d->name; /* kernels see the declared name, also for positional */
-        pd_status s = check_attr_value(op, &ctx->attrs[i]);
-        if (s != PD_OK)
-            return s;
-    }
-    for (int32_t i = 0; i < op->n_attrs; ++i) {
-        if (bound >> i & 1u)
-            continue;
-        const pd__attr_decl *d = &op->attrs[i];
-        if (!d->has_default)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: attr '%s' (%s) is missing; pass it in attrs, e.g. "
-                            "pd_attr_of_%s(\"%s\", ...)",
-                            op->name, d->name, pd_attr_type_name(d->type), attr_builder(d->type),
-                            d->name);
-        ctx->attrs[i] = d->default_value;
-        ctx->attrs[i].name = d->name;
-    }
+        return pd__bind_inputs_from(ctx, args, n, j);
     return PD_OK;
 }
 
 /* --- Binding outputs ------------------------------------------------------------------------ */
-
-/* A host output list or pd_arg the binder refuses; every message. */
-static __attribute__((noinline)) pd_status refuse_outputs(pd_kernel_ctx *ctx, const pd_arg *args,
-                                                          int32_t n)
-{
-    const pd_op *op = ctx->op;
-    char names[512];
-    if (n < 0 || (n > 0 && args == NULL))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: outputs is %s with n_outputs %d", op->name,
-                        args ? "given" : "NULL", (int)n);
-    if (n > op->n_outputs)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: %d outputs asked for, but the op declares %d (%s)", op->name, (int)n,
-                        (int)op->n_outputs,
-                        pd__decl_names(op->outputs, op->n_outputs, names, sizeof names));
-    for (int32_t o = 0; o < op->n_outputs; ++o)
-        ctx->out[o].host_arg = UNBOUND;
-    for (int32_t j = 0; j < n; ++j) {
-        const pd_arg *a = &args[j];
-        int32_t o = a->name ? pd__decl_find(op->outputs, op->n_outputs, a->name) : j;
-        if (o < 0)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: the op has no output named '%s' (declared: %s)", op->name, a->name,
-                            pd__decl_names(op->outputs, op->n_outputs, names, sizeof names));
-        if (ctx->out[o].host_arg != UNBOUND)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: output '%s' is asked for twice (pd_arg %d)", op->name,
-                            op->outputs[o].base, (int)j);
-        if (a->count < 0 || (a->count > 0 && a->tensors == NULL))
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: output '%s' has capacity %d and tensors %s", op->name,
-                            op->outputs[o].base, (int)a->count, a->tensors ? "given" : "NULL");
-        ctx->out[o].host_arg = j;
-    }
-    return pd__fail(PD_ERR_INTERNAL, "%s: refuse_outputs found nothing to refuse", op->name);
-}
-
-/* The host's pd_arg `a` gives the output defined tensors: the results go into them. */
-static __attribute__((noinline)) void set_dest(pd_kernel_ctx *ctx, pd__out_slot *slot,
-                                               const pd_arg *a)
-{
-    slot->dest = a->tensors;
-    slot->n_dest = a->count;
-    ctx->has_dest = true;
-}
-
-/* bind_outputs from the host's pd_arg `from` on, once one is named or has no room (which
- * hand_over may still accept, for an output that stays unset). */
-static __attribute__((noinline)) pd_status
-bind_outputs_named(pd_kernel_ctx *ctx, const pd_arg *args, int32_t n, int32_t from, bool into)
-{
-    const pd_op *op = ctx->op;
-    for (int32_t j = from; j < n; ++j) {
-        const pd_arg *a = &args[j];
-        int32_t o = a->name ? pd__decl_find(op->outputs, op->n_outputs, a->name) : j;
-        if (o < 0 || ctx->out[o].host_arg != UNBOUND || a->count < 0 ||
-            (a->count > 0 && a->tensors == NULL))
-            return refuse_outputs(ctx, args, n);
-        ctx->out[o].host_arg = j;
-        if (into && a->count > 0 && a->tensors[0].dtype != PD_UNDEFINED)
-            set_dest(ctx, &ctx->out[o], a);
-        --ctx->n_unbound;
-    }
-    return PD_OK;
-}
 
 /* The host's output pd_arg o (positional, with room, like every one before it) shares its
  * first tensor with an earlier one: two outputs must not be made in the same tensor. */
@@ -506,7 +178,7 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
         slot->items = &slot->one;
         slot->count = 1;
         slot->capacity = 1;
-        slot->host_arg = UNBOUND;
+        slot->host_arg = PD__UNBOUND;
         slot->may_stay_unset = d->is_optional;
         slot->dest = NULL;
         pd__out_item *it = &slot->one;
@@ -520,7 +192,7 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
                     pd__out_item_direct(it, a->tensors);
                     direct = true;
                 } else if (into && a->tensors[0].dtype != PD_UNDEFINED) {
-                    set_dest(ctx, slot, a);
+                    pd__bind_set_dest(ctx, slot, a);
                 }
             } else {
                 from = o;
@@ -540,9 +212,9 @@ CALL_STEP pd_status bind_outputs(pd_kernel_ctx *ctx, const pd_arg *args, int32_t
     /* outputs past `from` are bound by name, if at all, in bind_outputs_named */
     ctx->n_unbound = op->n_outputs - from;
     if (!list_ok)
-        return refuse_outputs(ctx, args, n);
+        return pd__bind_refuse_outputs(ctx, args, n);
     if (from < n)
-        return bind_outputs_named(ctx, args, n, from, into);
+        return pd__bind_outputs_named(ctx, args, n, from, into);
     return PD_OK;
 }
 
@@ -681,154 +353,6 @@ static __attribute__((noinline)) bool run_protected(pd_kernel_ctx *ctx, const in
 
 /* --- Checking and handing over the outputs ------------------------------------------------- */
 
-/* How many of the slot's items the host receives: all, or 0 for an output that may stay unset
- * and was; -1 (message set) if a required one is missing. */
-static int32_t defined_count(const pd_kernel_ctx *ctx, int32_t o)
-{
-    const pd__out_slot *slot = &ctx->out[o];
-    int32_t defined = 0, first_missing = -1;
-    for (int32_t k = 0; k < slot->count; ++k) {
-        if (slot->items[k].t->dtype != PD_UNDEFINED)
-            ++defined;
-        else if (first_missing < 0)
-            first_missing = k;
-    }
-    if (first_missing < 0 || (defined == 0 && slot->may_stay_unset))
-        return defined;
-    const char *name = ctx->op->outputs[o].base;
-    if (ctx->op->outputs[o].is_vector)
-        pd__fail(PD_ERR_OP_FAILED,
-                 "%s: item %d of output '%s' was not set by the kernel; the kernel must make "
-                 "it with pd_output_at(ctx, %d, %d) or give one with pd_set_output_at",
-                 ctx->op->name, (int)first_missing, name, (int)o, (int)first_missing);
-    else
-        pd__fail(PD_ERR_OP_FAILED,
-                 "%s: output '%s' was not set by the kernel; the kernel must make it with "
-                 "pd_output(ctx, %d) or give one with pd_set_output",
-                 ctx->op->name, name, (int)o);
-    return -1;
-}
-
-/* "output 'Out'" or "item 2 of output 'Out'", for messages. */
-static const char *output_text(const pd_kernel_ctx *ctx, int32_t o, int32_t k, char *buf,
-                               size_t size)
-{
-    if (ctx->op->outputs[o].is_vector)
-        snprintf(buf, size, "item %d of output '%s'", (int)k, ctx->op->outputs[o].base);
-    else
-        snprintf(buf, size, "output '%s'", ctx->op->outputs[o].base);
-    return buf;
-}
-
-/* Who decided what output `o` should be: "infer_shape" / "infer_dtype", or for the runner's
- * defaults "the default inference from input 'X'". */
-static const char *inferred_by(const pd_kernel_ctx *ctx, pd_kernel_fn fn, const char *fn_name,
-                               int32_t source, char *buf, size_t size)
-{
-    if (fn != NULL || source < 0)
-        return fn_name;
-    snprintf(buf, size, "the default inference from input '%s'", ctx->op->inputs[source].base);
-    return buf;
-}
-
-/* The item's tensor is what inference said (where it said anything). A loop, not memcmp: a
- * rank of one or two is the usual case. */
-CALL_STEP bool item_as_inferred(const pd__out_item *it)
-{
-    const pd_tensor *t = it->t;
-    if (it->ndim >= 0) {
-        if (t->ndim != it->ndim)
-            return false;
-        for (int32_t d = 0; d < t->ndim; ++d)
-            if (t->shape[d] != it->shape[d])
-                return false;
-    }
-    return it->dtype == PD_UNDEFINED || t->dtype == it->dtype;
-}
-
-/* The message for an item that is not as inferred. */
-static __attribute__((noinline)) pd_status item_mismatch(const pd_kernel_ctx *ctx, int32_t o,
-                                                         int32_t k, int32_t source)
-{
-    const pd__out_item *it = &ctx->out[o].items[k];
-    const pd_tensor *t = it->t;
-    char what[PD__NAME_MAX + 32], who[PD__NAME_MAX + 64];
-    if (it->ndim >= 0 &&
-        (t->ndim != it->ndim || memcmp(t->shape, it->shape, sizeof(int64_t) * (size_t)t->ndim))) {
-        char got[256], want[256];
-        return pd__fail(PD_ERR_OP_FAILED, "%s: %s has shape %s but %s said %s", ctx->op->name,
-                        output_text(ctx, o, k, what, sizeof what),
-                        pd__dims_text(t->ndim, t->shape, got, sizeof got),
-                        inferred_by(ctx, ctx->op->infer_shape, "infer_shape", source, who,
-                                    sizeof who),
-                        pd__dims_text(it->ndim, it->shape, want, sizeof want));
-    }
-    if (it->dtype != PD_UNDEFINED && t->dtype != it->dtype)
-        return pd__fail(PD_ERR_OP_FAILED, "%s: %s has dtype %s but %s said %s", ctx->op->name,
-                        output_text(ctx, o, k, what, sizeof what), pd_dtype_name(t->dtype),
-                        inferred_by(ctx, ctx->op->infer_dtype, "infer_dtype", source, who,
-                                    sizeof who),
-                        pd_dtype_name(it->dtype));
-    return PD_OK;
-}
-
-/* The checks of output o with every message: required items made, each as inferred, room in
- * the host's slot. Its item count for the host goes to *count. */
-static pd_status check_output(pd_kernel_ctx *ctx, const int32_t *source, const pd_arg *args,
-                              int32_t o, int32_t *count)
-{
-    int32_t n = defined_count(ctx, o);
-    if (n < 0)
-        return PD_ERR_OP_FAILED;
-    for (int32_t k = 0; k < n; ++k)
-        if (!item_as_inferred(&ctx->out[o].items[k]))
-            return item_mismatch(ctx, o, k, source[o]);
-    int32_t j = ctx->out[o].host_arg;
-    if (j != UNBOUND && args[j].count < n)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: output '%s' has %d tensor%s, but its pd_arg has room for %d",
-                        ctx->op->name, ctx->op->outputs[o].base, (int)n, plural(n),
-                        (int)args[j].count);
-    *count = n;
-    return PD_OK;
-}
-
-/* Output o has destinations (pd__out_slot.dest): each of its n items has one that fits. */
-static __attribute__((noinline)) pd_status check_dest(const pd_kernel_ctx *ctx, int32_t o,
-                                                      int32_t n)
-{
-    const pd__out_slot *slot = &ctx->out[o];
-    char why[1024];
-    for (int32_t k = 0; k < n; ++k) {
-        const pd_tensor *t = slot->items[k].t;
-        if (k >= slot->n_dest || slot->dest[k].dtype == PD_UNDEFINED)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            "%s: output '%s' has %d tensor%s, but only %d of the tensors given to "
-                            "write it into are defined; give every item one, or none",
-                            ctx->op->name, ctx->op->outputs[o].base, (int)n, plural(n), (int)k);
-        if (!pd__ctx_dest_fits(ctx, o, k, &slot->dest[k], t->dtype, t->ndim, t->shape, t->place,
-                               why, sizeof why))
-            return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s", ctx->op->name, why);
-    }
-    return PD_OK;
-}
-
-/* Copies the items of output o that the kernel did not make in their destinations (it set
- * them with pd_set_output, or they are inplace) into them. */
-static __attribute__((noinline)) pd_status fill_dest(const pd_kernel_ctx *ctx, int32_t o, int32_t n)
-{
-    const pd__out_slot *slot = &ctx->out[o];
-    for (int32_t k = 0; k < n; ++k) {
-        const pd_tensor *t = slot->items[k].t, *d = &slot->dest[k];
-        if (t->data == d->data && pd_is_contiguous(t))
-            continue; /* made there */
-        pd_status s = pd__copy_across(ctx->op->name, d->data, d->place, d->dtype, t);
-        if (s != PD_OK)
-            return s;
-    }
-    return PD_OK;
-}
-
 /* Every check before anything is written, then the outputs' references moved into the host's
  * slots: all of them, or none. The fast case, an output of one item that was made as
  * inferred and fits the host's slot, is decided by a few field compares; any other output goes
@@ -839,41 +363,48 @@ static __attribute__((noinline)) pd_status fill_dest(const pd_kernel_ctx *ctx, i
 CALL_STEP pd_status hand_over(pd_kernel_ctx *ctx, const int32_t *source, pd_arg *args)
 {
     int32_t counts[PD_MAX_OUTPUTS];
-    bool writes = false; /* some host pd_arg needs its tensors or count written */
+    pd_tensor *made[PD_MAX_OUTPUTS]; /* arrays made for pd_args that left tensors NULL */
+    uint32_t made_mask = 0;          /* bit o: made[o] is set (only slow outputs set it) */
+    bool writes = false;             /* some host pd_arg needs its tensors or count written */
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         const pd__out_slot *slot = &ctx->out[o];
         const pd__out_item *it = &slot->items[0];
         int32_t j = slot->host_arg;
         if (slot->count == 1 && slot->dest == NULL && it->t->dtype != PD_UNDEFINED &&
-            item_as_inferred(it) && (j == UNBOUND || args[j].count >= 1)) {
+            pd__item_as_inferred(it) && (j == PD__UNBOUND || args[j].count >= 1)) {
             counts[o] = 1;
-            writes = writes || (j != UNBOUND && (args[j].count != 1 || args[j].tensors != it->t));
+            writes = writes ||
+                     (j != PD__UNBOUND && (args[j].count != 1 || args[j].tensors != it->t));
             ++pd__runner_stats.fast_outputs;
             continue;
         }
-        pd_status s = check_output(ctx, source, args, o, &counts[o]);
+        made[o] = NULL;
+        pd_status s = pd__check_output(ctx, source, args, o, &counts[o], &made[o]);
+        made_mask |= (uint32_t)(made[o] != NULL) << o;
         if (s == PD_OK && slot->dest != NULL)
-            s = check_dest(ctx, o, counts[o]);
+            s = pd__check_dest(ctx, o, counts[o]);
         if (s != PD_OK)
-            return s;
+            return made_mask ? pd__free_made(ctx, args, made, made_mask, s) : s;
         writes = true;
     }
     if (!writes)
         return PD_OK;
     for (int32_t o = 0; o < ctx->n_outputs; ++o) {
         const pd__out_slot *slot = &ctx->out[o];
-        if (slot->host_arg == UNBOUND)
+        if (slot->host_arg == PD__UNBOUND)
             continue;
         pd_arg *a = &args[slot->host_arg];
         int32_t n = counts[o];
         if (slot->dest != NULL) { /* the host keeps its tensors; their memory has the items */
-            pd_status s = fill_dest(ctx, o, n);
+            pd_status s = pd__fill_dest(ctx, o, n);
             if (s != PD_OK)
-                return s;
+                return made_mask ? pd__free_made(ctx, args, made, made_mask, s) : s;
             a->count = n;
             continue;
         }
         a->count = n;
+        if (made_mask >> o & 1u)
+            a->tensors = made[o];
         for (int32_t k = 0; k < n; ++k)             /* moved: ctx_release skips the slot */
             if (slot->items[k].t != &a->tensors[k]) /* else made in the host's tensor */
                 a->tensors[k] = *slot->items[k].t;
@@ -892,7 +423,7 @@ CALL_STEP pd_status bind_call(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg 
     ctx_init(ctx, op);
     pd_status s = bind_inputs(ctx, inputs, n_inputs);
     if (s == PD_OK && (n_attrs != 0 || op->n_attrs != 0))
-        s = bind_attrs(ctx, attrs, n_attrs);
+        s = pd__bind_attrs(ctx, attrs, n_attrs);
     if (s == PD_OK)
         s = bind_outputs(ctx, outputs, n_outputs, op->default_source, into);
     return s;
@@ -965,9 +496,9 @@ pd_status pd__runner_bind(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inp
 pd_status pd__runner_bind_meta(pd_kernel_ctx *ctx, const pd_op *op, const pd_arg *inputs,
                                int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs)
 {
-    binding_meta = true;
+    pd__binding_meta = true;
     pd_status s = bind_call(ctx, op, inputs, n_inputs, attrs, n_attrs, NULL, 0, false);
-    binding_meta = false;
+    pd__binding_meta = false;
     return s;
 }
 
@@ -1011,19 +542,6 @@ bool pd__runner_kernel_step(pd_kernel_ctx *ctx, void *unused)
 pd_status pd__runner_hand_over(pd_kernel_ctx *ctx, pd_arg *outputs)
 {
     return hand_over(ctx, ctx->op->default_source, outputs);
-}
-
-pd_status pd__runner_check_outputs(pd_kernel_ctx *ctx)
-{
-    for (int32_t o = 0; o < ctx->n_outputs; ++o) {
-        int32_t n = defined_count(ctx, o);
-        if (n < 0)
-            return PD_ERR_OP_FAILED;
-        for (int32_t k = 0; k < n; ++k)
-            if (!item_as_inferred(&ctx->out[o].items[k]))
-                return item_mismatch(ctx, o, k, ctx->op->default_source[o]);
-    }
-    return PD_OK;
 }
 
 void pd__runner_release(pd_kernel_ctx *ctx, bool handed) { ctx_release(ctx, handed); }

@@ -4,8 +4,8 @@
  * tensor struct by hand; a kernel would then read past the memory), makes strided inputs
  * contiguous for kernels that read pd_data as a dense array, and gives inputs of ops that
  * accept strided tensors filled strides (a host's hand-made dense struct may leave them 0).
- * Also the registration-time half: which inputs of an op may stay strided
- * (pd_op_def.flags / strided_inputs).
+ * Which inputs of an op may stay strided is decided at registration (ops/opdef.c,
+ * pd__op_parse_strided).
  *
  * Cost: the common case (dense inputs, a dense op) is the inline test of strided_inputs.h,
  * a few compares per input; this file runs only when that test says there is work.
@@ -14,37 +14,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op)
-{
-    uint32_t all = (uint32_t)((UINT64_C(1) << op->n_inputs) - 1);
-    uint32_t unknown = def->flags & ~(PD_OP_STRIDED_INPUTS | PD_OP_OUTPUTS_LIKE_INPUT0 |
-                                      PD_OP_MAY_BLOCK | PD_OP_LEADING_BATCH);
-    if (unknown != 0)
-        return pd__fail(PD_ERR_INVALID_MODULE,
-                        "op '%s' (%s:%d) has flags 0x%x that this runtime does not know; the "
-                        "flags it knows are PD_OP_STRIDED_INPUTS (0x%x), "
-                        "PD_OP_OUTPUTS_LIKE_INPUT0 (0x%x), PD_OP_MAY_BLOCK (0x%x) and "
-                        "PD_OP_LEADING_BATCH (0x%x)",
-                        op->name, def->file ? def->file : "?", (int)def->line, (unsigned)unknown,
-                        PD_OP_STRIDED_INPUTS, PD_OP_OUTPUTS_LIKE_INPUT0, PD_OP_MAY_BLOCK,
-                        PD_OP_LEADING_BATCH);
-    if ((def->flags & PD_OP_LEADING_BATCH) && op->n_inputs == 0)
-        return pd__fail(PD_ERR_INVALID_MODULE,
-                        "op '%s' (%s:%d) has flag PD_OP_LEADING_BATCH but declares no inputs: "
-                        "there is no leading dimension to batch",
-                        op->name, def->file ? def->file : "?", (int)def->line);
-    if ((def->strided_inputs & ~all) != 0)
-        return pd__fail(PD_ERR_INVALID_MODULE,
-                        "op '%s' (%s:%d) has strided_inputs 0x%x, which names input %d, but the "
-                        "op declares %d input%s",
-                        op->name, def->file ? def->file : "?", (int)def->line,
-                        (unsigned)def->strided_inputs, __builtin_ctz(def->strided_inputs & ~all),
-                        (int)op->n_inputs, op->n_inputs == 1 ? "" : "s");
-    op->strided_inputs = (def->flags & PD_OP_STRIDED_INPUTS) ? all : def->strided_inputs;
-    op->may_block = (def->flags & PD_OP_MAY_BLOCK) != 0;
-    return PD_OK;
-}
 
 /* "input 'X'" or "item 2 of input 'X'", for messages. */
 static const char *input_text(const pd_kernel_ctx *ctx, int32_t i, int32_t k, char *buf,

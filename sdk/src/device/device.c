@@ -17,7 +17,7 @@
  * involves host memory synchronizes that stream before it returns, because host API callers
  * read or free the host side right after; device-to-device copies stay queued on the stream.
  */
-#include "pd_internal.h"
+#include "device/device_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -527,4 +527,13 @@ pd_status pd__device_copy(const char *who, pd_place dst_place, void *dst, pd_pla
         st = t->copy_d2d(t->user, dst_place.device_id, dst, src_place.device_id, src, bytes,
                          stream);
     return st == PD_OK ? PD_OK : pd__device_failed(who, d, dst_place, "copy device to device", st);
+}
+
+pd_status pd__place_check(const char *who, pd_place place)
+{
+    if (pd__place_ok(&place))
+        return PD_OK;
+    if (place.type == PD_PLACE_CPU)
+        return pd__place_refuse(who, place);
+    return pd__device_of(who, place) ? PD_OK : pd_last_status();
 }

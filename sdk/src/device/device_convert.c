@@ -10,7 +10,7 @@
  * copy: it returns before the device has done it, and work later queued on that stream (or a
  * read from the host, which synchronizes) sees the result.
  */
-#include "pd_internal.h"
+#include "device/device_internal.h"
 
 pd_status pd__device_convert(const char *who, pd_place dst_place, void *dst, pd_data_type dst_type,
                              const pd_tensor *src, bool *done)

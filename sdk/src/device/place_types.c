@@ -15,10 +15,11 @@
  * that the allocation that refuses the place can name the device type and say how to
  * register it. Such slots are capped (UNKNOWN_MAX) so that typos cannot fill the table.
  */
-#include "pd_internal.h"
+#include "device/device_internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #define SLOTS 128         /* names the table can hold, registered or not */
@@ -174,4 +175,60 @@ const char *pd_place_type_name(const pd_place *p)
 {
     const char *name = pd__place_builtin_name(p->type);
     return name ? name : pd__device_type_label(p->type);
+}
+
+/* --- Places in messages, and the message for a place no device serves ------------------ */
+
+void pd__place_format(pd_place place, char *buf, size_t size)
+{
+    const char *custom = pd__place_custom_name(place);
+    switch (place.type) {
+    case PD_PLACE_CPU: snprintf(buf, size, "cpu"); break;
+    case PD_PLACE_GPU: snprintf(buf, size, "gpu:%d", (int)place.device_id); break;
+    case PD_PLACE_GPU_PINNED: snprintf(buf, size, "gpu_pinned"); break;
+    default:
+        if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
+            snprintf(buf, size, "%s:%d", custom, (int)place.device_id);
+        else if (place.type == PD_PLACE_UNDEFINED && custom != NULL)
+            snprintf(buf, size, "undefined (device type '%s' is not registered)", custom);
+        else
+            snprintf(buf, size, "undefined (type %d)", (int)place.type);
+        break;
+    }
+}
+
+/* The formatted place and the message are built only once a place is refused: the CPU check
+ * runs on every allocation, so the accepted case must cost two compares. GPU places never
+ * get here: pd__device_of names what they miss (plug-in, driver, device). */
+pd_status pd__place_refuse(const char *who, pd_place place)
+{
+    char name[96];
+    pd__place_format(place, name, sizeof name);
+    const char *custom = pd__place_custom_name(place);
+    switch (place.type) {
+    case PD_PLACE_CPU:
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: place cpu has device id %d; CPU places have device id 0 "
+                        "(use pd_place_cpu())",
+                        who, (int)place.device_id);
+    default: break;
+    }
+    if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
+        return pd__fail(PD_ERR_UNAVAILABLE,
+                        "%s: place %s is a custom device of type '%s', which has no device "
+                        "table: its name was registered with pd_device_type_register, but no "
+                        "plug-in gave its memory functions (pd_device_register(\"%s\", "
+                        "&table, &type)); or allocate on pd_place_cpu()",
+                        who, name, custom, custom);
+    if (place.type == PD_PLACE_UNDEFINED && custom != NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: place is undefined: device type '%s' was not registered when "
+                        "pd_place_custom(\"%s\", ...) made it; register it first with "
+                        "pd_device_type_register(\"%s\", &type) (a device plug-in does this "
+                        "when it loads)",
+                        who, custom, custom, custom);
+    return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                    "%s: place is %s; expected a place made by pd_place_cpu(), "
+                    "pd_place_gpu(), pd_place_gpu_pinned() or pd_place_custom()",
+                    who, name);
 }

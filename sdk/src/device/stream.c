@@ -11,7 +11,7 @@
  * The current streams are per thread: a small array of (place, stream) pairs, since a thread
  * rarely works on more than a device or two.
  */
-#include "call/kernel_ctx.h"
+#include "device/device_internal.h"
 
 #include <stdlib.h>
 
@@ -107,18 +107,6 @@ pd_status pd__device_stream_of(const char *who, pd__device *d, pd_place place,
     if (st == PD_OK)
         *handle = s->handle;
     return st;
-}
-
-void *pd__ctx_stream(pd_kernel_ctx *ctx)
-{
-    pd_place place = *pd__ctx_first_input_place(ctx);
-    if (place.type == PD_PLACE_CPU)
-        return NULL;
-    pd__device *d = pd__device_of("pd_stream", place);
-    pd_device_stream handle = NULL;
-    if (d == NULL || pd__device_stream_of("pd_stream", d, place, &handle) != PD_OK)
-        pd__ctx_throw(pd_last_status(), "%s", pd_last_error());
-    return handle;
 }
 
 /* --- Host API: streams --------------------------------------------------------------------- */
@@ -292,36 +280,6 @@ pd_stream_t *pd__stream_chosen(pd_place place)
     return NULL;
 }
 
-pd_status pd_tensor_record_stream(const pd_tensor *t, pd_stream_t *s)
-{
-    static const char who[] = "pd_tensor_record_stream";
-    pd_status st = need(who, "t", t);
-    if (st == PD_OK)
-        st = need(who, "stream", s);
-    if (st != PD_OK)
-        return st;
-    char at[96], of[96];
-    pd__place_format(t->place, at, sizeof at);
-    pd__place_format(s->place, of, sizeof of);
-    if (t->storage == NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: t has no storage (undefined, or over memory the host made itself); "
-                        "pass a tensor whose memory pdext allocated on a device",
-                        who);
-    if (pd_place_is_host(t->place))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: t is on %s, host memory, which no stream reuses; pass a tensor on "
-                        "a device place",
-                        who, at);
-    if (t->place.type != s->place.type || t->place.device_id != s->place.device_id)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: t is on %s but the stream belongs to %s; record a stream of the "
-                        "tensor's own device",
-                        who, at, of);
-    pd__device_record_stream(t->storage, s->handle); /* memory the host wrapped: its own */
-    return PD_OK;
-}
-
 pd_status pd_device_synchronize(pd_place place)
 {
     static const char who[] = "pd_device_synchronize";
@@ -429,4 +387,46 @@ pd_status pd_event_synchronize(pd_event_t *e)
     const pd_device_table *t = e->device->table;
     return failed(who, e->device, e->place, "event_synchronize",
                   t->event_synchronize(t->user, e->place.device_id, e->handle));
+}
+
+/* --- Which stream handles exist (the device cache asks, device_cache.c) ----------------- */
+
+/* Whether `stream` is a stream of d that exists; under d->lock. */
+bool pd__device_stream_live(const pd__device *d, const void *stream)
+{
+    for (int32_t i = 0; i < d->n_live_streams; ++i)
+        if (d->live_streams[i] == stream)
+            return true;
+    return false;
+}
+
+pd_status pd__device_stream_born(pd__device *d, void *stream)
+{
+    pd_status st = PD_OK;
+    pthread_mutex_lock(&d->lock);
+    if (d->n_live_streams == d->cap_live_streams) {
+        int32_t cap = d->cap_live_streams ? 2 * d->cap_live_streams : 16;
+        void **grown = realloc(d->live_streams, (size_t)cap * sizeof *grown);
+        if (grown == NULL) {
+            st = PD_ERR_OUT_OF_MEMORY;
+        } else {
+            d->live_streams = grown;
+            d->cap_live_streams = cap;
+        }
+    }
+    if (st == PD_OK)
+        d->live_streams[d->n_live_streams++] = stream;
+    pthread_mutex_unlock(&d->lock);
+    return st;
+}
+
+void pd__device_stream_gone(pd__device *d, void *stream)
+{
+    pthread_mutex_lock(&d->lock);
+    for (int32_t i = 0; i < d->n_live_streams; ++i)
+        if (d->live_streams[i] == stream) {
+            d->live_streams[i] = d->live_streams[--d->n_live_streams];
+            break;
+        }
+    pthread_mutex_unlock(&d->lock);
 }

@@ -4,7 +4,7 @@
  * and destroyed with the executor, so that the device work of two executor streams may
  * overlap as their host work does. Between them, events carry the order (submit.c waits for
  * another stream's event on the device, not on the host), and the device cache learns which
- * streams used a block, so that it reuses none under queued work (device/device_cache.c).
+ * streams used a block, so that it reuses none under queued work (tensor/device_cache.c).
  */
 #include "exec/executor_internal.h"
 

@@ -372,3 +372,20 @@ pd_status pd_executor_get_stats(const pd_executor *ex, pd_executor_stats *out)
     out->failed = atomic_load_explicit(&e->failed, memory_order_relaxed);
     return PD_OK;
 }
+
+pd_status pd_tensor_wait(const pd_executor *ex, const pd_tensor *t)
+{
+    if (t == NULL || !pd_defined(t))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_tensor_wait: the tensor is %s",
+                        t ? "undefined" : "NULL");
+    pd__completion *c = pd__storage_pending(t->storage);
+    if (c == NULL)
+        return PD_OK;
+    if (ex != NULL && c->executor_id != pd__executor_id(ex))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "pd_tensor_wait: the tensor was made by executor #%llu, not by the "
+                        "executor given (#%llu); pass that executor or NULL",
+                        (unsigned long long)c->executor_id,
+                        (unsigned long long)pd__executor_id(ex));
+    return pd__completion_wait(c);
+}

@@ -7,8 +7,8 @@
 #define PD_EXEC_EXECUTOR_INTERNAL_H
 
 #include "call/kernel_ctx.h"
-#include "exec/pending.h"
 #include "pdext_executor.h"
+#include "tensor/pending.h"
 
 #define PD__EXEC_INLINE 4     /* inputs and outputs a call record holds without the heap */
 #define PD__EXEC_FREE_MAX 256 /* call records a stream keeps for reuse */
@@ -157,5 +157,8 @@ void pd__exec_device_streams_free(pd__exec_stream *st);
  * allocates the workspace, runs the kernel and settles the outputs; then finishes the
  * completion and frees the call (or, for wait_launch, wakes the caller). */
 void pd__exec_launch(pd_executor *ex, pd__exec_call *call);
+
+/* The executor's number, which completions carry (pd_tensor_wait's check). */
+uint64_t pd__executor_id(const pd_executor *ex);
 
 #endif /* PD_EXEC_EXECUTOR_INTERNAL_H */

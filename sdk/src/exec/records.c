@@ -46,7 +46,7 @@ static void record_unmap(pd__exec_call *call)
  * are made from references), so the count cannot rise behind this test. */
 static bool spare_worthy(const pd_storage *s)
 {
-    return s != NULL && !s->external && s->device == NULL && s->capacity <= RETIRE_BYTES_MAX &&
+    return s != NULL && !s->external && s->dev == NULL && s->capacity <= RETIRE_BYTES_MAX &&
            atomic_load_explicit(&((pd_storage *)s)->refcount, memory_order_acquire) == 1;
 }
 

@@ -342,14 +342,27 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
     if (s == PD_OK && (call->done = pd__completion_new(ex->id)) == NULL)
         s = pd_last_status();
     if (s == PD_OK && !call->wait_launch) {
+        uint32_t unsized = 0; /* bit o: output o's pd_arg left its array to the runner */
+        for (int32_t o = 0; o < ctx->n_outputs; ++o)
+            if (ctx->out[o].host_arg != -1 && outputs[ctx->out[o].host_arg].tensors == NULL)
+                unsized |= 1u << o;
         s = pd__runner_hand_over(ctx, outputs);
         if (s == PD_OK && keep_outputs(call) != PD_OK) {
             /* Undo the hand-over: the references it moved are still the context's (its items
-             * show them), which releases them; the host's slots are cleared. */
-            for (int32_t o = 0; o < ctx->n_outputs; ++o)
-                if (ctx->out[o].host_arg != -1)
-                    for (int32_t k = 0; k < outputs[ctx->out[o].host_arg].count; ++k)
-                        outputs[ctx->out[o].host_arg].tensors[k] = (pd_tensor)PD_TENSOR_UNDEFINED;
+             * show them), which releases them; the host's slots are cleared, and arrays the
+             * runner made for them freed. */
+            for (int32_t o = 0; o < ctx->n_outputs; ++o) {
+                if (ctx->out[o].host_arg == -1)
+                    continue;
+                pd_arg *a = &outputs[ctx->out[o].host_arg];
+                for (int32_t k = 0; k < a->count; ++k)
+                    a->tensors[k] = (pd_tensor)PD_TENSOR_UNDEFINED;
+                if (unsized >> o & 1u) {
+                    free(a->tensors);
+                    a->tensors = NULL;
+                    a->count = 0;
+                }
+            }
             s = pd_last_status();
         }
     }

@@ -10,7 +10,7 @@
  * simply skipped. A writer killed before its rename leaves "<target>.tmp.<pid>.<n>" behind,
  * which the next writer does not reuse (the JIT's publisher removes such leftovers).
  */
-#include "pd_internal.h"
+#include "io/io_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * Just over 500 lines: the strict header parser and the writer that must produce exactly
  * what it accepts are kept together.
  */
-#include "pd_internal.h"
+#include "io/io_internal.h"
 #include "pdext_npy.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
  * Longer than 500 lines because reading and writing share the zip record layouts defined
  * here; split, each half would need them from a header of their own.
  */
-#include "pd_internal.h"
+#include "io/io_internal.h"
 #include "pdext_npy.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
  * with the rest, so that one file owns the whole declaration syntax.
  */
 #include "ops/decl.h"
-#include "pd_internal.h"
+#include "ops/pd_registry_internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -124,7 +124,7 @@ static int32_t default_source(const pd_op *op, int32_t o, uint32_t flags)
     return -1;
 }
 
-/* What the runner's binder reads on every call (pd_internal.h). */
+/* What the runner's binder reads on every call (struct pd_op, pd_registry_internal.h). */
 static void derive_call_facts(pd_op *op, uint32_t flags)
 {
     op->plain_inputs = 0;
@@ -209,7 +209,7 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
     op->infer_shape = def.infer_shape;
     op->infer_dtype = def.infer_dtype;
     op->workspace = def.workspace;
-    s = pd__op_parse_strided(&def, op); /* which inputs may stay strided (strided_inputs.c) */
+    s = pd__op_parse_strided(&def, op); /* which inputs may stay strided (below) */
     if (s != PD_OK)
         return s;
     if ((def.flags & PD_OP_OUTPUTS_LIKE_INPUT0) && op->n_inputs == 0) {
@@ -220,5 +220,38 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
                         w.where);
     }
     derive_call_facts(op, def.flags); /* after the infer functions: plain_infer reads them */
+    return PD_OK;
+}
+
+/* pd_op_def.flags and strided_inputs: which inputs may reach the kernel strided (the runner's
+ * input step makes the others contiguous, call/strided_inputs.c), and PD_OP_MAY_BLOCK. */
+pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op)
+{
+    uint32_t all = (uint32_t)((UINT64_C(1) << op->n_inputs) - 1);
+    uint32_t unknown = def->flags & ~(PD_OP_STRIDED_INPUTS | PD_OP_OUTPUTS_LIKE_INPUT0 |
+                                      PD_OP_MAY_BLOCK | PD_OP_LEADING_BATCH);
+    if (unknown != 0)
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "op '%s' (%s:%d) has flags 0x%x that this runtime does not know; the "
+                        "flags it knows are PD_OP_STRIDED_INPUTS (0x%x), "
+                        "PD_OP_OUTPUTS_LIKE_INPUT0 (0x%x), PD_OP_MAY_BLOCK (0x%x) and "
+                        "PD_OP_LEADING_BATCH (0x%x)",
+                        op->name, def->file ? def->file : "?", (int)def->line, (unsigned)unknown,
+                        PD_OP_STRIDED_INPUTS, PD_OP_OUTPUTS_LIKE_INPUT0, PD_OP_MAY_BLOCK,
+                        PD_OP_LEADING_BATCH);
+    if ((def->flags & PD_OP_LEADING_BATCH) && op->n_inputs == 0)
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "op '%s' (%s:%d) has flag PD_OP_LEADING_BATCH but declares no inputs: "
+                        "there is no leading dimension to batch",
+                        op->name, def->file ? def->file : "?", (int)def->line);
+    if ((def->strided_inputs & ~all) != 0)
+        return pd__fail(PD_ERR_INVALID_MODULE,
+                        "op '%s' (%s:%d) has strided_inputs 0x%x, which names input %d, but the "
+                        "op declares %d input%s",
+                        op->name, def->file ? def->file : "?", (int)def->line,
+                        (unsigned)def->strided_inputs, __builtin_ctz(def->strided_inputs & ~all),
+                        (int)op->n_inputs, op->n_inputs == 1 ? "" : "s");
+    op->strided_inputs = (def->flags & PD_OP_STRIDED_INPUTS) ? all : def->strided_inputs;
+    op->may_block = (def->flags & PD_OP_MAY_BLOCK) != 0;
     return PD_OK;
 }

@@ -22,9 +22,78 @@
 #ifndef PD_REGISTRY_INTERNAL_H
 #define PD_REGISTRY_INTERNAL_H
 
-#include "pd_internal.h"
+#include "tensor/tensor_internal.h"
+
+#include "ops/decl.h" /* parsed declarations: pd__arg_decl, pd__attr_decl */
 
 #include <pthread.h>
+
+/* --- A registered op (built by opdef.c / registry.c, read by the runner) ------------------- */
+
+/* An op as registered: parsed once from its definition and never written again once its
+ * module is published (grad links live in the registry's snapshot, not here), so any number
+ * of threads may read it without a lock. */
+struct pd_op {
+    const pd_op_def *def;    /* the module's definition (read only up to def->struct_size) */
+    char name[PD__NAME_MAX]; /* registered name: name, name_grad or name_grad_grad */
+    pd_op_kind kind;
+    pd_module *module;
+    int32_t n_inputs, n_outputs, n_attrs;
+    pd__arg_decl inputs[PD_MAX_INPUTS];
+    pd__arg_decl outputs[PD_MAX_OUTPUTS];
+    pd__attr_decl attrs[PD_MAX_ATTRS];
+    int32_t inplace_input[PD_MAX_OUTPUTS];         /* per output: the input it aliases, or -1 */
+    pd_kernel_fn kernel, infer_shape, infer_dtype; /* copied from def (NULL past struct_size) */
+    pd_workspace_fn workspace;                     /* copied from def (NULL past struct_size) */
+    pd_invoke_fn invoke; /* the module's C++ invoke hook (NULL: call op code directly) */
+    /* Facts the runner's binder needs on every call, computed once by pd__op_parse (opdef.c)
+     * so that a call does no string work and no per-declaration tests for them. */
+    int32_t default_source[PD_MAX_OUTPUTS]; /* per output: the input the default inference
+                                             * mirrors (see opdef.c), or -1 */
+    uint32_t strided_inputs; /* bit i: input i may reach the kernel strided (opdef.c) */
+    uint32_t plain_inputs;   /* bit i: input i takes exactly one tensor (not @VECTOR, not
+                              * @OPTIONAL), so a positional pd_arg of one good tensor is all
+                              * its binding needs */
+    uint32_t required_attrs; /* bit i: attr i has no default, so a call must give it */
+    bool setup_outputs;      /* some output's item count or tensors come from its input
+                              * (vector, inplace, or mirroring an optional input) */
+    bool plain_infer;        /* no infer functions and no setup_outputs: the default
+                              * inference is one copy per mirroring output */
+    bool may_block;          /* PD_OP_MAY_BLOCK: never run on a thread that must not wait */
+};
+
+/* --- registry.c / module.c ----------------------------------------------------------------- */
+
+/* Like pd_module_load, but the ops of `replace` (a module of the same registry, may be NULL)
+ * count as absent during validation, and `replace` is unloaded once the new module is in:
+ * the JIT's "reload in the same process". On failure `replace` stays loaded, untouched. */
+PD__SIBLING_API pd_status pd__module_load_replacing(pd_registry *reg, const char *path,
+                                                    pd_module *replace, pd_module **out);
+
+/* An adapter's ownership of the op table it registers (the MindSpore AOT adapter): release(owner)
+ * runs once the module is unloaded (pd_module_unload, pd_registry_destroy). */
+typedef struct pd__module_owner {
+    void (*release)(void *owner);
+    void *owner;
+} pd__module_owner;
+/* pd_module_load_info for an adapter: on success the module owns `owner` (released with it);
+ * on failure nothing is released and the caller still owns it. */
+PD__SIBLING_API pd_status pd__module_load_owned(pd_registry *reg, const pd_module_info *info,
+                                                const char *origin, const pd__module_owner *owner,
+                                                pd_module **out);
+
+/* opdef.c: validates pd_op_def.flags / strided_inputs of a parsed op and stores the mask of inputs
+ * that may reach its kernel strided in op->strided_inputs. */
+pd_status pd__op_parse_strided(const pd_op_def *def, pd_op *op);
+
+/* The function table handed to every module the registry loads (same as pd_runtime_api()).
+ * Defined at the top of the core (api/api_table.c, which names the implementations of every
+ * layer); the module loader only passes the pointer on. */
+const pd_api *pd__runtime_api(void);
+
+/* Levenshtein distance of a and b (ASCII case folded with fold_case), for "did you mean"
+ * suggestions on error paths; (size_t)-1 when either is PD__NAME_MAX characters or longer. */
+PD__SIBLING_API size_t pd__edit_distance(const char *a, const char *b, bool fold_case);
 
 /* One slot of a snapshot's hash table. */
 typedef struct pd__snap_entry {

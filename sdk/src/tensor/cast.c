@@ -22,7 +22,7 @@
  *   - real -> complex sets im = 0; complex -> real keeps re; -> bool is != 0 (complex: re or im
  *     non-zero). Bool sources are read as bytes, so a stray byte such as 2 counts as true.
  */
-#include "pd_internal.h"
+#include "tensor/tensor_internal.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * host, converted there, and copied to the destination: what works for every device type,
  * at the cost of two transfers.
  */
-#include "pd_internal.h"
+#include "tensor/tensor_internal.h"
 
 #include <stdlib.h>
 

@@ -8,7 +8,7 @@
  * holds (a host may have filled the struct by hand, leaving them 0): every reader here goes
  * through pd__tensor_strides, which says what the layout means.
  */
-#include "pd_internal.h"
+#include "tensor/tensor_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

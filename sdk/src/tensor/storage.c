@@ -1,6 +1,5 @@
 /*
- * storage.c - reference-counted memory blocks behind every tensor, and the checks that decide
- * which places this build can allocate on.
+ * storage.c - reference-counted memory blocks behind every tensor.
  *
  * A runtime allocation is ONE malloc'd block: the pd_storage header, then the data at the next
  * 64-byte boundary. One allocation per tensor keeps small tensors cheap (one malloc, one free) and
@@ -9,13 +8,11 @@
  * deleter, called exactly once when the last reference goes.
  *
  * Memory on any other place (GPU, GPU-pinned, a registered custom device) comes from that
- * place's device table (device/device.c): the header is a malloc of its own and `device`
- * says which table takes the memory back. A place no device serves is refused: GPU places
- * name what is missing (plug-in, driver, device), an undefined place made from a custom
- * device type name nobody registered names the name and how to register it
- * (device/place_types.c).
+ * place's device table through the device cache (device_cache.c). Which places are accepted,
+ * and the message for one that is not, is the device layer's (device/place_types.c,
+ * device/device.c).
  */
-#include "pd_internal.h"
+#include "tensor/tensor_internal.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -24,74 +21,6 @@
 #include <sys/mman.h>
 
 #define PD__ALIGN 64
-
-void pd__place_format(pd_place place, char *buf, size_t size)
-{
-    const char *custom = pd__place_custom_name(place);
-    switch (place.type) {
-    case PD_PLACE_CPU: snprintf(buf, size, "cpu"); break;
-    case PD_PLACE_GPU: snprintf(buf, size, "gpu:%d", (int)place.device_id); break;
-    case PD_PLACE_GPU_PINNED: snprintf(buf, size, "gpu_pinned"); break;
-    default:
-        if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
-            snprintf(buf, size, "%s:%d", custom, (int)place.device_id);
-        else if (place.type == PD_PLACE_UNDEFINED && custom != NULL)
-            snprintf(buf, size, "undefined (device type '%s' is not registered)", custom);
-        else
-            snprintf(buf, size, "undefined (type %d)", (int)place.type);
-        break;
-    }
-}
-
-/* The formatted place and the message are built only once a place is refused: the CPU check
- * runs on every allocation, so the accepted case must cost two compares. */
-pd_status pd__place_refuse(const char *who, pd_place place)
-{
-    char name[96];
-    pd__place_format(place, name, sizeof name);
-    const char *custom = pd__place_custom_name(place);
-    switch (place.type) {
-    case PD_PLACE_CPU:
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: place cpu has device id %d; CPU places have device id 0 "
-                        "(use pd_place_cpu())",
-                        who, (int)place.device_id);
-    case PD_PLACE_GPU:
-    case PD_PLACE_GPU_PINNED:
-        return pd__fail(PD_ERR_UNAVAILABLE,
-                        "%s: place %s needs CUDA, which this build of pdext cannot use yet "
-                        "(CPU only); allocate on pd_place_cpu()",
-                        who, name);
-    default: break;
-    }
-    if (place.type >= PD_PLACE_CUSTOM_FIRST && custom != NULL)
-        return pd__fail(PD_ERR_UNAVAILABLE,
-                        "%s: place %s is a custom device of type '%s', which has no device "
-                        "table: its name was registered with pd_device_type_register, but no "
-                        "plug-in gave its memory functions (pd_device_register(\"%s\", "
-                        "&table, &type)); or allocate on pd_place_cpu()",
-                        who, name, custom, custom);
-    if (place.type == PD_PLACE_UNDEFINED && custom != NULL)
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "%s: place is undefined: device type '%s' was not registered when "
-                        "pd_place_custom(\"%s\", ...) made it; register it first with "
-                        "pd_device_type_register(\"%s\", &type) (a device plug-in does this "
-                        "when it loads)",
-                        who, custom, custom, custom);
-    return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                    "%s: place is %s; expected a place made by pd_place_cpu(), "
-                    "pd_place_gpu(), pd_place_gpu_pinned() or pd_place_custom()",
-                    who, name);
-}
-
-pd_status pd__place_check(const char *who, pd_place place)
-{
-    if (pd__place_ok(&place))
-        return PD_OK;
-    if (place.type == PD_PLACE_CPU)
-        return pd__place_refuse(who, place);
-    return pd__device_of(who, place) ? PD_OK : pd_last_status();
-}
 
 /* --- Big-block cache -----------------------------------------------------------------------
  *
@@ -231,7 +160,7 @@ pd_storage *pd__storage_alloc(const pd_place *place, size_t bytes)
     s->deleter = NULL;
     s->user = NULL;
     s->external = false;
-    s->device = NULL;
+    s->dev = NULL;
     atomic_init(&s->pending, NULL);
     return s;
 }
@@ -294,7 +223,7 @@ pd_status pd__storage_wrap(const char *who, pd_place place, void *ptr, size_t by
     s->external = true;
     s->block = s;
     s->capacity = bytes;
-    s->device = NULL;
+    s->dev = NULL;
     atomic_init(&s->pending, NULL);
     *out = s;
     return PD_OK;
@@ -318,7 +247,7 @@ void pd__storage_release(pd_storage *s)
         return;
     if (atomic_load_explicit(&s->pending, memory_order_relaxed) != NULL)
         pd__storage_pending_drop(s); /* memory an async call wrote */
-    if (s->device != NULL) {
+    if (s->dev != NULL) {
         pd__device_block_free(s);
         return;
     }

@@ -10,7 +10,7 @@
  * Every public function validates all of its arguments before it allocates anything and
  * writes *out only at the very end, so a failed call changes nothing and leaks nothing.
  */
-#include "pd_internal.h"
+#include "tensor/tensor_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * data copy only what really is strided. As everywhere in the tensor API, each function checks
  * all of its arguments before it takes a reference, and writes *out only on success.
  */
-#include "pd_internal.h"
+#include "tensor/tensor_internal.h"
 
 #include <string.h>
 

@@ -21,7 +21,7 @@
  * caller (op code called outside a kernel, or from a thread the kernel started), so the
  * message is printed to stderr and the process aborts: the only place libpdext does either.
  */
-#include "api/api_impl.h"
+#include "call/kernel_ctx.h"
 #include "call/parallel.h"
 
 #include <ctype.h>

@@ -9,7 +9,7 @@
  * that time, which the op calls and copies that used it ran on), and is reused at once only
  * by an allocation on that same stream: the stream's order puts the new work after the old.
  * An allocation on another stream takes it only once stream_query says its stream is idle.
- * Work queued on other streams that used the block is recorded on it (PD__USED_ON_MAX
+ * Work queued on other streams that used the block is recorded on it (USED_ON_MAX
  * streams, pd__device_record_stream: the executor's streams do it, hosts with
  * pd_tensor_record_stream, as with CUDA's record_stream), and the block is reused only once
  * each of those streams is idle too, even by an allocation on its own stream, which their
@@ -30,12 +30,40 @@
  * its device mapping are the host's to synchronize before releasing the tensor.
  *
  * The cached block is the storage header itself (with the device memory it points at), kept
- * on a list through cache_next, so that taking one from the cache allocates nothing.
+ * on a list through dev->cache_next, so that taking one from the cache allocates nothing.
  */
-#include "pd_internal.h"
+#include "tensor/tensor_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define USED_ON_MAX 2 /* streams besides its own a block remembers (see above) */
+
+/* What the cache knows of a block of device memory, behind pd_storage.dev: only this file
+ * reads or writes it (under the device's lock where it says so). */
+struct pd__device_block {
+    /* The device table the memory came from (alloc, or host_alloc for GPU-pinned) and goes
+     * back to. */
+    pd__device *device;
+    /* The device handle of the stream it was allocated on, which the cache reuses it on;
+     * NULL for pinned memory. */
+    void *stream;
+    /* The next cached block while cached. */
+    pd_storage *cache_next;
+    /* Other streams of its device that work using it was queued on (pd_tensor_record_stream,
+     * the executor's streams), under the device's lock; `used_on_more`: more streams than
+     * the slots hold (the cache then waits for all of the device's streams). */
+    void *used_on[USED_ON_MAX];
+    bool used_on_more;
+};
+
+/* A device block's storage header and the cache's record of it, in one malloc: the cached
+ * block is the header itself, kept on a list through dev->cache_next, so that taking one
+ * from the cache allocates nothing. */
+typedef struct block {
+    pd_storage header;
+    struct pd__device_block dev;
+} block;
 
 #define SMALL_ROUND ((size_t)512)
 #define LARGE_ROUND ((size_t)2 << 20)
@@ -65,82 +93,36 @@ static size_t round_size(size_t bytes)
     return bytes > SIZE_MAX - r ? bytes : (bytes + r - 1) / r * r;
 }
 
-/* Whether `stream` is a stream of d that exists; under d->lock. */
-static bool stream_live(const pd__device *d, const void *stream)
-{
-    for (int32_t i = 0; i < d->n_live_streams; ++i)
-        if (d->live_streams[i] == stream)
-            return true;
-    return false;
-}
-
-pd_status pd__device_stream_born(pd__device *d, void *stream)
-{
-    pd_status st = PD_OK;
-    pthread_mutex_lock(&d->lock);
-    if (d->n_live_streams == d->cap_live_streams) {
-        int32_t cap = d->cap_live_streams ? 2 * d->cap_live_streams : 16;
-        void **grown = realloc(d->live_streams, (size_t)cap * sizeof *grown);
-        if (grown == NULL) {
-            st = PD_ERR_OUT_OF_MEMORY;
-        } else {
-            d->live_streams = grown;
-            d->cap_live_streams = cap;
-        }
-    }
-    if (st == PD_OK)
-        d->live_streams[d->n_live_streams++] = stream;
-    pthread_mutex_unlock(&d->lock);
-    return st;
-}
-
-void pd__device_stream_gone(pd__device *d, void *stream)
-{
-    pthread_mutex_lock(&d->lock);
-    for (int32_t i = 0; i < d->n_live_streams; ++i)
-        if (d->live_streams[i] == stream) {
-            d->live_streams[i] = d->live_streams[--d->n_live_streams];
-            break;
-        }
-    /* Its work is done (the stream was synchronized): its cached blocks are idle. */
-    for (int32_t id = 0; id < d->count; ++id)
-        for (pd_storage *s = d->cached[id]; s; s = s->cache_next) {
-            if (s->stream == stream)
-                s->stream = NULL;
-            for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
-                if (s->used_on[k] == stream)
-                    s->used_on[k] = NULL;
-        }
-    pthread_mutex_unlock(&d->lock);
-}
-
 void pd__device_record_stream(pd_storage *s, void *stream)
 {
-    pd__device *d = s->device;
     /* host or pinned memory (whose copies synchronize), or the block's own stream (set when
      * it was allocated, not changed while it lives: no lock needed to compare) */
-    if (d == NULL || s->place.type == PD_PLACE_GPU_PINNED || stream == NULL || s->stream == stream)
+    if (s->dev == NULL || s->place.type == PD_PLACE_GPU_PINNED || stream == NULL ||
+        s->dev->stream == stream)
         return;
+    pd__device *d = s->dev->device;
     pthread_mutex_lock(&d->lock);
     int32_t k = 0, free_slot = -1;
-    for (; k < PD__USED_ON_MAX && s->used_on[k] != stream; ++k)
-        if (s->used_on[k] == NULL && free_slot < 0)
+    for (; k < USED_ON_MAX && s->dev->used_on[k] != stream; ++k)
+        if (s->dev->used_on[k] == NULL && free_slot < 0)
             free_slot = k;
-    if (k == PD__USED_ON_MAX) { /* not noted yet */
+    if (k == USED_ON_MAX) { /* not noted yet */
         if (free_slot >= 0)
-            s->used_on[free_slot] = stream;
+            s->dev->used_on[free_slot] = stream;
         else
-            s->used_on_more = true;
+            s->dev->used_on_more = true;
     }
     pthread_mutex_unlock(&d->lock);
 }
 
 /* Whether work on `other` cannot touch the block any more for an allocation on `stream`:
- * none, the same stream (whose order puts the new work after), or idle. Under d->lock. */
+ * none, the same stream (whose order puts the new work after), destroyed (after finishing
+ * its work: stream.c keeps which handles exist, and a dead handle must never reach
+ * stream_query), or idle. Under d->lock. */
 static bool stream_done_with(const pd__device *d, int32_t id, void *other, void *stream)
 {
     bool idle = false;
-    return other == NULL || other == stream ||
+    return other == NULL || other == stream || !pd__device_stream_live(d, other) ||
            (d->table->stream_query(d->table->user, id, other, &idle) == PD_OK && idle);
 }
 
@@ -149,10 +131,10 @@ static bool stream_done_with(const pd__device *d, int32_t id, void *other, void 
  * work is not ordered with it). Under d->lock. */
 static bool block_usable(const pd__device *d, int32_t id, const pd_storage *s, void *stream)
 {
-    if (!stream_done_with(d, id, s->stream, stream))
+    if (!stream_done_with(d, id, s->dev->stream, stream))
         return false;
-    for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
-        if (s->used_on[k] != NULL && !stream_done_with(d, id, s->used_on[k], NULL))
+    for (int32_t k = 0; k < USED_ON_MAX; ++k)
+        if (s->dev->used_on[k] != NULL && !stream_done_with(d, id, s->dev->used_on[k], NULL))
             return false;
     return true;
 }
@@ -177,7 +159,7 @@ static pd_storage *take(pd__device *d, pd_place place, size_t size, void *stream
     size_t *cached_bytes = NULL;
     pd_storage **list = cache_of(d, place, &cached_bytes);
     pd_storage **best = NULL;
-    for (pd_storage **p = list; *p; p = &(*p)->cache_next) {
+    for (pd_storage **p = list; *p; p = &(*p)->dev->cache_next) {
         pd_storage *s = *p;
         if (s->capacity < size || s->capacity / 2 > size || !block_usable(d, id, s, stream))
             continue;
@@ -189,7 +171,7 @@ static pd_storage *take(pd__device *d, pd_place place, size_t size, void *stream
     if (best == NULL)
         return NULL;
     pd_storage *s = *best;
-    *best = s->cache_next;
+    *best = s->dev->cache_next;
     *cached_bytes -= s->capacity;
     return s;
 }
@@ -205,7 +187,7 @@ static void release_all(pd__device *d, pd_place place)
     *cached_bytes = 0;
     pthread_mutex_unlock(&d->lock);
     while (list) {
-        pd_storage *next = list->cache_next;
+        pd_storage *next = list->dev->cache_next;
         pd__device_free(d, list->place, list->ptr, list->capacity);
         free(list);
         list = next;
@@ -225,8 +207,11 @@ pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, s
     pd_storage *s = *cache_of(d, place, &cached_bytes) ? take(d, place, size, stream) : NULL;
     pthread_mutex_unlock(&d->lock);
     if (s == NULL) {
-        if ((s = malloc(sizeof *s)) == NULL)
+        block *b = malloc(sizeof *b);
+        if (b == NULL)
             return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+        s = &b->header;
+        s->dev = &b->dev;
         st = pd__device_alloc(who, d, place, size, &s->ptr);
         if (st == PD_ERR_OUT_OF_MEMORY) { /* what the cache holds may be what is missing */
             release_all(d, place);
@@ -237,14 +222,14 @@ pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, s
             return st;
         }
         s->capacity = size;
-        s->device = d;
+        s->dev->device = d;
     }
     s->place = place;
-    s->stream = stream;
-    s->cache_next = NULL;
-    for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
-        s->used_on[k] = NULL;
-    s->used_on_more = false;
+    s->dev->stream = stream;
+    s->dev->cache_next = NULL;
+    for (int32_t k = 0; k < USED_ON_MAX; ++k)
+        s->dev->used_on[k] = NULL;
+    s->dev->used_on_more = false;
     s->block = s;
     *out = s;
     return PD_OK;
@@ -267,29 +252,29 @@ static void wait_every_stream(pd__device *d, pd_storage *s)
     for (int32_t i = 0; i < n; ++i)
         (void)d->table->stream_synchronize(d->table->user, s->place.device_id, copy[i]);
     free(copy);
-    s->used_on_more = false;
-    s->stream = NULL;
-    for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
-        s->used_on[k] = NULL;
+    s->dev->used_on_more = false;
+    s->dev->stream = NULL;
+    for (int32_t k = 0; k < USED_ON_MAX; ++k)
+        s->dev->used_on[k] = NULL;
 }
 
 void pd__device_block_free(pd_storage *s)
 {
-    pd__device *d = s->device;
+    pd__device *d = s->dev->device;
     size_t limit = cache_limit(), *cached_bytes = NULL;
     bool kept = false;
-    if (s->used_on_more)
+    if (s->dev->used_on_more)
         wait_every_stream(d, s);
     pthread_mutex_lock(&d->lock);
     /* streams destroyed since, after finishing their work, no longer hold the block */
-    if (s->stream != NULL && !stream_live(d, s->stream))
-        s->stream = NULL;
-    for (int32_t k = 0; k < PD__USED_ON_MAX; ++k)
-        if (s->used_on[k] != NULL && !stream_live(d, s->used_on[k]))
-            s->used_on[k] = NULL;
+    if (s->dev->stream != NULL && !pd__device_stream_live(d, s->dev->stream))
+        s->dev->stream = NULL;
+    for (int32_t k = 0; k < USED_ON_MAX; ++k)
+        if (s->dev->used_on[k] != NULL && !pd__device_stream_live(d, s->dev->used_on[k]))
+            s->dev->used_on[k] = NULL;
     pd_storage **head = cache_of(d, s->place, &cached_bytes);
-    if (!s->used_on_more && s->capacity <= limit && *cached_bytes <= limit - s->capacity) {
-        s->cache_next = *head;
+    if (!s->dev->used_on_more && s->capacity <= limit && *cached_bytes <= limit - s->capacity) {
+        s->dev->cache_next = *head;
         *head = s;
         *cached_bytes += s->capacity;
         kept = true;
@@ -308,5 +293,34 @@ pd_status pd_device_cache_release(pd_place place)
         return pd_last_status();
     if (place.type != PD_PLACE_CPU)
         release_all(d, place);
+    return PD_OK;
+}
+
+pd_status pd_tensor_record_stream(const pd_tensor *t, pd_stream_t *s)
+{
+    static const char who[] = "pd_tensor_record_stream";
+    if (t == NULL || s == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who, t ? "stream" : "t");
+    pd_place sp = pd_stream_place(s);
+    char at[96], of[96];
+    pd__place_format(t->place, at, sizeof at);
+    pd__place_format(sp, of, sizeof of);
+    if (t->storage == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: t has no storage (undefined, or over memory the host made itself); "
+                        "pass a tensor whose memory pdext allocated on a device",
+                        who);
+    if (pd_place_is_host(t->place))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: t is on %s, host memory, which no stream reuses; pass a tensor on "
+                        "a device place",
+                        who, at);
+    if (t->place.type != sp.type || t->place.device_id != sp.device_id)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: t is on %s but the stream belongs to %s; record a stream of the "
+                        "tensor's own device",
+                        who, at, of);
+    pd__device_record_stream(t->storage,
+                             pd_stream_handle(s)); /* memory the host wrapped: its own */
     return PD_OK;
 }

@@ -1,9 +1,9 @@
 /*
  * pending.c - completions (pending.h): tensors the executor has handed out before computing
- * them, and every wait for them: pd_tensor_wait, the host functions that read element data,
- * and the synchronous runner's inputs.
+ * them, and the wait for them that the host functions reading element data, the synchronous
+ * runner (call/ctx.c) and pd_tensor_wait (exec/executor.c) share.
  */
-#include "exec/pending.h"
+#include "tensor/pending.h"
 #include "pdext_executor.h"
 
 #include <stdlib.h>
@@ -221,35 +221,7 @@ pd_status pd__storage_wait(const pd_storage *s)
     return c ? pd__completion_wait(c) : PD_OK;
 }
 
-pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx)
-{
-    for (int32_t i = 0; i < ctx->n_inputs; ++i)
-        for (int32_t k = 0; k < ctx->in[i].count; ++k) {
-            pd_status s = pd__tensor_ready(&ctx->in[i].tensors[k]);
-            if (s != PD_OK)
-                return s;
-        }
-    return PD_OK;
-}
-
 /* --- Host API ----------------------------------------------------------------------------- */
-
-pd_status pd_tensor_wait(const pd_executor *ex, const pd_tensor *t)
-{
-    if (t == NULL || !pd_defined(t))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_tensor_wait: the tensor is %s",
-                        t ? "undefined" : "NULL");
-    pd__completion *c = pd__storage_pending(t->storage);
-    if (c == NULL)
-        return PD_OK;
-    if (ex != NULL && c->executor_id != pd__executor_id(ex))
-        return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                        "pd_tensor_wait: the tensor was made by executor #%llu, not by the "
-                        "executor given (#%llu); pass that executor or NULL",
-                        (unsigned long long)c->executor_id,
-                        (unsigned long long)pd__executor_id(ex));
-    return pd__completion_wait(c);
-}
 
 bool pd_tensor_is_pending(const pd_tensor *t)
 {

@@ -12,10 +12,10 @@
  * The storage keeps its completion until it dies; an inplace call replaces it (the new call
  * depends on the old one, captured at submission).
  */
-#ifndef PD_EXEC_PENDING_H
-#define PD_EXEC_PENDING_H
+#ifndef PD_TENSOR_PENDING_H
+#define PD_TENSOR_PENDING_H
 
-#include "call/kernel_ctx.h"
+#include "tensor/tensor_internal.h"
 
 #include <sched.h>
 
@@ -96,8 +96,4 @@ static inline pd__completion *pd__storage_pending(const pd_storage *s)
  * one it had. */
 void pd__storage_give_pending(pd_storage *s, pd__completion *c);
 
-/* What the synchronous runner does with inputs that may be pending: waits for each; the
- * error of a poisoned one ends the call (as the thread's last error). */
-pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx);
-
-#endif /* PD_EXEC_PENDING_H */
+#endif /* PD_TENSOR_PENDING_H */

@@ -1,0 +1,24 @@
+# The folders of sdk/src are layers (docs/architecture.md, "Layers of libpdext"): no #include
+# and no call of libpdext's objects points up the layer table or makes a circle between
+# folders, and every folder has a row in the table (tools/check_layers.py). The second test
+# shows the guard biting: the same map less the row of sdk/src/math/ is refused, naming it.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  set(_pd_layers ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check_layers.py
+                 --src ${PROJECT_SOURCE_DIR}/sdk/src)
+  add_test(NAME layers.FoldersOfSdkSrcAreLayers
+           COMMAND ${_pd_layers} --doc ${PROJECT_SOURCE_DIR}/docs/architecture.md
+                   --objects ${PROJECT_BINARY_DIR}/sdk/CMakeFiles/pdext_objects.dir/src)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/docs/architecture.md _pd_map)
+  list(FILTER _pd_map EXCLUDE REGEX "`sdk/src/math/`")
+  list(JOIN _pd_map "\n" _pd_map)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/layers_map_without_math.md "${_pd_map}\n")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               ${PROJECT_SOURCE_DIR}/docs/architecture.md)
+  add_test(NAME layers.AFolderMissingFromTheMapFails
+           COMMAND ${_pd_layers} --doc ${CMAKE_CURRENT_BINARY_DIR}/layers_map_without_math.md)
+  set_tests_properties(layers.AFolderMissingFromTheMapFails PROPERTIES
+                       PASS_REGULAR_EXPRESSION "sdk/src/math is missing from the layer table")
+else()
+  message(STATUS "layers: no Python 3 interpreter; the layer check (tools/check_layers.py) is not a test")
+endif()
