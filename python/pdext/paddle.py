@@ -134,11 +134,21 @@ def _native_lib():
         lib.pdext_paddle_native_declare.argtypes = [ctypes.c_char_p, ctypes.c_void_p,
                                                     ctypes.c_char_p, ctypes.c_size_t]
         lib.pdext_paddle_native_declare.restype = ctypes.c_int
+        lib.pdext_paddle_native_infer_calls.argtypes = []
+        lib.pdext_paddle_native_infer_calls.restype = ctypes.c_ulonglong
         _native = lib
         return lib
     except Exception as e:
         _native, _native_error = False, "%s: %s" % (type(e).__name__, e)
         return None
+
+
+def infer_calls():
+    """How many times Paddle has called the infer functions (InferShape, InferDtype) of
+    registered pdext ops in this process: it does when it builds a static program, not per
+    dygraph call (tests and the curious read it)."""
+    lib = _native_lib()
+    return 0 if lib is None else int(lib.pdext_paddle_native_infer_calls())
 
 
 def _ops_of(ops):

@@ -24,6 +24,7 @@
 
 #include "pdext.h"
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -45,7 +46,7 @@ struct Slot {
     pd_arg_info in[PD_MAX_INPUTS];
     pd_arg_info out[PD_MAX_OUTPUTS];
     pd_attr_info attr[PD_MAX_ATTRS];
-    bool shape_fn = false; // the op has an infer_shape function (else outputs mirror inputs)
+    bool vector_out = false; // some output is a vector
 };
 
 Slot slots[kSlots];
@@ -178,7 +179,7 @@ void add_attr(const Slot &s, int32_t j, const paddle::any &v, Attrs *at)
         }
     } catch (const paddle::bad_any_cast &) {
         fail(s.name, "(): attr '", info.name, "' is not a ", paddle_attr_type(info.type),
-                 " (declared '", info.decl, "')");
+             " (declared '", info.decl, "')");
     }
     at->list.push_back(a);
 }
@@ -198,56 +199,58 @@ void add_infer_attrs(const Slot &s, const std::vector<paddle::any> &attrs, Attrs
     }
 }
 
+// "op(): input 'X'" (or 'X'[k] for an item of a vector input), made only for a message.
+std::string input_text(const Slot &s, int32_t i, int64_t item)
+{
+    std::string who = s.name + "(): input '" + s.in[i].name + "'";
+    if (item >= 0)
+        who += "[" + std::to_string(item) + "]";
+    return who;
+}
+
 // A borrowed pd_tensor (no storage) over Paddle tensor x's memory.
 void borrow(const Slot &s, int32_t i, int64_t item, const paddle::Tensor &x, pd_tensor *t)
 {
-    std::ostringstream who;
-    auto name = [&]() {
-        who << s.name << "(): input '" << s.in[i].name << "'";
-        if (item >= 0)
-            who << "[" << item << "]";
-        return who.str();
-    };
     if (!x.initialized())
-        fail(name(), " is an uninitialized tensor");
+        fail(input_text(s, i, item), " is an uninitialized tensor");
     if (!x.is_dense_tensor())
-        fail(name(), " is not a dense tensor; pdext takes dense tensors");
+        fail(input_text(s, i, item), " is not a dense tensor; pdext takes dense tensors");
     pd_data_type dt = to_pd(x.dtype());
     if (dt == PD_UNDEFINED)
-        fail(name(), " has dtype ", phi::DataTypeToString(x.dtype()),
-                 ", which pdext has no dtype for");
+        fail(input_text(s, i, item), " has dtype ", phi::DataTypeToString(x.dtype()),
+             ", which pdext has no dtype for");
     std::memset(t, 0, sizeof *t);
-    const phi::Place &place = x.place();
     if (x.is_cpu()) {
         t->place = pd_place_cpu();
     } else if (x.is_gpu()) {
-        t->place = pd_place_gpu(place.GetDeviceId());
+        t->place = pd_place_gpu(x.place().GetDeviceId());
     } else {
-        fail(name(), " is on ", place.DebugString(),
-                 "; pdext's Paddle ops take CPU and GPU tensors (move it with .cpu())");
+        fail(input_text(s, i, item), " is on ", x.place().DebugString(),
+             "; pdext's Paddle ops take CPU and GPU tensors (move it with .cpu())");
     }
-    const std::vector<int64_t> shape = x.shape();
-    if (shape.size() > PD_MAX_DIMS)
-        fail(name(), " has ", shape.size(), " dimensions; pdext tensors have at most ",
-                 PD_MAX_DIMS);
+    const common::DDim &dims = x.dims();
+    const int ndim = dims.size();
+    if (ndim > PD_MAX_DIMS)
+        fail(input_text(s, i, item), " has ", ndim, " dimensions; pdext tensors have at most ",
+             PD_MAX_DIMS);
     t->dtype = dt;
-    t->ndim = static_cast<int32_t>(shape.size());
-    t->data = x.numel() > 0 ? const_cast<void *>(x.data()) : nullptr;
+    t->ndim = ndim;
     int64_t dense = 1;
     bool contiguous = true;
-    const auto &strides = x.strides();
-    bool have_strides = strides.size() == static_cast<int>(shape.size());
-    for (int32_t d = t->ndim - 1; d >= 0; --d) {
-        t->shape[d] = shape[d];
+    const common::DDim &strides = x.strides();
+    const bool have_strides = strides.size() == ndim;
+    for (int32_t d = ndim - 1; d >= 0; --d) {
+        t->shape[d] = dims[d];
         int64_t st = have_strides ? strides[d] : dense;
-        if (shape[d] > 1 && st != dense)
+        if (dims[d] > 1 && st != dense)
             contiguous = false;
         t->strides[d] = st;
-        dense *= shape[d];
+        dense *= dims[d];
     }
+    t->data = dense > 0 ? const_cast<void *>(x.data()) : nullptr;
     if (contiguous) {
         int64_t st = 1;
-        for (int32_t d = t->ndim - 1; d >= 0; --d) {
+        for (int32_t d = ndim - 1; d >= 0; --d) {
             t->strides[d] = st;
             st *= t->shape[d];
         }
@@ -311,14 +314,20 @@ void follow_stream(const paddle::Tensor &x, pd_place place)
 void run_kernel(const Slot &s, paddle::CustomOpKernelContext *ctx)
 {
     pd_tensor one[PD_MAX_INPUTS];
-    std::vector<std::vector<pd_tensor>> many(s.n_in);
-    std::vector<std::vector<paddle::Tensor>> vec_keep(s.n_in);
     pd_arg in[PD_MAX_INPUTS];
+    // Vector inputs only: their tensors (Paddle's copies, kept for the call) and pd_tensors.
+    std::vector<std::vector<paddle::Tensor>> vec_keep;
+    std::vector<std::vector<pd_tensor>> many;
     const paddle::Tensor *first = nullptr;
+    int32_t total = 0;
     for (int32_t i = 0; i < s.n_in; ++i) {
         const auto &range = ctx->InputRangeAt(i);
         in[i] = pd_arg{nullptr, &one[i], 0};
         if (s.in[i].is_vector) {
+            if (vec_keep.empty()) {
+                vec_keep.resize(s.n_in);
+                many.resize(s.n_in);
+            }
             if (s.in[i].is_optional) {
                 auto opt = ctx->OptionalInputsBetween(range.first, range.second);
                 if (!opt)
@@ -343,43 +352,56 @@ void run_kernel(const Slot &s, paddle::CustomOpKernelContext *ctx)
             if (first == nullptr)
                 first = &x;
         }
+        total += in[i].count;
     }
 #if defined(PADDLE_WITH_CUDA) || defined(PADDLE_WITH_HIP)
     if (first != nullptr && first->is_gpu())
         follow_stream(*first, pd_place_gpu(first->place().GetDeviceId()));
+#else
+    (void)first;
 #endif
     Attrs at;
-    const auto &attrs = ctx->Attrs();
-    at.list.reserve(s.n_attr);
-    at.cstrs.reserve(s.n_attr);
-    for (int32_t j = 0; j < s.n_attr && static_cast<size_t>(j) < attrs.size(); ++j)
-        add_attr(s, j, attrs[j], &at);
-    int32_t total = 0;
-    for (int32_t i = 0; i < s.n_in; ++i)
-        total += in[i].count;
-    int32_t room = total > 64 ? total : 64;
-    int32_t need = 0;
-    for (int32_t o = 0; o < s.n_out; ++o)
-        need += s.out[o].is_vector ? room : 1;
-    std::vector<pd_tensor> outs(static_cast<size_t>(need), pd_tensor{});
-    pd_arg out[PD_MAX_OUTPUTS];
-    for (int32_t o = 0, k = 0; o < s.n_out; ++o) {
-        int32_t cap = s.out[o].is_vector ? room : 1;
-        out[o] = pd_arg{nullptr, outs.data() + k, cap};
-        k += cap;
+    if (s.n_attr > 0) {
+        const auto &attrs = ctx->Attrs();
+        at.list.reserve(s.n_attr);
+        at.cstrs.reserve(s.n_attr);
+        for (int32_t j = 0; j < s.n_attr && static_cast<size_t>(j) < attrs.size(); ++j)
+            add_attr(s, j, attrs[j], &at);
     }
-    pd_status st = pd_op_run(s.op, in, s.n_in, at.list.data(),
-                             static_cast<int32_t>(at.list.size()), out, s.n_out);
+    // Outputs: one tensor each on the stack; room for vector outputs' items on the heap.
+    pd_tensor stack_out[PD_MAX_OUTPUTS];
+    std::vector<pd_tensor> heap_out;
+    pd_tensor *outs = stack_out;
+    int32_t room = total > 64 ? total : 64;
+    if (s.vector_out) {
+        int32_t need = 0;
+        for (int32_t o = 0; o < s.n_out; ++o)
+            need += s.out[o].is_vector ? room : 1;
+        heap_out.assign(static_cast<size_t>(need), pd_tensor{});
+        outs = heap_out.data();
+    } else {
+        std::memset(stack_out, 0, sizeof stack_out);
+    }
+    pd_arg out[PD_MAX_OUTPUTS];
+    int32_t n_slots_out = 0;
+    for (int32_t o = 0; o < s.n_out; ++o) {
+        int32_t cap = s.out[o].is_vector ? room : 1;
+        out[o] = pd_arg{nullptr, outs + n_slots_out, cap};
+        n_slots_out += cap;
+    }
+    pd_status st = pd_op_run(s.op, in, s.n_in, at.list.data(), static_cast<int32_t>(at.list.size()),
+                             out, s.n_out);
     if (st != PD_OK)
         fail(pd_last_error());
     std::vector<paddle::Tensor> result;
     try {
+        result.reserve(static_cast<size_t>(s.n_out));
         for (int32_t o = 0; o < s.n_out; ++o)
             for (int32_t k = 0; k < out[o].count; ++k)
                 result.push_back(adopt(&out[o].tensors[k]));
     } catch (...) {
-        for (auto &t : outs)
-            pd_tensor_release(&t);
+        for (int32_t k = 0; k < n_slots_out; ++k)
+            pd_tensor_release(&outs[k]);
         throw;
     }
     ctx->ValidateAndAssignOutputs(result);
@@ -493,11 +515,15 @@ const pd_data_type kGuesses[] = {PD_FLOAT32, PD_FLOAT64, PD_INT64, PD_INT32, PD_
 thread_local std::vector<std::vector<int64_t>> last_shapes[kSlots];
 thread_local std::vector<std::vector<std::vector<int64_t>>> last_vec_shapes[kSlots];
 
+// How many times Paddle asked the infer functions (pdext_paddle_native_infer_calls).
+std::atomic<unsigned long long> infer_calls{0};
+
 std::vector<std::vector<int64_t>>
 infer_shape(int slot, const std::vector<std::vector<int64_t>> &shapes,
             const std::vector<std::vector<std::vector<int64_t>>> &vec_shapes,
             const std::vector<paddle::any> &attrs)
 {
+    infer_calls.fetch_add(1, std::memory_order_relaxed);
     const Slot &s = slots[slot];
     last_shapes[slot] = shapes;
     last_vec_shapes[slot] = vec_shapes;
@@ -547,6 +573,7 @@ std::vector<paddle::DataType> infer_dtype(int slot, const std::vector<paddle::Da
                                           const std::vector<std::vector<paddle::DataType>> &vdt,
                                           const std::vector<paddle::any> &attrs)
 {
+    infer_calls.fetch_add(1, std::memory_order_relaxed);
     const Slot &s = slots[slot];
     Attrs at;
     add_infer_attrs(s, attrs, &at);
@@ -660,8 +687,9 @@ void declare(const char *name, const pd_op *op, size_t index, int n)
                                      "' has a type Paddle's custom ops cannot declare");
         attrs.push_back(std::string(s.attr[j].name) + ": " + t);
     }
-    const pd_op_def *def = pd_op_definition(op);
-    s.shape_fn = def != nullptr && def->infer_shape != nullptr;
+    s.vector_out = false;
+    for (int32_t o = 0; o < s.n_out; ++o)
+        s.vector_out = s.vector_out || s.out[o].is_vector;
     paddle::OpMetaInfoBuilder b(std::string(name), index);
     b.Inputs(std::move(ins)).Outputs(std::move(outs)).Attrs(std::move(attrs));
     b.SetKernelFn(table().kernel[n]);
@@ -685,8 +713,7 @@ pdext_paddle_native_declare(const char *name, const void *fwd, char *err, size_t
         const pd_op *grad_grad = grad != nullptr ? pd_op_grad(grad) : nullptr;
         int need = 1 + (grad != nullptr) + (grad_grad != nullptr);
         if (n_slots + need > kSlots)
-            throw std::runtime_error("pdext.paddle.register: more than " +
-                                     std::to_string(kSlots) +
+            throw std::runtime_error("pdext.paddle.register: more than " + std::to_string(kSlots) +
                                      " pdext ops registered with Paddle in one process");
         declare(name, op, 0, n_slots++);
         if (grad != nullptr)
@@ -698,4 +725,12 @@ pdext_paddle_native_declare(const char *name, const void *fwd, char *err, size_t
         copy_message(e.what(), err, err_size);
         return -1;
     }
+}
+
+// How many times Paddle called the infer functions of pdext ops (InferShape and InferDtype):
+// Paddle asks them when it builds a static program, not per dygraph call.
+extern "C" __attribute__((visibility("default"))) unsigned long long
+pdext_paddle_native_infer_calls(void)
+{
+    return infer_calls.load(std::memory_order_relaxed);
 }
