@@ -136,6 +136,8 @@ def _native_lib():
         lib.pdext_paddle_native_declare.restype = ctypes.c_int
         lib.pdext_paddle_native_infer_calls.argtypes = []
         lib.pdext_paddle_native_infer_calls.restype = ctypes.c_ulonglong
+        lib.pdext_paddle_native_take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        lib.pdext_paddle_native_take_error.restype = ctypes.c_int
         _native = lib
         return lib
     except Exception as e:
@@ -149,6 +151,18 @@ def infer_calls():
     dygraph call (tests and the curious read it)."""
     lib = _native_lib()
     return 0 if lib is None else int(lib.pdext_paddle_native_infer_calls())
+
+
+def _raise_pending(op_type):
+    """Raises what an infer function of a pdext op refused while Paddle built a static program
+    (paddle_native.cpp records it there instead of throwing: an exception out of an infer
+    function ends Paddle's process)."""
+    import ctypes
+
+    buf = ctypes.create_string_buffer(4096)
+    if _native and _native.pdext_paddle_native_take_error(buf, len(buf)):
+        raise ValueError("%s (Paddle op %s, while building the static program)"
+                         % (buf.value.decode(errors="replace"), op_type))
 
 
 def _ops_of(ops):
@@ -232,7 +246,6 @@ def _make_function(op, op_type):
     n_args = len(names)
     n_out = len(op.outputs)
     name = op.__name__
-    plain_attrs = all(t in ("float", "double") for t in types_)
 
     def fill(args, kwargs):
         if len(args) > n_args:
@@ -256,20 +269,26 @@ def _make_function(op, op_type):
             args[n_in + j] = _attr_value(name, names[n_in + j], t, args[n_in + j])
         return args
 
+    Tensor = _paddle.Tensor
+    # In a static program (to_static) the outputs are pir.Values, not Tensors: only then can
+    # an infer function have refused (Paddle runs none per dygraph call).
     if n_args == n_in == n_out == 1:
         def fn(*args, **kwargs):
             if kwargs or len(args) != 1:
                 args = fill(args, kwargs)
-            return run(op_type, *args)[0]
+            y = run(op_type, *args)[0]
+            if y.__class__ is not Tensor:
+                _raise_pending(op_type)
+            return y
     else:
         def fn(*args, **kwargs):
             if kwargs or len(args) != n_args:
                 args = fill(args, kwargs)
-            if types_ and not plain_attrs:
-                args = convert(args)
-            elif types_:
+            if types_:
                 args = convert(args)
             outs = run(op_type, *args)
+            if not any(o.__class__ is Tensor for o in outs):
+                _raise_pending(op_type)
             return outs[0] if n_out == 1 else list(outs)
 
     fn.__name__ = name

@@ -5,7 +5,7 @@
 // tensors' memory as pd_tensors, runs the op through the pdext runner (pd_op_run) and hands the
 // outputs to Paddle as tensors that own the pdext storage (paddle::from_blob with a deleter):
 // no copy either way. The infer functions ask pd_op_infer. Errors become Paddle exceptions
-// (PD_THROW) carrying pdext's message, never an abort.
+// (InvalidArgument) carrying pdext's message, never an abort.
 //
 // Why at run time and not a generated source per module: this file is compiled once per
 // Paddle and pdext version (against the wheel's paddle/extension.h, ~80k lines, the slow part)
@@ -17,6 +17,7 @@
 // Paddle's function types (KernelFunc, InferShapeFunc, InferDtypeFunc) are plain function
 // pointers without user data, so each slot has its own instantiation of the three templates
 // below; kSlots bounds how many ops one process registers.
+#include "paddle/common/enforce.h"
 #include "paddle/common/exception.h"
 #include "paddle/phi/api/ext/op_meta_info.h"
 #include "paddle/phi/api/include/api.h"
@@ -28,6 +29,7 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,14 +100,18 @@ phi::DataType to_paddle(pd_data_type t)
 }
 
 // Paddle's spelling of a pdext attr type in OpMetaInfo::Attrs ("name: type").
-// Throws Paddle's own exception type with the pieces streamed into one message: Paddle turns it
-// into a Python exception carrying the message (a std::runtime_error from a kernel may abort
-// the process instead). pdext.h's PD_THROW is the C front's, hence another name.
+// Throws Paddle's enforce error (InvalidArgument) with the pieces streamed into one message:
+// Paddle turns that type into a Python ValueError carrying the message in every mode. Any other
+// type (std::runtime_error, even Paddle's own PD_Exception of PD_THROW) escaping a kernel that
+// Paddle's static executor runs ends the process (ThrowExceptionToPython knows only its enforce
+// errors). pdext.h's PD_THROW is the C front's, hence another name.
 template <typename... Args> [[noreturn]] void fail(const Args &...args)
 {
     std::ostringstream msg;
     (msg << ... << args);
-    throw ::common::PD_Exception(msg.str(), __FILE__, __LINE__, "An error occurred.");
+    throw ::common::enforce::
+        EnforceNotMet(::common::ErrorSummary(::common::ErrorCode::INVALID_ARGUMENT, msg.str()),
+                      __FILE__, __LINE__);
 }
 
 const char *paddle_attr_type(pd_attr_type t)
@@ -566,7 +572,7 @@ infer_shape(int slot, const std::vector<std::vector<int64_t>> &shapes,
         }
         return out;
     }
-    fail(first_err);
+    throw std::runtime_error(first_err);
 }
 
 std::vector<paddle::DataType> infer_dtype(int slot, const std::vector<paddle::DataType> &dtypes,
@@ -605,7 +611,7 @@ std::vector<paddle::DataType> infer_dtype(int slot, const std::vector<paddle::Da
     std::vector<int32_t> counts;
     std::string err;
     if (!infer(s, d, at, &res, &counts, &err))
-        fail(err);
+        throw std::runtime_error(err);
     std::vector<paddle::DataType> out;
     for (const pd_tensor &t : res)
         out.push_back(to_paddle(t.dtype));
@@ -614,13 +620,34 @@ std::vector<paddle::DataType> infer_dtype(int slot, const std::vector<paddle::Da
 
 template <int N> void kernel_at(paddle::CustomOpKernelContext *ctx) { run_kernel(slots[N], ctx); }
 
+// The first infer failure on this thread since Python last took it (pdext_paddle_native_take_
+// error). Paddle calls infer functions while it builds a static program, where an exception
+// escaping them ends the process (std::terminate), so they never throw: they record pdext's
+// message here and hand Paddle placeholder shapes and dtypes, and pdext.paddle raises the
+// message as a Python exception as soon as Paddle's call that built the op returns.
+thread_local std::string pending_error;
+
+void record(const char *what)
+{
+    if (pending_error.empty())
+        pending_error = what;
+}
+
 template <int N>
 std::vector<std::vector<int64_t>>
 shape_at(const std::vector<std::vector<int64_t>> &shapes,
          const std::vector<std::vector<std::vector<int64_t>>> &vec_shapes,
          const std::vector<paddle::any> &attrs)
 {
-    return infer_shape(N, shapes, vec_shapes, attrs);
+    try {
+        return infer_shape(N, shapes, vec_shapes, attrs);
+    } catch (const std::exception &e) {
+        record(e.what());
+    } catch (...) {
+        record("an unknown C++ exception");
+    }
+    std::vector<int64_t> like = shapes.empty() ? std::vector<int64_t>{1} : shapes[0];
+    return std::vector<std::vector<int64_t>>(static_cast<size_t>(slots[N].n_out), like);
 }
 
 template <int N>
@@ -628,7 +655,15 @@ std::vector<paddle::DataType> dtype_at(const std::vector<paddle::DataType> &dtyp
                                        const std::vector<std::vector<paddle::DataType>> &vdt,
                                        const std::vector<paddle::any> &attrs)
 {
-    return infer_dtype(N, dtypes, vdt, attrs);
+    try {
+        return infer_dtype(N, dtypes, vdt, attrs);
+    } catch (const std::exception &e) {
+        record(e.what());
+    } catch (...) {
+        record("an unknown C++ exception");
+    }
+    paddle::DataType like = dtypes.empty() ? phi::DataType::FLOAT32 : dtypes[0];
+    return std::vector<paddle::DataType>(static_cast<size_t>(slots[N].n_out), like);
 }
 
 struct Table {
@@ -733,4 +768,16 @@ extern "C" __attribute__((visibility("default"))) unsigned long long
 pdext_paddle_native_infer_calls(void)
 {
     return infer_calls.load(std::memory_order_relaxed);
+}
+
+// The infer failure recorded on this thread (see pending_error), copied into buf and cleared;
+// 0 when there was none, else 1.
+extern "C" __attribute__((visibility("default"))) int pdext_paddle_native_take_error(char *buf,
+                                                                                     size_t size)
+{
+    if (pending_error.empty())
+        return 0;
+    copy_message(pending_error.c_str(), buf, size);
+    pending_error.clear();
+    return 1;
 }
