@@ -22,8 +22,10 @@ program); why not a C++ source generated per module and built by cpp_extension.l
 build preprocesses ~80k lines of Paddle headers (tens of seconds), where the bridge is built
 once and registering a module then takes microseconds per op.
 
-Import paddle before mindspore in one process (the other order fails upstream, in oneDNN's
-symbols); pdext itself imports neither until asked.
+Paddle and MindSpore in one process: import mindspore first, then paddle. The other order fails
+upstream (mindspore's CPU ops library wants a oneDNN symbol that Paddle's copy, loaded first,
+lacks: an ImportError); pdext imports neither framework until asked (pdext.paddle imports
+paddle), so it changes nothing there.
 """
 
 import hashlib
