@@ -227,8 +227,9 @@ def _attr_value(op_name, attr, type_name, value):
 
 class Registered(types.SimpleNamespace):
     """What pdext.paddle.register returns: one function per forward op (on paddle.Tensors, in
-    dygraph and inside paddle.jit.to_static), plus `namespace` and `op_types` (pdext op name
-    -> the Paddle op type)."""
+    dygraph and inside paddle.jit.to_static), plus `namespace`, `op_types` (pdext op name ->
+    the Paddle op type) and `skipped` (pdext op name -> why Paddle cannot have it: a vector
+    output the op sizes itself)."""
 
 
 def _make_function(op, op_type):
@@ -347,6 +348,17 @@ def register(ops, namespace="pdext"):
         grads = {op.grad_op for op in found.values() if op.grad_op}
         forward = {n: op for n, op in found.items()
                    if n not in grads and getattr(op, "kind", "forward") == "forward"}
+        # Paddle's custom ops take a vector output only where it is an input written in place
+        # (its count is then the input's); pdext's ops that size a vector output themselves
+        # stay pdext-only.
+        skipped = {}
+        for n, op in list(forward.items()):
+            bad = [] if any(op.written_inputs) else \
+                [o for o, v in zip(op.outputs, op.vector_outputs) if v]
+            if bad:
+                skipped[n] = ("output '%s' is a vector, which Paddle's custom operators take only "
+                              "as an input written in place" % bad[0])
+                del forward[n]
         op_types = {n: (namespace + "_" + n if namespace else n) for n in forward}
         for n, t in op_types.items():
             if t in _types or _paddle_has_op(t):
@@ -373,7 +385,7 @@ def register(ops, namespace="pdext"):
 
         new = core.load_op_meta_info_and_register_op(lib._name)
         OpProtoHolder.instance().update_op_proto(new)
-        result = Registered(namespace=namespace, op_types=dict(op_types))
+        result = Registered(namespace=namespace, op_types=dict(op_types), skipped=skipped)
         for n, op in forward.items():
             setattr(result, _identifier(n), _make_function(op, op_types[n]))
         _by_module[key] = (ops, result)

@@ -31,6 +31,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -48,7 +49,8 @@ struct Slot {
     pd_arg_info in[PD_MAX_INPUTS];
     pd_arg_info out[PD_MAX_OUTPUTS];
     pd_attr_info attr[PD_MAX_ATTRS];
-    bool vector_out = false; // some output is a vector
+    bool vector_out = false;               // some output is a vector
+    bool inplace_out[PD_MAX_OUTPUTS] = {}; // the output is an input written in place
 };
 
 Slot slots[kSlots];
@@ -403,8 +405,13 @@ void run_kernel(const Slot &s, paddle::CustomOpKernelContext *ctx)
     try {
         result.reserve(static_cast<size_t>(s.n_out));
         for (int32_t o = 0; o < s.n_out; ++o)
-            for (int32_t k = 0; k < out[o].count; ++k)
-                result.push_back(adopt(&out[o].tensors[k]));
+            for (int32_t k = 0; k < out[o].count; ++k) {
+                // An input written in place: Paddle assigns its own tensor to that output.
+                if (s.inplace_out[o])
+                    pd_tensor_release(&out[o].tensors[k]);
+                else
+                    result.push_back(adopt(&out[o].tensors[k]));
+            }
     } catch (...) {
         for (int32_t k = 0; k < n_slots_out; ++k)
             pd_tensor_release(&outs[k]);
@@ -714,6 +721,17 @@ void declare(const char *name, const pd_op *op, size_t index, int n)
         pd_op_output_info(op, o, &s.out[o]);
         outs.push_back(s.out[o].decl);
     }
+    // The inplace map, as Paddle's SetInplaceMap takes it: the declared names of the input
+    // and of the output that is it.
+    std::unordered_map<std::string, std::string> inplace;
+    const pd_op_def *def = pd_op_definition(op);
+    for (int k = 0; def != nullptr && k < PD_MAX_INPLACE && def->inplace[k][0] != nullptr; ++k) {
+        inplace[def->inplace[k][0]] = def->inplace[k][1];
+        for (int32_t o = 0; o < s.n_out; ++o)
+            if (std::strcmp(s.out[o].decl, def->inplace[k][1]) == 0 ||
+                std::strcmp(s.out[o].name, def->inplace[k][1]) == 0)
+                s.inplace_out[o] = true;
+    }
     for (int32_t j = 0; j < s.n_attr; ++j) {
         pd_op_attr_info(op, j, &s.attr[j]);
         const char *t = paddle_attr_type(s.attr[j].type);
@@ -727,6 +745,8 @@ void declare(const char *name, const pd_op *op, size_t index, int n)
         s.vector_out = s.vector_out || s.out[o].is_vector;
     paddle::OpMetaInfoBuilder b(std::string(name), index);
     b.Inputs(std::move(ins)).Outputs(std::move(outs)).Attrs(std::move(attrs));
+    if (!inplace.empty())
+        b.SetInplaceMap(std::move(inplace));
     b.SetKernelFn(table().kernel[n]);
     b.SetInferShapeFn(table().shape[n]);
     b.SetInferDtypeFn(table().dtype[n]);

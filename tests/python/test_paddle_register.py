@@ -259,3 +259,52 @@ def test_gpu_tensors_run_on_paddles_stream(pdext, real, tmp_path):
     y.sum().backward()
     np.testing.assert_array_equal(y.numpy(), np.maximum(np.asarray(X), 0))
     np.testing.assert_array_equal(x.grad.numpy(), (np.asarray(X) > 0).astype("float32"))
+
+
+@pytest.fixture(scope="module")
+def pyp(pdext, pyops):
+    import pdext.paddle
+
+    return pdext.paddle.register(pyops, namespace="pyp")
+
+
+def test_an_op_writing_its_input_in_place_writes_the_paddle_tensor(pyp):
+    x = paddle.to_tensor(np.array([1.0, -2.5, 4.0]))
+    ptr = x.data_ptr()
+    y = pyp.py_inplace(x)
+    np.testing.assert_array_equal(x.numpy(), [2.0, -5.0, 8.0])
+    assert y.data_ptr() == ptr  # Paddle's inplace map: the output is the input tensor
+    np.testing.assert_array_equal(y.numpy(), [2.0, -5.0, 8.0])
+
+
+def test_an_optional_input_may_be_left_out(pyp):
+    x = paddle.to_tensor(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(pyp.py_opt(x).numpy(), [101.0, 102.0])
+    np.testing.assert_array_equal(pyp.py_opt(x, paddle.to_tensor(np.array([0.5, 0.25]))).numpy(),
+                                  [1.5, 2.25])
+
+
+def test_an_output_that_is_its_input_is_a_copy_paddle_owns(pyp):
+    x = paddle.to_tensor(np.array([3.0, 4.0]))
+    y = pyp.py_alias(x)
+    np.testing.assert_array_equal(y.numpy(), [3.0, 4.0])
+    assert y.data_ptr() != x.data_ptr()
+
+
+def test_an_op_sizing_a_vector_output_itself_is_left_out_saying_why(pyp):
+    # Paddle's custom ops take vector outputs only as inputs written in place.
+    assert "py_split" not in vars(pyp)
+    assert "output 'Out' is a vector" in pyp.skipped["py_split"]
+    assert set(pyp.op_types) >= {"py_inplace", "py_opt", "py_alias", "py_attrs"}
+
+
+@pytest.mark.parametrize("attrs", [
+    dict(b=True, i64=10000000000),
+    dict(b=False, i=-3, f=1.25, d=3.5, i64=-4, s="hello", ints=[4, 5, 6], floats=[0.25, 2.0],
+         i64s=[7, 10000000000], strs=["ab", "c"]),
+])
+def test_attrs_of_every_type_reach_the_kernel_as_pdexts_own_call_passes_them(pyp, pyops, attrs):
+    x = np.zeros(1)
+    want = pyops.py_attrs(x, **attrs)
+    got = pyp.py_attrs(paddle.to_tensor(x), **attrs)
+    np.testing.assert_array_equal(got.numpy(), want)
