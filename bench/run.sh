@@ -45,7 +45,8 @@ fi
 if [[ ${PDEXT_BENCH_NO_BUILD:-0} != 1 ]]; then
     targets=()
     for p in $programs; do targets+=("bench_$p"); done
-    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd) # onnxruntime rows
+    # onnxruntime rows (the command), paddle rows (the Python package)
+    [[ -n ${PDEXT_BENCH_FRAMEWORK_PYTHON:-} ]] && targets+=(pdext_cmd pdext_python)
     cmake --build "$build" --target "${targets[@]}" -- -j"$jobs" >&2
 fi
 
@@ -100,6 +101,29 @@ if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
     else
         echo "bench: onnxruntime rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python" \
             "with onnxruntime and onnx" >&2
+    fi
+fi
+
+# The Paddle rows (bench/paddle_bench.py): pdext.paddle.register against Paddle's own build of
+# the same source, run by a Python that has paddlepaddle (PDEXT_BENCH_FRAMEWORK_PYTHON), on this
+# build's pdext package where that Python can import it (else on the pdext installed in it, the
+# framework venv's wheel); skipped, saying so, without either.
+if [[ -z ${PDEXT_BENCH_ONLY:-} ]]; then
+    fw_python=${PDEXT_BENCH_FRAMEWORK_PYTHON:-}
+    paddle_path=
+    if [[ -n $fw_python ]] && PYTHONPATH=$build/python "$fw_python" -c 'import paddle, pdext.paddle' \
+        >/dev/null 2>&1; then
+        paddle_path=$build/python
+    fi
+    if [[ -n $fw_python ]] && { [[ -n $paddle_path ]] ||
+        "$fw_python" -c 'import paddle, pdext.paddle' >/dev/null 2>&1; }; then
+        echo "bench: running paddle_bench.py (pdext from ${paddle_path:-the venv})" >&2
+        PYTHONPATH=$paddle_path PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-paddle-$$ \
+            "$fw_python" "$root/bench/paddle_bench.py" "${smoke[@]}" >>"$rows" || status=1
+        rm -rf "${TMPDIR:-/tmp}/pdext-bench-paddle-$$"
+    else
+        echo "bench: paddle rows skipped: set PDEXT_BENCH_FRAMEWORK_PYTHON to a python with" \
+            "paddlepaddle and a pdext it can import" >&2
     fi
 fi
 
