@@ -32,7 +32,6 @@ import hashlib
 import inspect as _inspect
 import os
 import subprocess
-import sys
 import sysconfig
 import tempfile
 import threading
@@ -77,14 +76,23 @@ def _with_cuda():
         return False
 
 
-def _build_command(src, out):
+def _cuda_home():
+    return os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+
+
+def _build_command(src, out, cuda=None):
+    """The compiler command of the bridge; cuda (default: Paddle is built with CUDA) compiles
+    its GPU path (Paddle's stream of a GPU tensor) too."""
     incs, libs = _paddle_dirs()
     pdext_lib = _pdext._library_path()
     cmd = [os.environ.get("CXX", "c++"), "-std=c++17", "-O2", "-fPIC", "-shared", "-w",
            "-fvisibility=hidden", "-DPADDLE_WITH_CUSTOM_KERNEL"]
-    if _with_cuda():
-        cuda = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-        cmd += ["-DPADDLE_WITH_CUDA", "-I" + os.path.join(cuda, "include")]
+    if _with_cuda() if cuda is None else cuda:
+        home = _cuda_home()
+        cmd += ["-DPADDLE_WITH_CUDA", "-I" + os.path.join(home, "include")]
+        cccl = os.path.join(home, "include", "cccl")  # thrust's home from CUDA 13 on
+        if os.path.isdir(cccl):
+            cmd.append("-I" + cccl)
     cmd += ["-I" + d for d in incs]
     cmd += ["-I" + sysconfig.get_paths()["include"]]
     cmd += ["-I" + _pdext._sdk_include_dir(), src, "-o", out]

@@ -308,3 +308,21 @@ def test_attrs_of_every_type_reach_the_kernel_as_pdexts_own_call_passes_them(pyp
     want = pyops.py_attrs(x, **attrs)
     got = pyp.py_attrs(paddle.to_tensor(x), **attrs)
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_the_bridges_gpu_path_compiles_where_cuda_headers_are(pdext, tmp_path):
+    """The GPU half (Paddle's stream of a GPU tensor made pdext's current stream) is compiled
+    only against a Paddle built with CUDA; here it is compiled against this wheel's headers with
+    CUDA's, so that it cannot rot on CPU-only machines."""
+    import os
+    import subprocess
+
+    import pdext.paddle as pp
+
+    if not os.path.exists(os.path.join(pp._cuda_home(), "include", "cuda_runtime.h")):
+        pytest.skip("no CUDA headers under %s" % pp._cuda_home())
+    src = os.path.join(os.path.dirname(os.path.abspath(pp.__file__)), "paddle_native.cpp")
+    cmd = pp._build_command(src, str(tmp_path / "bridge_cuda.o"), cuda=True)
+    cmd = [c for c in cmd if c not in ("-shared",) and not c.startswith(("-l", "-L", "-Wl"))]
+    r = subprocess.run(cmd + ["-c"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]

@@ -51,6 +51,19 @@ PD_BUILD_OP(ps_fail, .inputs = {"X"}, .outputs = {"Out"}, .kernel = fail_kernel)
 """
 
 
+@pytest.fixture(scope="module", autouse=True)
+def private_to_static_dir(tmp_path_factory):
+    """paddle.jit.to_static writes the code it transforms under ~/.cache/paddle/to_static_tmp;
+    this run's go to a directory of its own."""
+    from paddle.jit.dy2static import utils
+
+    d = str(tmp_path_factory.mktemp("to_static_tmp"))
+    saved = utils.get_temp_dir
+    utils.get_temp_dir = lambda: d
+    yield
+    utils.get_temp_dir = saved
+
+
 @pytest.fixture(scope="module")
 def pops(pdext):
     import pdext.paddle
