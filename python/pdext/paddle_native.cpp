@@ -200,10 +200,21 @@ void add_infer_attrs(const Slot &s, const std::vector<paddle::any> &attrs, Attrs
     at->cstrs.reserve(s.n_attr);
     bool all = attrs.size() == static_cast<size_t>(s.n_attr);
     size_t k = 0;
-    for (int32_t j = 0; j < s.n_attr && k < attrs.size(); ++j) {
-        if (!all && s.attr[j].type == PD_ATTR_INT64S)
-            continue; // left to its declared default, if any
-        add_attr(s, j, attrs[k++], at);
+    for (int32_t j = 0; j < s.n_attr; ++j) {
+        if (!all && s.attr[j].type == PD_ATTR_INT64S) {
+            // Not handed over: its declared default, or (none declared) an empty vector, as
+            // pdext's Paddle front hands infer functions none of these attrs anyway.
+            if (!s.attr[j].has_default) {
+                pd_attr a;
+                std::memset(&a, 0, sizeof a);
+                a.name = s.attr[j].name;
+                a.type = PD_ATTR_INT64S;
+                at->list.push_back(a);
+            }
+            continue;
+        }
+        if (k < attrs.size())
+            add_attr(s, j, attrs[k++], at);
     }
 }
 

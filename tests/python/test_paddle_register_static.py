@@ -261,3 +261,29 @@ def test_a_kernel_failing_in_a_static_program_is_an_exception_not_an_abort(sops)
     ok = paddle.jit.to_static(scaling, input_spec=[paddle.static.InputSpec([2], "float32")],
                               full_graph=True)
     np.testing.assert_allclose(ok(paddle.ones([2])).numpy(), [3.0, 3.0])
+
+
+def test_attrs_of_every_type_in_a_static_program_as_in_dygraph(pdext):
+    """tests/paddle_conformance/attrs_op.cc (all ten attr types, infer functions reading them
+    by Paddle's rule) in to_static: Paddle hands the infer functions every attr but the int64
+    vectors, the kernel all of them; the results are dygraph's."""
+    import pdext.paddle
+
+    cops = pdext.paddle.register(
+        pdext.load("paddle_static_attrs", [str(ROOT / "tests" / "paddle_conformance" / "attrs_op.cc")]),
+        namespace="pattrs")
+    attrs = (True, 10, 3.5, 10000000000, "StrAttr", [10, 10, 10], [3.25, 0.5], [7, 8, 9],
+             ["ab", "cde"])
+
+    def f(t):
+        return cops.conf_attrs(t, *attrs)
+
+    x = paddle.to_tensor(np.linspace(-1, 1, 6, dtype="float32").reshape(2, 3))
+    want = f(x)
+    static = paddle.jit.to_static(f, input_spec=[paddle.static.InputSpec([2, 3], "float32")],
+                                  full_graph=True)
+    got = static(x)
+    assert len(got) == len(want) == 2
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
