@@ -17,6 +17,11 @@
 // Paddle's function types (KernelFunc, InferShapeFunc, InferDtypeFunc) are plain function
 // pointers without user data, so each slot has its own instantiation of the three templates
 // below; kSlots bounds how many ops one process registers.
+//
+// Past 700 lines because it is one translation unit on purpose: the trampolines are
+// instantiated where the slot table is, and a second unit would preprocess Paddle's headers
+// again (most of the ~10 s a build takes). In order: conversions (dtypes, attrs, tensors in and
+// out), the kernel, the infer functions, the trampolines, the C entry points.
 #include "paddle/common/enforce.h"
 #include "paddle/common/exception.h"
 #include "paddle/phi/api/ext/op_meta_info.h"
@@ -777,6 +782,14 @@ pdext_paddle_native_declare(const char *name, const void *fwd, char *err, size_t
         const pd_op *op = static_cast<const pd_op *>(fwd);
         const pd_op *grad = pd_op_grad(op);
         const pd_op *grad_grad = grad != nullptr ? pd_op_grad(grad) : nullptr;
+        // Every attr type is checked before anything is declared: Paddle's map keeps what
+        // is declared, so a refusal must leave nothing behind.
+        for (const pd_op *o : {op, grad, grad_grad})
+            for (int32_t j = 0; o != nullptr && j < pd_op_attr_count(o); ++j)
+                if (paddle_attr_type(pd_op_attr_type(o, j)) == nullptr)
+                    throw std::runtime_error(std::string(pd_op_name(o)) + ": attr '" +
+                                             pd_op_attr_name(o, j) +
+                                             "' has a type Paddle's custom ops cannot declare");
         int need = 1 + (grad != nullptr) + (grad_grad != nullptr);
         if (n_slots + need > kSlots)
             throw std::runtime_error("pdext.paddle.register: more than " + std::to_string(kSlots) +
