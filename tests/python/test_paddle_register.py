@@ -326,3 +326,13 @@ def test_the_bridges_gpu_path_compiles_where_cuda_headers_are(pdext, tmp_path):
     cmd = [c for c in cmd if c not in ("-shared",) and not c.startswith(("-l", "-L", "-Wl"))]
     r = subprocess.run(cmd + ["-c"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+@pytest.mark.skipif(not paddle.device.is_compiled_with_cuda()
+                    or paddle.device.cuda.device_count() == 0,
+                    reason="needs Paddle built with CUDA and a GPU (this run has neither)")
+def test_a_gpu_tensor_for_an_op_built_without_its_gpu_half_is_refused_naming_it(pops):
+    # pmod is custom_relu_op.cc alone: its GPU half is missing, and pdext says so.
+    x = paddle.to_tensor(np.asarray(X, "float32"), place=paddle.CUDAPlace(0))
+    with pytest.raises(Exception, match="relu_cuda_forward|custom_relu"):
+        pops.custom_relu(x)
