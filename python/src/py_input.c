@@ -197,7 +197,7 @@ static void dlpack_drop(pdext_dl_managed *m)
 }
 
 /* Fills *t from a DLPack tensor (borrowed: no storage); -1 with an exception. */
-static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_tensor *t)
+int pdext_borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_tensor *t)
 {
     pd_place place = pdext_dl_place(dl->device);
     if (place.type == PD_PLACE_UNDEFINED) {
@@ -313,12 +313,15 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
                      input_text(who), Py_TYPE(obj)->tp_name);
         return -1;
     }
+    int c = pdext_dlpack_c_borrow(obj, who, t); /* Paddle's CPU tensors, without Python */
+    if (c != 0)
+        return c < 0 ? -1 : 0;
     pdext_dl_managed *m = dlpack_take(obj, who);
     if (m == NULL && !PyErr_Occurred())
         return borrow_without_dlpack(obj, writable, who, t, b, numpy);
     if (m == NULL)
         return -1;
-    if (borrow_dl(&m->dl_tensor, who, t) < 0) {
+    if (pdext_borrow_dl(&m->dl_tensor, who, t) < 0) {
         dlpack_drop(m);
         return -1;
     }
@@ -390,7 +393,7 @@ PyObject *pdext_from_dlpack(PyObject *self, PyObject *obj)
     if (m == NULL)
         return NULL;
     pd_tensor view;
-    if (borrow_dl(&m->dl_tensor, &who, &view) < 0) {
+    if (pdext_borrow_dl(&m->dl_tensor, &who, &view) < 0) {
         dlpack_drop(m);
         return NULL;
     }

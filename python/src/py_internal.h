@@ -133,6 +133,18 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
                        pdext_borrow *b);
 void pdext_borrow_release(pdext_borrow *b);
 
+/* Fills *t as a borrowed view of DLPack tensor *dl (py_input.c); -1 with an exception. */
+struct pdext_dl_tensor;
+int pdext_borrow_dl(const struct pdext_dl_tensor *dl, const pdext_input_name *who, pd_tensor *t);
+
+/* Paddle tensors through DLPack's C exchange API (py_dlpack_c.c). pdext_dlpack_c_borrow: 1 with
+ * *t a borrowed view of obj's CPU memory, 0 when obj is not for this way (not Paddle's, or on a
+ * device), -1 with an exception. pdext_dlpack_c_result: a tensor of first's type over *t's
+ * memory (the reference moves) with *handled set, or NULL with *handled false (not for this
+ * way: *t untouched) or with an exception. */
+int pdext_dlpack_c_borrow(PyObject *obj, const pdext_input_name *who, pd_tensor *t);
+PyObject *pdext_dlpack_c_result(PyObject *first, pd_tensor *t, bool *handled);
+
 /* Replaces borrowed tensor *t (no storage: it points into an input's memory) by a dense copy
  * that owns its memory. 0, or -1 with an exception (*t is then undefined). */
 int pdext_tensor_own(pd_tensor *t);

@@ -632,6 +632,12 @@ static PyObject *result_object(enum result_kind kind, PyObject *first, pd_tensor
         return NULL;
     if (kind == RESULT_NUMPY)
         return pdext_tensor_to_numpy(t);
+    if (kind == RESULT_FOREIGN) { /* a Paddle tensor through DLPack's C API, without Python */
+        bool handled;
+        PyObject *r = pdext_dlpack_c_result(first, t, &handled);
+        if (handled)
+            return r;
+    }
     PyObject *tensor = pdext_tensor_wrap(t);
     if (tensor == NULL || kind == RESULT_TENSOR)
         return tensor;

@@ -101,11 +101,15 @@ def pops(pdext, pmod):
 
 
 @pytest.fixture(scope="module")
-def tops(pdext):
+def tmod(pdext):
+    return pdext.load_inline("paddle_register_test", TEST_SOURCE)
+
+
+@pytest.fixture(scope="module")
+def tops(pdext, tmod):
     import pdext.paddle
 
-    return pdext.paddle.register(pdext.load_inline("paddle_register_test", TEST_SOURCE),
-                                 namespace="pdtest")
+    return pdext.paddle.register(tmod, namespace="pdtest")
 
 
 def leaf(a, dtype="float32"):
@@ -336,3 +340,24 @@ def test_a_gpu_tensor_for_an_op_built_without_its_gpu_half_is_refused_naming_it(
     x = paddle.to_tensor(np.asarray(X, "float32"), place=paddle.CUDAPlace(0))
     with pytest.raises(Exception, match="relu_cuda_forward|custom_relu"):
         pops.custom_relu(x)
+
+
+def test_a_plain_pdext_call_takes_and_gives_paddle_tensors_without_a_copy(tmod):
+    """Without register: the op called directly on Paddle tensors (DLPack's C exchange API,
+    no Python on the way), the results Paddle tensors over pdext's memory."""
+    x = paddle.to_tensor(np.arange(6, dtype="float32").reshape(2, 3))
+    out, addr = tmod.pp_addr(x)
+    assert isinstance(out, paddle.Tensor) and isinstance(addr, paddle.Tensor)
+    assert out.place.is_cpu_place() and out.dtype == paddle.float32 and out.shape == [2, 3]
+    np.testing.assert_array_equal(out.numpy(), x.numpy())
+    assert int(addr.numpy()[0]) == x.data_ptr()
+    assert int(addr.numpy()[1]) == out.data_ptr()
+
+
+def test_a_plain_call_on_a_tensor_that_requires_grad_is_refused_saying_what_to_do(tmod):
+    x = leaf([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"pp_addr\(\): input 'X' is a Paddle tensor that "
+                                         r"requires grad.*pdext.paddle.register"):
+        tmod.pp_addr(x)
+    out, _ = tmod.pp_addr(x.detach())
+    np.testing.assert_array_equal(out.numpy(), [1.0, 2.0])
