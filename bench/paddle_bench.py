@@ -8,6 +8,9 @@ the same source, in the ROW format of bench/bench_util.h:
                      target ratio <= 1.0.
   paddle_relu_train  the same call plus backward() through the grad op (custom_relu_grad),
                      against Paddle's build; us per step, reported, target ratio <= 1.0.
+  paddle_plain_call  the pdext op called directly (no register) on a 1-element paddle.Tensor
+                     without autograd (DLPack's C exchange API both ways), against Paddle's
+                     build on the same tensor; us per call, target ratio <= 1.0.
 
 Both run in this process, their repetitions interleaved so that a burst of load hits both
 alike; medians of the samples. Paddle's build goes to a directory of its own under
@@ -97,6 +100,14 @@ def main():
     p, b = measure(step(pops.custom_relu), step(theirs.custom_relu), x, reps // 4 or 1, samples)
     row("paddle_relu_train", "us", p * 1e6, b * 1e6, "<= 1.0", p / b <= 1.0,
         "1 float32: custom_relu + backward() through custom_relu_grad, pdext vs Paddle's build")
+
+    plain = pdext.load("paddle_bench_relu", [SOURCE])
+    xs = x.detach()
+    np.testing.assert_array_equal(plain.custom_relu(xs).numpy(), theirs.custom_relu(xs).numpy())
+    p, b = measure(plain.custom_relu, theirs.custom_relu, xs, reps, samples)
+    row("paddle_plain_call", "us", p * 1e6, b * 1e6, "<= 1.0", p / b <= 1.0,
+        "1 float32, no autograd: the pdext op called on a paddle.Tensor (DLPack C exchange API) "
+        "vs Paddle's own build")
 
 
 if __name__ == "__main__":
