@@ -49,7 +49,7 @@ static pd_data_type numpy_dtype(const PyArray_Descr *d)
 
 /* "custom_relu(): input 'X'" (or 'X'[2] for an item of a vector input), formatted only
  * when a message needs it: formatting on every call would cost more than the call. */
-static const char *input_text(const pdext_input_name *who)
+const char *pdext_input_text(const pdext_input_name *who)
 {
     static _Thread_local char buf[256];
     if (who->index >= 0)
@@ -82,7 +82,7 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const pdext_input_name 
         PyErr_Format(PyExc_TypeError,
                      "%s is a numpy array of dtype %U, which pdext has no dtype for (it takes "
                      "bool, int8..int64, uint8..uint64, float16/32/64, complex64/128)",
-                     input_text(who), name);
+                     pdext_input_text(who), name);
         Py_XDECREF(name);
         return -1;
     }
@@ -90,26 +90,26 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const pdext_input_name 
         PyErr_Format(PyExc_ValueError,
                      "%s has non-native byte order; convert it first (a.astype(a.dtype."
                      "newbyteorder('=')))",
-                     input_text(who));
+                     pdext_input_text(who));
         return -1;
     }
     int ndim = PyArray_NDIM(a);
     if (ndim > PD_MAX_DIMS) {
         PyErr_Format(PyExc_ValueError, "%s has %d dimensions; pdext tensors have at most %d",
-                     input_text(who), ndim, PD_MAX_DIMS);
+                     pdext_input_text(who), ndim, PD_MAX_DIMS);
         return -1;
     }
     if (writable && !PyArray_ISWRITEABLE(a)) {
         PyErr_Format(PyExc_ValueError,
                      "%s is a read-only array, but the op writes it in place; pass a writable "
                      "array (a.copy())",
-                     input_text(who));
+                     pdext_input_text(who));
         return -1;
     }
     if (!PyArray_ISALIGNED(a)) {
         PyErr_Format(PyExc_ValueError,
                      "%s is not aligned for its dtype; pass an aligned copy (a.copy())",
-                     input_text(who));
+                     pdext_input_text(who));
         return -1;
     }
     memset(t, 0, sizeof *t);
@@ -132,7 +132,7 @@ static int borrow_numpy(PyArrayObject *a, bool writable, const pdext_input_name 
             PyErr_Format(PyExc_ValueError,
                          "%s has a stride of %lld bytes in dim %d, not a multiple of its "
                          "%lld-byte elements; pass a copy (a.copy())",
-                         input_text(who), (long long)strides[d], d, (long long)size);
+                         pdext_input_text(who), (long long)strides[d], d, (long long)size);
             return -1;
         }
         t->strides[d] = strides[d] / size;
@@ -165,7 +165,7 @@ static pdext_dl_managed *dlpack_take(PyObject *obj, const pdext_input_name *who)
             PyErr_Fetch(&type, &value, &tb);
             PyErr_NormalizeException(&type, &value, &tb);
             PyErr_Format(type ? type : PyExc_ValueError, "%s: %.100s.__dlpack__() refused it: %S",
-                         input_text(who), Py_TYPE(obj)->tp_name, value ? value : Py_None);
+                         pdext_input_text(who), Py_TYPE(obj)->tp_name, value ? value : Py_None);
             Py_XDECREF(type);
             Py_XDECREF(value);
             Py_XDECREF(tb);
@@ -178,7 +178,7 @@ static pdext_dl_managed *dlpack_take(PyObject *obj, const pdext_input_name *who)
         PyErr_Format(PyExc_ValueError,
                      "%s: the DLPack capsule was consumed already (a capsule can be used once); "
                      "pass the tensor itself",
-                     input_text(who));
+                     pdext_input_text(who));
         Py_DECREF(capsule);
         return NULL;
     }
@@ -197,14 +197,14 @@ static void dlpack_drop(pdext_dl_managed *m)
 }
 
 /* Fills *t from a DLPack tensor (borrowed: no storage); -1 with an exception. */
-static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_tensor *t)
+int pdext_borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_tensor *t)
 {
     pd_place place = pdext_dl_place(dl->device);
     if (place.type == PD_PLACE_UNDEFINED) {
         PyErr_Format(PyExc_ValueError,
                      "%s is on DLPack device (%d, %d); pdext's Python front takes CPU (1), CUDA "
                      "(2) and CUDA host (3) memory (move it with .cpu())",
-                     input_text(who), (int)dl->device.device_type, (int)dl->device.device_id);
+                     pdext_input_text(who), (int)dl->device.device_type, (int)dl->device.device_id);
         return -1;
     }
     pd_data_type dtype = pdext_dl_to_dtype(dl->dtype);
@@ -212,12 +212,12 @@ static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_
         PyErr_Format(PyExc_TypeError,
                      "%s has DLPack dtype (code %d, %d bits, %d lanes), which pdext has no dtype "
                      "for",
-                     input_text(who), dl->dtype.code, dl->dtype.bits, dl->dtype.lanes);
+                     pdext_input_text(who), dl->dtype.code, dl->dtype.bits, dl->dtype.lanes);
         return -1;
     }
     if (dl->ndim < 0 || dl->ndim > PD_MAX_DIMS) {
         PyErr_Format(PyExc_ValueError, "%s has %d dimensions; pdext tensors have at most %d",
-                     input_text(who), (int)dl->ndim, PD_MAX_DIMS);
+                     pdext_input_text(who), (int)dl->ndim, PD_MAX_DIMS);
         return -1;
     }
     memset(t, 0, sizeof *t);
@@ -239,7 +239,7 @@ static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_
         PyErr_Format(PyExc_ValueError,
                      "%s has DLPack shape [%s], which %s; expected dims >= 0 whose product "
                      "fits in int64",
-                     input_text(who), dims,
+                     pdext_input_text(who), dims,
                      negative ? "has a negative dim" : "holds more elements than int64 counts");
         return -1;
     }
@@ -255,7 +255,7 @@ static int borrow_dl(const pdext_dl_tensor *dl, const pdext_input_name *who, pd_
     size_t align = pd_dtype_is_complex(dtype) ? pd_dtype_size(dtype) / 2 : pd_dtype_size(dtype);
     if (pd_numel(t) > 0 && (uintptr_t)t->data % align != 0) {
         PyErr_Format(PyExc_ValueError, "%s is not aligned for its dtype; pass an aligned copy",
-                     input_text(who));
+                     pdext_input_text(who));
         return -1;
     }
     return 0;
@@ -276,190 +276,15 @@ static int borrow_without_dlpack(PyObject *obj, bool writable, const pdext_input
         }
         if (arr != NULL && !PyErr_Occurred())
             PyErr_Format(PyExc_TypeError, "%s: %.100s.asnumpy() gave no numpy array",
-                         input_text(who), Py_TYPE(obj)->tp_name);
+                         pdext_input_text(who), Py_TYPE(obj)->tp_name);
         Py_XDECREF(arr);
         return -1;
     }
     PyErr_Format(PyExc_TypeError,
                  "%s is a %.100s, which is neither a numpy array, a pdext.Tensor, an object "
                  "with __dlpack__ nor a tensor with asnumpy()",
-                 input_text(who), Py_TYPE(obj)->tp_name);
+                 pdext_input_text(who), Py_TYPE(obj)->tp_name);
     return -1;
-}
-
-/* --- DLPack's C exchange API (DLPack >= 1.2; torch >= 2.10 on torch.Tensor) ------------------
- *
- * A type may publish, as the class attribute __dlpack_c_exchange_api__, a PyCapsule named
- * "dlpack_exchange_api" over a static table of C functions. Its dltensor_from_py_object_no_sync
- * fills a DLTensor on the caller's stack that views the object's memory (valid while the
- * object lives, which the call's arguments guarantee): no capsule, no managed tensor, no
- * deleter, no Python call; a fraction of __dlpack__()'s cost on a torch tensor. Only the
- * layout's first fields are declared; it is DLPack's and must not change. CPU tensors take this
- * way; others (CUDA: __dlpack__ is asked with the call's stream) take __dlpack__. */
-typedef struct pdext_dl_exchange_api {
-    struct {
-        uint32_t major, minor;
-        void *prev_api;
-    } header;
-    void *managed_tensor_allocator;
-    void *managed_tensor_from_py_object_no_sync;
-    int (*managed_tensor_to_py_object_no_sync)(void *managed, void **out_py_object);
-    int (*dltensor_from_py_object_no_sync)(void *py_object, pdext_dl_tensor *out);
-    void *current_work_stream;
-} pdext_dl_exchange_api;
-
-/* The exchange table of obj's type, or NULL (no exception) when it has none; *grad_attr: the
- * type is torch's (requires_grad, is_neg and resolve_neg). One type is remembered (a strong
- * reference: the address is not reused while it is kept), since a program passes one
- * framework's tensors over and over. */
-static const pdext_dl_exchange_api *dl_exchange_api(PyObject *obj, bool *grad_attr)
-{
-    static PyTypeObject *seen_type;
-    static const pdext_dl_exchange_api *seen_api;
-    static bool seen_grad_attr;
-    PyTypeObject *type = Py_TYPE(obj);
-    if (type == seen_type) {
-        *grad_attr = seen_grad_attr;
-        return seen_api;
-    }
-    const pdext_dl_exchange_api *api = NULL;
-    PyObject *cap = PyObject_GetAttrString((PyObject *)type, "__dlpack_c_exchange_api__");
-    if (cap != NULL && PyCapsule_IsValid(cap, "dlpack_exchange_api")) {
-        api = PyCapsule_GetPointer(cap, "dlpack_exchange_api");
-        if (api != NULL && (api->header.major != 1 || api->dltensor_from_py_object_no_sync == NULL))
-            api = NULL;
-    }
-    Py_XDECREF(cap);
-    PyErr_Clear();
-    /* torch's tensor (Paddle's, which has the exchange API and a requires_grad too, has no
-     * lazy negation and its __dlpack__ takes tensors that require grad) */
-    seen_grad_attr = api != NULL && PyObject_HasAttrString((PyObject *)type, "requires_grad") &&
-                     PyObject_HasAttrString((PyObject *)type, "is_neg") &&
-                     PyObject_HasAttrString((PyObject *)type, "resolve_neg");
-    Py_INCREF(type);
-    Py_XDECREF((PyObject *)seen_type);
-    seen_type = type;
-    seen_api = api;
-    *grad_attr = seen_grad_attr;
-    return api;
-}
-
-/* DLPack 1.x's DLManagedTensorVersioned, as managed_tensor_to_py_object_no_sync takes it, with
- * the pdext tensor it lends out and room for its shape and strides. */
-typedef struct pdext_dl_versioned {
-    uint32_t major, minor;
-    void *manager_ctx;
-    void (*deleter)(struct pdext_dl_versioned *self);
-    uint64_t flags;
-    pdext_dl_tensor dl_tensor;
-    pd_tensor t;
-    int64_t shape[PD_MAX_DIMS], strides[PD_MAX_DIMS];
-} pdext_dl_versioned;
-
-/* Called by the framework, from any thread, when its tensor goes: C only, so no GIL. */
-static void dl_versioned_deleter(pdext_dl_versioned *m)
-{
-    pd_tensor_release(&m->t);
-    free(m);
-}
-
-PyObject *pdext_dl_exchange_result(PyObject *first, pd_tensor *t)
-{
-    bool grad_attr;
-    const pdext_dl_exchange_api *api = dl_exchange_api(first, &grad_attr);
-    if (api == NULL || api->managed_tensor_to_py_object_no_sync == NULL ||
-        t->place.type != PD_PLACE_CPU || t->storage == NULL)
-        return NULL;
-    pdext_dl_versioned *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return PyErr_NoMemory();
-    m->major = 1;
-    m->manager_ctx = m;
-    m->deleter = dl_versioned_deleter;
-    m->t = *t;
-    memset(t, 0, sizeof *t); /* the reference moves into m */
-    m->dl_tensor.data = m->t.data;
-    m->dl_tensor.device.device_type = PDEXT_DL_CPU;
-    m->dl_tensor.ndim = m->t.ndim;
-    m->dl_tensor.dtype = pdext_dl_from_dtype(m->t.dtype);
-    for (int32_t d = 0; d < m->t.ndim; ++d) {
-        m->shape[d] = m->t.shape[d];
-        m->strides[d] = pd_stride(&m->t, d);
-    }
-    m->dl_tensor.shape = m->shape;
-    m->dl_tensor.strides = m->strides;
-    void *out = NULL;
-    if (api->managed_tensor_to_py_object_no_sync(m, &out) != 0) {
-        /* The producer did not take it: the tensor goes back to the caller's way out
-         * (from_dlpack), which says why if it fails too. */
-        *t = m->t;
-        free(m);
-        PyErr_Clear();
-        return NULL;
-    }
-    return out;
-}
-
-/* Whether the torch tensor's method `name` (is_conj, is_neg) answers anything but False: the
- * exchange API hands out the memory as it is, without the lazy conjugation or negation those
- * bits stand for. */
-static bool torch_flagged(PyObject *obj, const char *name)
-{
-    static PyObject *names[2]; /* interned "is_neg", "is_conj" */
-    int k = name[3] == 'n' ? 0 : 1;
-    if (names[k] == NULL && (names[k] = PyUnicode_InternFromString(name)) == NULL) {
-        PyErr_Clear();
-        return true;
-    }
-    PyObject *v = PyObject_CallMethodNoArgs(obj, names[k]);
-    if (v == NULL)
-        PyErr_Clear();
-    bool flagged = v != Py_False;
-    Py_XDECREF(v);
-    return flagged;
-}
-
-/* Whether the exchange API may take torch tensor obj: not when it requires grad (torch's
- * __dlpack__ refuses it, and the plain call records no history: that refusal stays, said by
- * __dlpack__). */
-static bool torch_exchangeable(PyObject *obj)
-{
-    static PyObject *requires_grad;
-    if (requires_grad == NULL &&
-        (requires_grad = PyUnicode_InternFromString("requires_grad")) == NULL) {
-        PyErr_Clear();
-        return false;
-    }
-    PyObject *v = PyObject_GetAttr(obj, requires_grad);
-    if (v == NULL)
-        PyErr_Clear();
-    bool ok = v == Py_False;
-    Py_XDECREF(v);
-    return ok;
-}
-
-/* A torch tensor with the negative bit set (x.conj().imag, torch._neg_view) is a lazy negation
- * of its memory, which both DLPack ways hand out as it is: the input is then its resolve_neg()
- * (a negated copy, kept by the borrow), or refused when the op writes it. 1: *obj is the copy;
- * 0: nothing to do; -1 with an exception. */
-static int torch_resolve_neg(PyObject **obj, bool writable, const pdext_input_name *who,
-                             pdext_borrow *b)
-{
-    if (!torch_flagged(*obj, "is_neg"))
-        return 0;
-    if (writable) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s is a lazily negated torch view (is_neg()), which the op cannot write "
-                     "in place; pass x.resolve_neg() and copy it back",
-                     input_text(who));
-        return -1;
-    }
-    PyObject *copy = PyObject_CallMethod(*obj, "resolve_neg", NULL);
-    if (copy == NULL)
-        return -1;
-    b->buffer_owner = copy;
-    *obj = copy;
-    return 1;
 }
 
 int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
@@ -478,38 +303,19 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
         return 0;
     }
     if (obj == Py_None) {
-        PyErr_Format(PyExc_TypeError, "%s is None, but it is not optional", input_text(who));
+        PyErr_Format(PyExc_TypeError, "%s is None, but it is not optional", pdext_input_text(who));
         return -1;
     }
     if ((numpy && PyArray_IsAnyScalar(obj)) || PyList_Check(obj) || PyTuple_Check(obj) ||
         PyFloat_Check(obj) || PyLong_Check(obj)) {
         PyErr_Format(PyExc_TypeError,
                      "%s is a %.100s; pass an array (numpy.asarray(...)) or a tensor",
-                     input_text(who), Py_TYPE(obj)->tp_name);
+                     pdext_input_text(who), Py_TYPE(obj)->tp_name);
         return -1;
     }
-    bool grad_attr = false;
-    const pdext_dl_exchange_api *api = dl_exchange_api(obj, &grad_attr);
-    if (api != NULL && grad_attr) {
-        if (!torch_exchangeable(obj))
-            api = NULL;
-        else if (torch_resolve_neg(&obj, writable, who, b) < 0)
-            return -1;
-    }
-    if (api != NULL) {
-        pdext_dl_tensor view;
-        if (api->dltensor_from_py_object_no_sync(obj, &view) == 0) {
-            if (view.device.device_type == PDEXT_DL_CPU &&
-                (view.dtype.code != PDEXT_DL_COMPLEX || !torch_flagged(obj, "is_conj"))) {
-                if (borrow_dl(&view, who, t) == 0)
-                    return 0; /* the caller's arguments (or the borrow) keep obj alive */
-                Py_CLEAR(b->buffer_owner);
-                return -1;
-            }
-        } else {
-            PyErr_Clear(); /* __dlpack__ below says why, in the producer's own words */
-        }
-    }
+    int exchanged = pdext_dl_exchange_borrow(&obj, writable, who, t, b);
+    if (exchanged != 0)
+        return exchanged < 0 ? -1 : 0; /* the caller's arguments (or the borrow) keep obj alive */
     pdext_dl_managed *m = dlpack_take(obj, who);
     if (m == NULL && !PyErr_Occurred())
         return borrow_without_dlpack(obj, writable, who, t, b, numpy);
@@ -517,7 +323,7 @@ int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who
         Py_CLEAR(b->buffer_owner);
         return -1;
     }
-    if (borrow_dl(&m->dl_tensor, who, t) < 0) {
+    if (pdext_borrow_dl(&m->dl_tensor, who, t) < 0) {
         dlpack_drop(m);
         Py_CLEAR(b->buffer_owner);
         return -1;
@@ -586,11 +392,11 @@ PyObject *pdext_from_dlpack(PyObject *self, PyObject *obj)
         PyErr_Format(PyExc_TypeError,
                      "%s is a %.100s, which has no __dlpack__ (nor is it a DLPack "
                      "capsule)",
-                     input_text(&who), Py_TYPE(obj)->tp_name);
+                     pdext_input_text(&who), Py_TYPE(obj)->tp_name);
     if (m == NULL)
         return NULL;
     pd_tensor view;
-    if (borrow_dl(&m->dl_tensor, &who, &view) < 0) {
+    if (pdext_borrow_dl(&m->dl_tensor, &who, &view) < 0) {
         dlpack_drop(m);
         return NULL;
     }

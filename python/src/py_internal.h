@@ -137,9 +137,21 @@ typedef struct pdext_input_name {
 int pdext_input_borrow(PyObject *obj, bool writable, const pdext_input_name *who, pd_tensor *t,
                        pdext_borrow *b);
 void pdext_borrow_release(pdext_borrow *b);
-/* Result tensor *t (CPU, owning its storage) as an object of first's type through that type's
- * DLPack C exchange API (py_input.c), taking t's reference; NULL with no exception (t kept)
- * where the type has none or the exchange fails. */
+/* "custom_relu(): input 'X'" (or 'X'[2] for an item of a vector input), for messages; a
+ * thread-local buffer, formatted only when a message needs it (py_input.c). */
+const char *pdext_input_text(const pdext_input_name *who);
+/* Fills *t as a borrowed view of DLPack tensor *dl (py_input.c); -1 with an exception. */
+struct pdext_dl_tensor;
+int pdext_borrow_dl(const struct pdext_dl_tensor *dl, const pdext_input_name *who, pd_tensor *t);
+
+/* DLPack's C exchange API (py_dlpack_c.c). pdext_dl_exchange_borrow: 1 with *t a borrowed view
+ * of *obj's CPU memory (*obj may become a copy the borrow keeps: torch's resolve_neg()), 0 when
+ * obj is not for this way (no table, device memory, a refusal its __dlpack__ words better), -1
+ * with an exception. pdext_dl_exchange_result: result tensor *t (CPU, owning its storage) as an
+ * object of first's type, taking t's reference; NULL with no exception (t kept) where the type
+ * has no table or the exchange fails. */
+int pdext_dl_exchange_borrow(PyObject **obj, bool writable, const pdext_input_name *who,
+                             pd_tensor *t, pdext_borrow *b);
 PyObject *pdext_dl_exchange_result(PyObject *first, pd_tensor *t);
 
 /* Replaces borrowed tensor *t (no storage: it points into an input's memory) by a dense copy

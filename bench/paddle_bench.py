@@ -1,0 +1,114 @@
+"""bench/paddle_bench.py - pdext ops inside real Paddle against Paddle's own custom op built from
+the same source, in the ROW format of bench/bench_util.h:
+
+  paddle_relu_call   pops.custom_relu(x) (pdext.paddle.register over pdext.load of
+                     examples/paddle/custom_relu_op.cc) on a 1-element float32 paddle.Tensor with
+                     autograd on (stop_gradient=False), against the custom_relu that
+                     paddle.utils.cpp_extension.load builds from the same file; us per call,
+                     target ratio <= 1.0.
+  paddle_relu_train  the same call plus backward() through the grad op (custom_relu_grad),
+                     against Paddle's build; us per step, reported, target ratio <= 1.0.
+  paddle_plain_call  the pdext op called directly (no register) on a 1-element paddle.Tensor
+                     without autograd (DLPack's C exchange API both ways), against Paddle's
+                     build on the same tensor; us per call, target ratio <= 1.0.
+
+Both run in this process, their repetitions interleaved so that a burst of load hits both
+alike; medians of the samples. Paddle's build goes to a directory of its own under
+PDEXT_CACHE_DIR (reused by the next run), not to ~/.cache/paddle_extensions.
+
+Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> python paddle_bench.py [--smoke]
+       (a python with paddlepaddle: the framework venv's)
+"""
+import os
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+import paddle
+
+import pdext
+import pdext.paddle
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SOURCE = str(ROOT / "examples" / "paddle" / "custom_relu_op.cc")
+
+
+def row(name, unit, p, b, target, met, note):
+    s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
+    ratio = None if (p is None or b is None) else p / b
+    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
+          % (name, unit, s(p), s(b), s(ratio), target, "true" if met else "false", note),
+          flush=True)
+
+
+def paddle_build():
+    """Paddle's own build of SOURCE. Its build prints to stdout (the rows' stream), from this
+    process and from its compiler's: the file descriptor goes to stderr meanwhile."""
+    from paddle.utils.cpp_extension import load
+
+    cache = os.environ.get("PDEXT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                              "pdext")
+    d = os.path.join(cache, "paddle-bench-build")
+    os.makedirs(d, exist_ok=True)
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        return load(name="pdext_bench_paddle_relu", sources=[SOURCE], build_directory=d)
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def timed(fn, x, reps):
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn(x)
+    return (time.perf_counter() - t0) / reps
+
+
+def measure(ours, theirs, x, reps, samples):
+    for _ in range(20):  # first calls (lazy initialisation in Paddle and pdext) are not timed
+        ours(x)
+        theirs(x)
+    a, b = [], []
+    for _ in range(samples):
+        a.append(timed(ours, x, reps))
+        b.append(timed(theirs, x, reps))
+    return statistics.median(a), statistics.median(b)
+
+
+def main():
+    smoke = "--smoke" in sys.argv
+    reps, samples = (20, 1) if smoke else (20000, 9)
+    theirs = paddle_build()
+    pops = pdext.paddle.register(pdext.load("paddle_bench_relu", [SOURCE]))
+    x = paddle.to_tensor(np.array([0.75], np.float32))
+    x.stop_gradient = False
+    np.testing.assert_array_equal(pops.custom_relu(x).numpy(), theirs.custom_relu(x).numpy())
+    p, b = measure(pops.custom_relu, theirs.custom_relu, x, reps, samples)
+    row("paddle_relu_call", "us", p * 1e6, b * 1e6, "<= 1.0", p / b <= 1.0,
+        "1 float32, autograd on: pops.custom_relu (pdext.paddle.register) vs Paddle's own build "
+        "of custom_relu_op.cc")
+
+    def step(f):
+        return lambda t: f(t).backward()
+
+    p, b = measure(step(pops.custom_relu), step(theirs.custom_relu), x, reps // 4 or 1, samples)
+    row("paddle_relu_train", "us", p * 1e6, b * 1e6, "<= 1.0", p / b <= 1.0,
+        "1 float32: custom_relu + backward() through custom_relu_grad, pdext vs Paddle's build")
+
+    plain = pdext.load("paddle_bench_relu", [SOURCE])
+    xs = x.detach()
+    np.testing.assert_array_equal(plain.custom_relu(xs).numpy(), theirs.custom_relu(xs).numpy())
+    p, b = measure(plain.custom_relu, theirs.custom_relu, xs, reps, samples)
+    row("paddle_plain_call", "us", p * 1e6, b * 1e6, "<= 1.0", p / b <= 1.0,
+        "1 float32, no autograd: the pdext op called on a paddle.Tensor (DLPack C exchange API) "
+        "vs Paddle's own build")
+
+
+if __name__ == "__main__":
+    main()
