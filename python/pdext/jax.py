@@ -48,7 +48,7 @@ import jax as _jax
 import jax.numpy as _jnp
 import numpy as _np
 
-from . import _pdext
+from . import _front, _pdext
 
 __all__ = ["register", "ffi_api_version"]
 
@@ -455,25 +455,6 @@ def _function(op, ops, vmap):
     return call
 
 
-def _ops_of(ops):
-    """name -> Op of what register takes: a module of ops, one Op, or a pdext.aot callable
-    loaded at creation (n_inputs or input_names given)."""
-    if isinstance(ops, _pdext.Op):
-        return ops.__name__, {ops.__name__: ops}
-    op = getattr(ops, "op", None)
-    if isinstance(op, _pdext.Op):  # pdext.aot(...)
-        return op.__name__, {op.__name__: op}
-    if hasattr(ops, "func") and hasattr(ops, "_load"):
-        raise TypeError(
-            "pdext.jax.register: %r has no op yet: pass n_inputs= (or input_names=) to "
-            "pdext.aot so that it loads at creation" % (ops,)
-        )
-    found = {n: getattr(ops, n) for n in dir(ops) if isinstance(getattr(ops, n), _pdext.Op)}
-    if not found:
-        raise TypeError("pdext.jax.register: %r holds no pdext ops" % (ops,))
-    return getattr(ops, "__name__", "ops"), found
-
-
 def register(ops, vmap=None):
     """A module with one JAX function per op of `ops` (a module from pdext.load, load_inline,
     load_library or a bundle; one op; a pdext.aot callable made with n_inputs): each runs as
@@ -484,7 +465,7 @@ def register(ops, vmap=None):
     vmap: {op name: method}, overriding what the op's declaration implies (PD_OP_LEADING_BATCH:
     "broadcast_all", else "sequential"): "expand_dims", "broadcast_all", "sequential",
     "sequential_unrolled" (see the module's doc)."""
-    title, found = _ops_of(ops)
+    title, found = _front.ops_of(ops, "pdext.jax.register")
     lookup = types.SimpleNamespace(**found)
     vmap = dict(vmap or {})
     for name, method in vmap.items():

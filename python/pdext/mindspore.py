@@ -69,7 +69,7 @@ try:
 except ImportError:  # MindSpore before 2.9
     from mindspore.common.api import _pynative_executor
 
-from . import _pdext
+from . import _front, _pdext
 
 __all__ = ["register", "last_error"]
 
@@ -428,19 +428,11 @@ class _Registry:
 _compiled = [0]
 
 
-def _gen_dir():
-    d = os.environ.get("PDEXT_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "pdext")
-    return os.path.join(d, "mindspore-gen")
-
-
 def _source_file(src, tag):
     """A file holding src (named by its hash, written once, atomically), or None when the
     cache directory cannot be written."""
     digest = hashlib.sha256(src.encode()).hexdigest()[:16]
-    d = _gen_dir()
+    d = _front.cache_dir("mindspore-gen")
     path = os.path.join(d, "%s_%s.py" % (tag[:60], digest))
     if os.path.exists(path):
         return path
@@ -520,19 +512,6 @@ def _function(op, registry):
     return _compile(src, op.__name__, op.__name__, {"_pick": _ops.constexpr(pick)})
 
 
-def _ops_of(ops):
-    """name -> Op of what register takes: a module of ops, or one Op."""
-    if isinstance(ops, _pdext.Op):
-        return ops.__name__, {ops.__name__: ops}
-    op = getattr(ops, "op", None)
-    if isinstance(op, _pdext.Op):  # pdext.aot(...)
-        return op.__name__, {op.__name__: op}
-    found = {n: getattr(ops, n) for n in dir(ops) if isinstance(getattr(ops, n), _pdext.Op)}
-    if not found:
-        raise TypeError("pdext.mindspore.register: %r holds no pdext ops" % (ops,))
-    return getattr(ops, "__name__", "ops"), found
-
-
 class _Ops(types.SimpleNamespace):
     """The functions register() returns, as attributes."""
 
@@ -542,7 +521,7 @@ def register(ops):
     load_inline, load_library or a bundle; one op; a pdext.aot callable made with n_inputs):
     each calls an ops.Custom AOT primitive, in PyNative and in graphs, differentiable through
     the op's grad op (see the module's doc). Builds the AOT shim on first use (cached)."""
-    title, found = _ops_of(ops)
+    title, found = _front.ops_of(ops, "pdext.mindspore.register")
     with _lock:
         _load_shim()
     registry = _Registry(found)

@@ -39,7 +39,7 @@ import types
 
 import paddle as _paddle
 
-from . import _pdext
+from . import _front, _pdext
 
 __all__ = ["register", "native_library", "Registered"]
 
@@ -51,14 +51,6 @@ _native_error = None
 _types = {}
 _by_module = {}  # (id(ops), namespace) -> Registered
 _keep = []
-
-
-def _cache_dir():
-    d = os.environ.get("PDEXT_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "pdext")
-    return os.path.join(d, "paddle-native")
 
 
 def _paddle_dirs():
@@ -126,7 +118,7 @@ def _native_lib():
             text = fh.read()
         key = hashlib.sha256(text + repr((_build_command(src, "OUT"), _paddle.__version__,
                                           _pdext.version())).encode()).hexdigest()[:16]
-        d = _cache_dir()
+        d = _front.cache_dir("paddle-native")
         path = os.path.join(d, "pdext_paddle_%s.so" % key)
         if not os.path.exists(path):
             os.makedirs(d, exist_ok=True)
@@ -175,25 +167,6 @@ def _raise_pending(op_type):
                          % (buf.value.decode(errors="replace"), op_type))
 
 
-def _ops_of(ops):
-    """The pdext Op objects of a module (pdext.load / load_inline / load_library / aot), or of
-    one op, by name."""
-    if isinstance(ops, _pdext.Op):
-        return {ops.__name__: ops}
-    if isinstance(getattr(ops, "op", None), _pdext.Op):  # pdext.aot(..., n_inputs=...)
-        return {ops.op.__name__: ops.op}
-    found = {}
-    for name in dir(ops):
-        op = getattr(ops, name, None)
-        if isinstance(op, _pdext.Op):
-            found[op.__name__] = op
-    if not found:
-        raise TypeError("pdext.paddle.register: %r holds no pdext ops (expected the module of "
-                        "pdext.load, load_inline, load_library or aot)" % (ops,))
-    return found
-
-
-# pdext attr types -> the Python type a value is converted with before Paddle sees it.
 _ATTR_CONVERT = {
     "bool": bool, "int": int, "int64_t": int, "float": float, "double": float,
     "std::string": str,
@@ -348,7 +321,7 @@ def register(ops, namespace="pdext"):
         namespace = ""
     if not isinstance(namespace, str) or (namespace and not namespace.isidentifier()):
         raise ValueError("pdext.paddle.register: namespace %r is not an identifier" % (namespace,))
-    found = _ops_of(ops)
+    found = _front.ops_of(ops, "pdext.paddle.register")[1]
     with _lock:
         key = (id(ops), namespace)
         if key in _by_module and _by_module[key][0] is ops:

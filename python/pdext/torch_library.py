@@ -13,7 +13,7 @@ import types
 
 import torch as _torch
 
-from . import _pdext
+from . import _front, _pdext
 from . import torch_native as _tn
 from .torch_native import native_kernels  # noqa: F401 (pdext.torch re-exports it)
 
@@ -71,26 +71,6 @@ def _torch_version():
         digits = "".join(c for c in p if c.isdigit())
         parts.append(int(digits or 0))
     return tuple(parts)
-
-
-def _ops_of(ops):
-    """The pdext Op objects of a module from pdext.load / load_inline / load_library / aot (or
-    one op), by name."""
-    if isinstance(ops, _pdext.Op):
-        return {ops.__name__: ops}
-    if isinstance(getattr(ops, "op", None), _pdext.Op):  # pdext.aot(..., n_inputs=...)
-        return {ops.op.__name__: ops.op}
-    found = {}
-    for name in dir(ops):
-        op = getattr(ops, name, None)
-        if isinstance(op, _pdext.Op):
-            found[op.__name__] = op
-    if not found:
-        raise TypeError(
-            "pdext.torch.register: %r holds no pdext ops (expected the module of pdext.load, "
-            "load_inline, load_library or aot)" % (ops,)
-        )
-    return found
 
 
 def _schema_default(value, type_name):
@@ -513,7 +493,7 @@ def register(ops, namespace="pdext", replace=False, native=None):
         )
     if not isinstance(namespace, str) or not namespace.isidentifier():
         raise ValueError("pdext.torch.register: namespace %r is not an identifier" % (namespace,))
-    found = _ops_of(ops)
+    found = _front.ops_of(ops, "pdext.torch.register")[1]
     key = (namespace, id(ops))
     with _lock:
         for reg in {r for r in _defined.values() if r.key == key}:

@@ -8,7 +8,7 @@ import types
 
 import torch as _torch
 
-from . import _pdext
+from . import _front, _pdext
 
 # torch_native.cpp is one boxed C++ kernel for every pdext op (and one autograd kernel): built
 # with torch's headers, it runs the op through the pdext runner on the tensors' own memory.
@@ -18,14 +18,6 @@ from . import _pdext
 
 _native = None  # the loaded library, False once it failed, None before the first try
 _native_error = None
-
-
-def _cache_dir():
-    d = os.environ.get("PDEXT_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "pdext")
-    return os.path.join(d, "torch-native")
 
 
 def _native_build_command(src, out):
@@ -82,7 +74,7 @@ def lib():
         key = hashlib.sha256(
             text + repr((cmd, _torch.__version__, _pdext.version())).encode()
         ).hexdigest()[:16]
-        d = _cache_dir()
+        d = _front.cache_dir("torch-native")
         path = os.path.join(d, "pdext_torch_%s.so" % key)
         if not os.path.exists(path):
             os.makedirs(d, exist_ok=True)
