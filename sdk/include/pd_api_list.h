@@ -6,7 +6,8 @@
  * names of the runtime functions that implement it. From this list pd_api.h generates the
  * members of struct pd_api, and the runtime generates its C table (sdk/src/api/api_table.c),
  * its C++ table (sdk/src/api/api_cxx.c) and the declarations of the implementing functions
- * (the end of sdk/src/call/kernel_ctx.h), in the same way as XLA FFI's _XLA_FFI_API_STRUCT_FIELD list.
+ * (the end of sdk/src/call/kernel_ctx.h), in the same way as XLA FFI's _XLA_FFI_API_STRUCT_FIELD
+ * list.
  *
  * PD_API_LIST(CTX, CTX_VOID, SAME) expands every entry with one of three macros:
  *   CTX(ret, member, params, args, failed, c_fn, cxx_fn)
