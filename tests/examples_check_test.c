@@ -67,6 +67,8 @@ static const struct {
               "tests/python/test_torch_ddp.py)"},
     {"ms_extension", "a MindSpore CustomOpBuilder source: a pybind11 module, no pdext ops; "
                      "tests/python/test_ms_extension*.py build and run it"},
+    {"mindspore", "the relu and train examples registered in MindSpore (pdext.mindspore) and "
+                  "MindSpore's own AOT relu; tests/python/test_mindspore_register.py runs them"},
 };
 
 PD_TEST(ExamplesCheck, EveryExampleDirectoryIsCheckedOrSaysWhyNot)
