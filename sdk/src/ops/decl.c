@@ -33,7 +33,7 @@ static bool is_identifier(const char *s, size_t n)
     return true;
 }
 
-bool pd__decl_is_identifier(const char *s) { return s && is_identifier(s, strlen(s)); }
+bool pd_name_is_identifier(const char *s) { return s && is_identifier(s, strlen(s)); }
 
 /* [*b, *e) without leading and trailing white space. */
 static void trim(const char **b, const char **e)
