@@ -19,17 +19,13 @@
 
 bool pd_cmd_is_aot_spec(const char *arg)
 {
-    const char *colon = strrchr(arg, ':');
-    if (colon == NULL || colon == arg || colon[1] == '\0')
+    size_t n;
+    if (!pd_aot_spec_split(arg, &n, NULL))
         return false;
-    for (const char *c = colon + 1; *c; ++c)
-        if (!isalnum((unsigned char)*c) && *c != '_')
-            return false;
     static const char *const exts[] = {".so", ".cc", ".cpp", ".cxx", ".c", ".cu"};
-    size_t n = (size_t)(colon - arg);
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; ++i) {
         size_t e = strlen(exts[i]);
-        if (n > e && strncmp(colon - e, exts[i], e) == 0)
+        if (n > e && strncmp(arg + n - e, exts[i], e) == 0)
             return true;
     }
     return false;

@@ -123,9 +123,11 @@ static bool old_abi(const pd_cmd_strv *flags)
 static int write_fn(FILE *f, const pd_cmd_aot_fn *fn, int index, const pd_cmd_load_args *a)
 {
     static const char cmd[] = "bundle";
-    const char *colon = strrchr(fn->spec, ':');
-    const char *func = colon + 1;
-    int src_len = (int)(colon - fn->spec);
+    size_t file_len = 0;
+    const char *func = "";
+    pd_aot_spec_split(fn->spec, &file_len, &func); /* pd_cmd_is_aot_spec said it is one */
+    const char *colon = fn->spec + file_len;
+    int src_len = (int)file_len;
     bool cuda = src_len > 3 && strncmp(colon - 3, ".cu", 3) == 0;
     bool c_source = src_len > 2 && strncmp(colon - 2, ".c", 2) == 0;
     if (fn->n_inputs < 0)
@@ -218,7 +220,8 @@ char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, 
     *rc = PD_CMD_OK;
     for (int32_t i = 0; i < b->n; ++i) {
         const char *spec = b->fns[i].spec;
-        size_t src_len = (size_t)(strrchr(spec, ':') - spec);
+        size_t src_len = 0;
+        pd_aot_spec_split(spec, &src_len, NULL); /* pd_cmd_is_aot_spec said it is one */
         if (memchr(spec, '"', src_len) || memchr(spec, '\\', src_len)) {
             *rc = pd_cmd_usage_error("bundle", "%s: a source path with '\"' or '\\'", spec);
             return NULL;

@@ -7,8 +7,7 @@
 
 #include "pdext_cmd.h"
 
-#define VECTOR_ITEMS 2  /* tensors given to a vector input */
-#define OUT_CAPACITY 16 /* output slots offered to a vector output */
+#define VECTOR_ITEMS 2 /* tensors given to a vector input */
 
 /* --input [OP.]NAME=D0,D1,...[:DTYPE]: the shape (and dtype) input NAME is checked with (of
  * op OP only, when given: a module's ops may need different shapes). */
@@ -29,11 +28,12 @@ typedef struct check_state {
     int32_t n_specs;
 } check_state;
 
-/* An op call's arguments, every tensor owned. */
+/* An op call's arguments, every tensor owned: inputs in `store`, outputs in the arrays the
+ * runner made (pd_arg_release). */
 typedef struct call_args {
     int32_t n;
     pd_arg arg[PD_MAX_INPUTS];
-    pd_tensor store[PD_MAX_INPUTS][OUT_CAPACITY];
+    pd_tensor store[PD_MAX_INPUTS][VECTOR_ITEMS];
 } call_args;
 
 void pd_check_call_free(call_args *c);

@@ -10,9 +10,12 @@
 
 void pd_check_call_free(call_args *c)
 {
-    for (int32_t i = 0; i < c->n; ++i)
-        for (int32_t k = 0; k < OUT_CAPACITY; ++k)
+    for (int32_t i = 0; i < c->n; ++i) {
+        if (c->arg[i].tensors != c->store[i]) /* an output array the runner made */
+            pd_arg_release(&c->arg[i]);
+        for (int32_t k = 0; k < VECTOR_ITEMS; ++k)
             pd_tensor_release(&c->store[i][k]);
+    }
     memset(c, 0, sizeof *c);
 }
 
@@ -134,8 +137,10 @@ pd_status pd_check_run(const pd_op *op, call_args *in, const pd_attr *attrs, int
 {
     memset(out, 0, sizeof *out);
     out->n = pd_op_output_count(op);
+    /* tensors NULL / count 0: the runner makes each output's array with exactly as many items
+     * as the op makes (no guessed room that a vector output could outgrow after the run) */
     for (int32_t i = 0; i < out->n; ++i)
-        out->arg[i] = pd_arg_named(NULL, out->store[i], OUT_CAPACITY);
+        out->arg[i] = pd_arg_named(NULL, NULL, 0);
     return pd_op_run(op, in->arg, in->n, attrs, n_attrs, out->arg, out->n);
 }
 
@@ -149,8 +154,8 @@ bool pd_check_outputs_same(const call_args *a, const call_args *b, char *why, si
         }
         for (int32_t k = 0; k < a->arg[i].count; ++k) {
             pd_tensor x = PD_TENSOR_UNDEFINED, y = PD_TENSOR_UNDEFINED;
-            bool same = pd_tensor_contiguous(&x, &a->store[i][k]) == PD_OK &&
-                        pd_tensor_contiguous(&y, &b->store[i][k]) == PD_OK &&
+            bool same = pd_tensor_contiguous(&x, &a->arg[i].tensors[k]) == PD_OK &&
+                        pd_tensor_contiguous(&y, &b->arg[i].tensors[k]) == PD_OK &&
                         pd_same_shape(&x, &y) && x.dtype == y.dtype &&
                         memcmp(x.data, y.data, pd_nbytes(&x)) == 0;
             pd_tensor_release(&x);

@@ -91,17 +91,6 @@ static char *fill(const char *tpl, const char *name)
     return out;
 }
 
-static bool is_identifier(const char *s)
-{
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-        return false;
-    for (; *s; ++s)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_'))
-            return false;
-    return true;
-}
-
 static bool write_new(const char *path, const char *text, mode_t mode)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
@@ -135,7 +124,7 @@ int pd_cmd_new(int argc, char **argv)
     }
     if (!name)
         return pd_cmd_usage_error("new", "missing NAME (the op's name, a C identifier)");
-    if (!is_identifier(name) || strlen(name) > 100)
+    if (!pd_name_is_identifier(name) || strlen(name) > 100)
         return pd_cmd_usage_error("new",
                                   "NAME '%s' is not a C identifier of at most 100 characters "
                                   "(letters, digits, '_'; not starting with a digit)",

@@ -40,9 +40,6 @@ static const char usage[] =
     "missing), items of a vector output to DIR/<name>_<i>.npy; each output's name, shape and\n"
     "dtype is printed.\n";
 
-/* Room for the items of a vector output; the runner says so if an op makes more. */
-#define VECTOR_OUTPUT_CAPACITY 256
-
 typedef struct run_args {
     pd_cmd_load_args load;
     const char *op;
@@ -394,28 +391,14 @@ static int run_op(const pd_op *op, run_args *r)
         rc = check_attrs_given(op, attrs, n_attr);
     for (int32_t i = 0; i < n_in; ++i)
         ins[i] = pd_arg_named(slots[i].name, slots[i].tensors, slots[i].count);
-    for (int32_t o = 0; o < n_out; ++o) {
-        pd_arg_info info;
-        bool vec = pd_op_output_info(op, o, &info) == PD_OK && info.is_vector;
-        int32_t cap = vec ? VECTOR_OUTPUT_CAPACITY : 1;
-        outs[o] = pd_arg_named(NULL, calloc((size_t)cap, sizeof(pd_tensor)), cap);
-        if (outs[o].tensors == NULL) {
-            pd_cmd_error(NULL, "out of memory");
-            exit(PD_CMD_FAILED);
-        }
-    }
+    /* outs[o] stays tensors NULL / count 0: the runner makes each output's array with exactly
+     * as many items as the op made (a vector output has no guessed room to outgrow) */
     if (rc == PD_CMD_OK && pd_op_run(op, ins, n_in, attrs, n_attr, outs, n_out) != PD_OK)
         rc = pd_cmd_fail("run");
     else if (rc == PD_CMD_OK)
         rc = write_outputs(op, r->out_dir ? r->out_dir : ".", outs, n_out);
-    else
-        for (int32_t o = 0; o < n_out; ++o)
-            outs[o].count = 0; /* nothing was written into them */
-    for (int32_t o = 0; o < n_out; ++o) {
-        for (int32_t k = 0; k < outs[o].count; ++k)
-            pd_tensor_release(&outs[o].tensors[k]);
-        free(outs[o].tensors);
-    }
+    for (int32_t o = 0; o < n_out; ++o)
+        pd_arg_release(&outs[o]);
     for (int32_t i = 0; i < n_in; ++i) {
         for (int32_t k = 0; k < slots[i].count; ++k)
             pd_tensor_release(&slots[i].tensors[k]);

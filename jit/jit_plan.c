@@ -39,17 +39,6 @@ static bool name_is_safe(const char *name)
     return true;
 }
 
-static bool is_identifier(const char *s)
-{
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-        return false;
-    for (; *s; ++s)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_'))
-            return false;
-    return true;
-}
-
 /* A carriage return or newline would end a line of build.ninja or of the manifest. */
 static pd_status refuse_line_break(const char *who, const char *what, const char *value)
 {
@@ -374,7 +363,7 @@ pd_status pd__plan_init(pd__plan *p, const char *who, const pd_jit_options *opts
         return s;
     p->kind = kind;
     opts = p->opts;
-    if (kind == PD_JIT_STATIC && !is_identifier(p->name))
+    if (kind == PD_JIT_STATIC && !pd_name_is_identifier(p->name))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: the name '%s' of a static bundle is not a C identifier (letters, "
                         "digits and '_', not starting with a digit): it names the "

@@ -660,3 +660,27 @@ PD_TEST(Aot, OutputsWithNoOtherSourceAreThePlainInferenceOfInput0)
     PD_EXPECT(d->flags & PD_OP_OUTPUTS_LIKE_INPUT0);
     pd_registry_destroy(reg);
 }
+
+/* The one reading of "FILE:FUNC" (pd_aot_spec_split), which pd_aot_load, the command and
+ * pdext.aot share: the last ':' splits it, FILE is not empty, FUNC is an identifier. */
+PD_TEST(Aot, OneReadingOfFileColonFunc)
+{
+    size_t n = 0;
+    const char *func = NULL;
+    PD_EXPECT(pd_aot_spec_split("dir:a/add.cc:CustomAdd", &n, &func));
+    PD_EXPECT_EQ((int)n, 12);
+    PD_EXPECT_STREQ(func, "CustomAdd");
+    PD_EXPECT(pd_aot_spec_split("lib.so:_f1", NULL, NULL));
+    static const char *const bad[] = {"add.cc",    ":F",         "add.cc:",
+                                      "add.cc:1F", "add.cc:F-x", "add.cc:F x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i)
+        PD_EXPECT(!pd_aot_spec_split(bad[i], &n, &func));
+    PD_EXPECT(!pd_aot_spec_split(NULL, &n, &func));
+    /* pd_aot_load refuses what the split refuses, before it looks for any file */
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_aot_options o = options(1);
+    PD_EXPECT_EQ(pd_aot_load(reg, "add.cc:1F", &o, NULL), PD_ERR_INVALID_ARGUMENT);
+    PD_EXPECT_CONTAINS(pd_last_error(), "names no function");
+    pd_registry_destroy(reg);
+}

@@ -208,3 +208,16 @@ PD_TEST(Decl, ADefaultOfTheWrongTypeRefusesTheModuleNamingOpAttrAndType)
     expect_refused("float", "attr 'scale' is declared float, but its default \"1.5x\" is not one");
     expect_refused("strings", "attr 'tags' is declared std::vector<std::string>, but its default");
 }
+
+/* The one identifier rule (pd_name_is_identifier): what op and attr names, static bundles,
+ * `pdext new` and an AOT spec's function are checked with. */
+PD_TEST(Decl, OneIdentifierRule)
+{
+    static const char *const yes[] = {"a", "_", "_x1", "custom_relu", "Z9_z"};
+    static const char *const no[] = {"", "1a", "a-b", "a b", "a.b", "x@GRAD", "\xc3\xa9t\xc3\xa9"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; ++i)
+        PD_EXPECT(pd_name_is_identifier(yes[i]));
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; ++i)
+        PD_EXPECT(!pd_name_is_identifier(no[i]));
+    PD_EXPECT(!pd_name_is_identifier(NULL));
+}

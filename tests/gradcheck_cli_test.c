@@ -133,6 +133,17 @@ PD_TEST(CheckCli, AnInPlaceOpGetsADenseInPlaceInputInTheStridedRow)
                                 "input 'X' kept dense: not declared strided)");
 }
 
+/* A vector output with more items than any guessed room (64 rows of the [64, 300] shape; check
+ * once offered 16): the runner sizes it, and every shape row passes. */
+PD_TEST(CheckCli, AVectorOutputOfManyItemsPasses)
+{
+    EXPECT_CHECK(0, "'%s/tests/ops/check_rows.c'", PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_buf,
+                       "ck_rows              float64   shapes+infer   ok   [3, 4], [1, 1], "
+                       "[0, 4], [64, 300]\n");
+    PD_EXPECT_CONTAINS(out_buf, ", 0 failed");
+}
+
 /* --input OP.NAME=SHAPE gives one op of a multi-op module its shapes; the module's other ops
  * keep the default ones. A name that is no op or input of the module is refused. */
 PD_TEST(CheckCli, InputShapesPerOp)

@@ -222,6 +222,24 @@ PD_TEST(Cli, RunConcatTakesARepeatedVectorInputAndANegativeAxis)
     done();
 }
 
+/* A vector output of 300 items, more than the 256 the command once guessed: the runner sizes
+ * it, and every item is written. */
+PD_TEST(Cli, RunWritesEveryItemOfALargeVectorOutput)
+{
+    enum { ROWS = 300 };
+    static float x[ROWS * 2];
+    for (int i = 0; i < ROWS * 2; ++i)
+        x[i] = (float)i;
+    save_floats("x.npy", 2, (int64_t[]){ROWS, 2}, x);
+    EXPECT_PDEXT(0, "run '%s/tests/ops/check_rows.c' --op ck_rows --input X=x.npy --out rows",
+                 PD_TEST_SOURCE_DIR);
+    PD_EXPECT_CONTAINS(out_text, "Out[299]  shape=[2]  dtype=float32");
+    expect_floats("rows/Out_0.npy", 1, (int64_t[]){2}, x);
+    expect_floats("rows/Out_299.npy", 1, (int64_t[]){2}, x + 2 * 299);
+    PD_EXPECT(access(in_dir("rows/Out_300.npy"), F_OK) != 0);
+    done();
+}
+
 PD_TEST(Cli, BadAttrValueFailsNamingTheAttrAndItsType)
 {
     save_floats("x.npy", 2, s23, x6);

@@ -140,7 +140,9 @@ class AotOp:
 
     def __init__(self, func, out_shape, out_dtype, n_inputs, n_outputs, name, input_names,
                  extra_cflags, build_directory, attrs):
-        if not isinstance(func, (str, os.PathLike)) or ":" not in os.fspath(func):
+        split = (_pdext.aot_spec_split(os.fspath(func))
+                 if isinstance(func, (str, os.PathLike)) else None)
+        if split is None:
             raise ValueError(
                 "pdext.aot: func must be 'path/lib.so:Func' or 'path/file.cc:Func', got %r"
                 % (func,)
@@ -163,7 +165,7 @@ class AotOp:
         self._n_inputs = n_inputs if n_inputs is not None else (
             len(self._input_names) if self._input_names is not None else None)
         self._ops = {}
-        self.__name__ = name or self.func.rsplit(":", 1)[1]
+        self.__name__ = name or split[1]
         self.__doc__ = "MindSpore AOT op %s (pdext.aot)" % self.func
         # Fixed outputs: the op of each input count, for __call__'s fast path (one dict look-up
         # over the raw op's call).

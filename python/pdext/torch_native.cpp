@@ -246,19 +246,20 @@ public:
         at.strings.reserve(n_attr_);
         for (int32_t j = 0; j < n_attr_; ++j)
             add_attr(attr_[j], args[n_in_ + j], &at);
-        // Outputs: one tensor each, room for a vector output's items.
-        int32_t room = static_cast<int32_t>(total > 64 ? total : 64);
-        std::vector<pd_tensor> outs;
-        int32_t need = 0;
-        for (int32_t o = 0; o < n_out_; ++o)
-            need += out_[o].is_vector ? room : 1;
-        outs.assign(static_cast<size_t>(need), pd_tensor{});
-        pd_arg out[PD_MAX_OUTPUTS];
-        for (int32_t o = 0, k = 0; o < n_out_; ++o) {
-            int32_t cap = out_[o].is_vector ? room : 1;
-            out[o] = pd_arg{nullptr, outs.data() + k, cap};
-            k += cap;
-        }
+        // Outputs: tensors NULL / count 0, so the runner makes each output's array with exactly
+        // as many items as the op made (no guessed room a vector output could outgrow after
+        // its kernel ran); the guard frees the arrays (pd_arg_release) however this returns.
+        struct Outs {
+            pd_arg arg[PD_MAX_OUTPUTS] = {};
+            int32_t n = 0;
+            ~Outs()
+            {
+                for (int32_t o = 0; o < n; ++o)
+                    pd_arg_release(&arg[o]);
+            }
+        } outs;
+        outs.n = n_out_;
+        pd_arg *out = outs.arg;
         // CUDA inputs: the call runs on torch's current stream of their device.
         pd_place gpu = pd_place_cpu();
         for (int32_t i = 0; i < n_in_ && gpu.type != PD_PLACE_GPU; ++i)
@@ -273,18 +274,16 @@ public:
         torch::jit::drop(*stack, n_args);
         for (int32_t o = 0; o < n_out_; ++o) {
             bool keep = returned_.empty() || returned_[o];
-            if (!keep) {
-                for (int32_t k = 0; k < out[o].count; ++k)
-                    pd_tensor_release(&out[o].tensors[k]);
-                continue;
-            }
+            if (!keep)
+                continue; // released with the others by the guard
             if (out_[o].is_vector) {
                 std::vector<at::Tensor> items;
                 for (int32_t k = 0; k < out[o].count; ++k)
                     items.push_back(adopt(&out[o].tensors[k]));
                 torch::jit::push(*stack, c10::IValue(items));
             } else {
-                torch::jit::push(*stack, adopt(&out[o].tensors[0]));
+                torch::jit::push(*stack,
+                                 out[o].count > 0 ? adopt(&out[o].tensors[0]) : at::Tensor());
             }
         }
     }

@@ -69,6 +69,23 @@ static pd_status aot_args_load(pd_registry *reg, const void *arg, pd_module **mo
     return a->aot->load(reg, a->spec, a->options, module);
 }
 
+/* aot_spec_split(spec) -> (file, func), or None when spec is no "FILE:FUNC": the C rule
+ * (pd_aot_spec_split), so that pdext.aot reads a spec as the command and pd_aot_load do. */
+PyObject *pdext_aot_spec_split(PyObject *self, PyObject *spec)
+{
+    (void)self;
+    const char *text = PyUnicode_Check(spec) ? PyUnicode_AsUTF8(spec) : NULL;
+    if (text == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    size_t file_len;
+    const char *func;
+    if (!pd_aot_spec_split(text, &file_len, &func))
+        Py_RETURN_NONE;
+    return Py_BuildValue("(s#s)", text, (Py_ssize_t)file_len, func);
+}
+
 /* aot_load(spec, n_inputs, outputs, attrs, name=None, input_names=None, compile_flags=None,
  *          build_directory=None) -> Library */
 PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs)

@@ -112,6 +112,7 @@ int pdext_numpy_require(void)
 PyObject *pdext_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_load_library(PyObject *self, PyObject *arg);
 PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pdext_aot_spec_split(PyObject *self, PyObject *spec);
 PyObject *pdext_gradcheck(PyObject *self, PyObject *args, PyObject *kwargs);
 
 static PyObject *module_version(PyObject *self, PyObject *unused)
@@ -177,6 +178,9 @@ static PyMethodDef module_methods[] =
       "aot_load(spec, n_inputs, outputs, attrs, name=None, input_names=None, "
       "compile_flags=None, build_directory=None) -> Library\n"
       "Registers a MindSpore AOT function as the one op of a new Library."},
+     {"aot_spec_split", pdext_aot_spec_split, METH_O,
+      "aot_spec_split(spec) -> (file, func) or None\n"
+      "pd_aot_spec_split: 'FILE:FUNC' split at its last ':' (FUNC a C identifier)."},
      {"gradcheck", (PyCFunction)(void (*)(void))pdext_gradcheck, METH_VARARGS | METH_KEYWORDS,
       "gradcheck(op, args, kwargs, step=0.0, atol=0.0, rtol=0.0, keep_dtype=False, "
       "skip_double_grad=False, max_elements=0, seed=0) -> dict\n"

@@ -257,6 +257,17 @@ pd_status pd_op_input_info(const pd_op *op, int32_t index, pd_arg_info *out);
 pd_status pd_op_output_info(const pd_op *op, int32_t index, pd_arg_info *out);
 pd_status pd_op_attr_info(const pd_op *op, int32_t index, pd_attr_info *out);
 
+/* Whether `name` is a C identifier (a letter or '_', then letters, digits and '_'; ASCII): the
+ * one rule for the names of ops and attrs, static bundles, `pdext new` and the function of an
+ * AOT spec (pd_aot_spec_split). False for NULL. */
+bool pd_name_is_identifier(const char *name);
+
+/* The directory of the file libpdext's code was loaded from (libpdext.so, or the program that
+ * links it statically), without a trailing '/', into dir; false when unknown or longer than
+ * size. Where pdext's plug-ins are looked for first (the build and the install put them there):
+ * the CUDA plug-in, the MindSpore AOT adapter. */
+bool pd_runtime_dir(char *dir, size_t size);
+
 /* --- Running ops -------------------------------------------------------------------------- */
 
 /* One argument slot of a call: the tensors bound to one declared input or output. */

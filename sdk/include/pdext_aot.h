@@ -25,6 +25,8 @@
 
 #include "pdext.h"
 
+#include <string.h>
+
 PD_EXTERN_C_BEGIN
 #pragma GCC visibility push(default)
 
@@ -69,6 +71,23 @@ typedef struct pd_aot_options {
  * compiler's message when a source does not build, and on bad options (naming the field). */
 pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *opts,
                       pd_module **out);
+
+/* The one reading of an AOT spec "FILE:FUNC" (pd_aot_load, `pdext run/list/check/bundle`,
+ * pdext.aot): the last ':' splits it, FILE is not empty and FUNC is a C identifier
+ * (pd_name_is_identifier). On success *file_len is FILE's length and *func points at FUNC in
+ * `spec` (either may be NULL); false for anything else, NULL included. Inline, so that a host
+ * asks it without loading libpdext_aot. */
+static inline bool pd_aot_spec_split(const char *spec, size_t *file_len, const char **func)
+{
+    const char *colon = spec ? strrchr(spec, ':') : NULL;
+    if (colon == NULL || colon == spec || !pd_name_is_identifier(colon + 1))
+        return false;
+    if (file_len)
+        *file_len = (size_t)(colon - spec);
+    if (func)
+        *func = colon + 1;
+    return true;
+}
 
 /* What pd_aot_load learned about an op's library. Strings belong to the op. */
 typedef struct pd_aot_info {

@@ -164,3 +164,14 @@ def test_out_dtype_functions_answer_with_any_dtype_spelling(pdext):
             out = add(a, a)
             assert out.dtype == np.float32
             np.testing.assert_array_equal(out, a + a)
+
+
+@pytest.mark.parametrize("bad", ["add.cc", ":F", "add.cc:", "add.cc:1F", "add.cc:F-x"])
+def test_a_spec_is_read_by_the_c_rule(pdext, bad):
+    # pdext.aot reads "FILE:FUNC" with pd_aot_spec_split, as pd_aot_load and the command do:
+    # what the C rule refuses is refused here before anything is compiled.
+    with pytest.raises(ValueError, match="func must be"):
+        pdext.aot(bad)
+    assert pdext._pdext.aot_spec_split("d:i/add.cc:CustomAdd") == ("d:i/add.cc", "CustomAdd")
+    assert pdext._pdext.aot_spec_split(bad) is None
+    assert pdext.aot(spec("CustomAdd")).__name__ == "CustomAdd"

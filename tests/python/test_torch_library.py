@@ -420,6 +420,20 @@ def test_native_kernel_serves_cpu_calls_where_it_builds(pt, reg):
         torch.ops.pd_pyops.py_pair(torch.randn(3), torch.randn(3))
 
 
+def test_native_vector_output_of_more_items_than_any_guessed_room(pt, reg):
+    # The native kernel lets the runner size a vector output (tensors NULL, count 0;
+    # pd_arg_release): 300 pieces of one input, past the 64 it once reserved.
+    ok, what = pt.native_kernels()
+    if not ok:
+        pytest.skip("the native kernel could not be built here: %s" % what)
+    assert reg["pyops"].native
+    x = torch.arange(600.0, dtype=torch.float64)
+    parts = torch.ops.pd_pyops.py_split(x, 300)
+    assert len(parts) == 300
+    assert [t.tolist() for t in parts] == [[2.0 * k, 2.0 * k + 1] for k in range(300)]
+    opcheck(torch.ops.pd_pyops.py_split.default, (x, 100))
+
+
 def test_python_kernels_pass_the_same_checks(pdext, pt, relu, concat):
     r = pt.register(relu, namespace="pd_py_relu", native=False)
     c = pt.register(concat, namespace="pd_py_concat", native=False)

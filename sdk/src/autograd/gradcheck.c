@@ -214,13 +214,8 @@ static int32_t pick_wrt(const pd_op *op, const pd_op *g, const gc_args *args, gc
         if (pd_op_input_info(op, p, &info) != PD_OK)
             continue;
         bool declared = false;
-        for (int32_t o = 0, no = pd_op_output_count(g); o < no; ++o) {
-            pd_arg_info gi;
-            int32_t bl;
-            if (pd_op_output_info(g, o, &gi) == PD_OK && (bl = pd__grad_base_len(gi.name)) >= 0 &&
-                (size_t)bl == strlen(info.name) && strncmp(gi.name, info.name, (size_t)bl) == 0)
-                declared = true;
-        }
+        for (int32_t o = 0, no = pd_op_output_count(g); o < no; ++o)
+            declared = declared || pd__grad_output_target(op, g, o) == p;
         for (int32_t k = 0; k < args->arg[p].count; ++k) {
             const pd_tensor *t = &args->arg[p].tensors[k];
             if (!pd_defined(t))
@@ -367,22 +362,13 @@ static pd_status grad_op_args(const pd_op *op, const pd_op *g, const gc_args *ar
         st = pd_op_input_info(g, i, &info);
         if (st != PD_OK)
             break;
-        int32_t bl = pd__grad_base_len(info.name), p = -1;
-        for (int32_t o = 0; bl >= 0 && p < 0 && o < outs->n; ++o) {
-            pd_arg_info oi;
-            if (pd_op_output_info(op, o, &oi) == PD_OK && strlen(oi.name) == (size_t)bl &&
-                strncmp(oi.name, info.name, (size_t)bl) == 0)
-                p = o;
-        }
-        if (p >= 0) {
+        int32_t p;
+        pd__grad_from from = pd__grad_input_source(op, g, i, &p);
+        if (from == PD__GRAD_FROM_OUTPUT_GRAD && p < outs->n)
             st = copy_slot(ga, i, &w->arg[p], &outs->arg[p]);
-            continue;
-        }
-        pd_arg fake = {NULL, NULL, 0};
-        fake.name = info.name;
-        if ((p = pd__arg_position(op, true, &fake, 0)) >= 0 && p < args->n)
+        else if (from == PD__GRAD_FROM_INPUT && p < args->n)
             st = copy_slot(ga, i, &args->arg[p], &args->arg[p]);
-        else if ((p = pd__arg_position(op, false, &fake, 0)) >= 0 && p < outs->n)
+        else if (from == PD__GRAD_FROM_OUTPUT && p < outs->n)
             st = copy_slot(ga, i, &outs->arg[p], &outs->arg[p]);
         else
             st = pd__fail(PD_ERR_INVALID_ARGUMENT,

@@ -86,20 +86,6 @@ static pd_status map_put(grad_map *m, const char *who, const pd_tensor *key, pd_
     return PD_OK;
 }
 
-/* The declared input (or output) position of `op` whose name is base[0 .. len), or -1. */
-static int32_t find_arg(const pd_op *op, bool input, const char *base, size_t len)
-{
-    int32_t n = input ? pd_op_input_count(op) : pd_op_output_count(op);
-    for (int32_t i = 0; i < n; ++i) {
-        pd_arg_info info;
-        if ((input ? pd_op_input_info(op, i, &info) : pd_op_output_info(op, i, &info)) != PD_OK)
-            continue;
-        if (strlen(info.name) == len && strncmp(info.name, base, len) == 0)
-            return i;
-    }
-    return -1;
-}
-
 /* What one grad op call needs, released in one place. */
 typedef struct grad_call {
     pd_arg in[PD_MAX_INPUTS], out[PD_MAX_OUTPUTS];
@@ -131,17 +117,12 @@ static pd_status bind_input(const tape_record *r, int32_t index, const pd_op *g,
     if (st != PD_OK)
         return st;
     const char *fwd = pd_op_name(r->op);
-    int32_t blen = pd__grad_base_len(info.name);
-    /* "<output>@GRAD", else a forward input, else a forward output */
-    int32_t p = blen >= 0 ? find_arg(r->op, false, info.name, (size_t)blen) : -1;
-    bool is_grad = p >= 0;
-    if (!is_grad && (p = find_arg(r->op, true, info.name, strlen(info.name))) >= 0)
-        p += PD_MAX_OUTPUTS; /* marks an input position */
-    else if (!is_grad)
-        p = find_arg(r->op, false, info.name, strlen(info.name));
-    const tape_slot *src = p >= PD_MAX_OUTPUTS ? &r->in[p - PD_MAX_OUTPUTS]
-                           : p >= 0            ? &r->out[p]
-                                               : NULL;
+    int32_t p;
+    pd__grad_from from = pd__grad_input_source(r->op, g, gi, &p);
+    bool is_grad = from == PD__GRAD_FROM_OUTPUT_GRAD;
+    const tape_slot *src = from == PD__GRAD_FROM_INPUT  ? &r->in[p]
+                           : from != PD__GRAD_FROM_NONE ? &r->out[p]
+                                                        : NULL;
     if (!src)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: grad op '%s' declares input '%s', which is neither an input nor "
@@ -183,8 +164,7 @@ static pd_status bind_output(const tape_record *r, const pd_op *g, int32_t go, g
     pd_status st = pd_op_output_info(g, go, &info);
     if (st != PD_OK)
         return st;
-    int32_t blen = pd__grad_base_len(info.name);
-    int32_t p = blen >= 0 ? find_arg(r->op, true, info.name, (size_t)blen) : -1;
+    int32_t p = pd__grad_output_target(r->op, g, go);
     if (p < 0)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: grad op '%s' declares output '%s', which is not the gradient "

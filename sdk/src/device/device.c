@@ -264,15 +264,12 @@ static void cuda_plugin_load(void)
     cuda_load.tried = true;
     const char *path = getenv("PDEXT_CUDA_PLUGIN");
     static char beside[4096];
-    Dl_info self;
-    if ((path == NULL || *path == '\0') && dladdr((void *)(uintptr_t)&pd_device_register, &self) &&
-        self.dli_fname) {
+    char dir[4000];
+    if ((path == NULL || *path == '\0') && pd_runtime_dir(dir, sizeof dir)) {
         /* First beside libpdext (or the program that links it statically), where the build
          * and the install put it; then wherever the dynamic linker looks. */
-        const char *slash = strrchr(self.dli_fname, '/');
-        int dir = slash ? (int)(slash - self.dli_fname) : 0;
-        snprintf(beside, sizeof beside, "%.*s/libpdext_cuda.so", dir, self.dli_fname);
-        if (slash && access(beside, F_OK) == 0)
+        snprintf(beside, sizeof beside, "%s/libpdext_cuda.so", dir);
+        if (access(beside, F_OK) == 0)
             path = beside;
     }
     if (path == NULL || *path == '\0')

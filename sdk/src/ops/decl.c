@@ -20,8 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_ident_start(char c) { return c == '_' || isalpha((unsigned char)c); }
-static bool is_ident_char(char c) { return c == '_' || isalnum((unsigned char)c); }
+/* ASCII ranges, not isalpha: a host's locale must not make a byte of 'é' a letter. */
+static bool is_ident_start(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 
 static bool is_identifier(const char *s, size_t n)
 {
@@ -33,7 +37,7 @@ static bool is_identifier(const char *s, size_t n)
     return true;
 }
 
-bool pd__decl_is_identifier(const char *s) { return s && is_identifier(s, strlen(s)); }
+bool pd_name_is_identifier(const char *s) { return s && is_identifier(s, strlen(s)); }
 
 /* [*b, *e) without leading and trailing white space. */
 static void trim(const char **b, const char **e)

@@ -36,9 +36,6 @@ typedef struct pd__attr_decl {
                             * NULL without a default */
 } pd__attr_decl;
 
-/* A C identifier (op and attr names must be one). */
-bool pd__decl_is_identifier(const char *s);
-
 /* Parses a declared input or output name into *out. `where` ("op 'x' (x.c:3)") and `list`
  * ("input" / "output") and `index` name it in the message; PD_ERR_INVALID_MODULE on failure. */
 pd_status pd__decl_parse_arg(const char *where, const char *list, int32_t index, const char *decl,

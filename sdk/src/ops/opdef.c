@@ -172,9 +172,9 @@ pd_status pd__op_parse(const pd_op_def *raw, int32_t index, pd_module *module, p
         return pd__fail(PD_ERR_INVALID_MODULE,
                         "op table entry %d ('%s') has kind %d; expected 0 (forward), 1 (grad) or "
                         "2 (double grad)",
-                        (int)index, pd__decl_is_identifier(def.name) ? def.name : "?",
+                        (int)index, pd_name_is_identifier(def.name) ? def.name : "?",
                         (int)def.kind);
-    if (!pd__decl_is_identifier(def.name))
+    if (!pd_name_is_identifier(def.name))
         return pd__fail(PD_ERR_INVALID_MODULE,
                         "op table entry %d (%s:%d) has name \"%s\"; an op name must be a C "
                         "identifier",

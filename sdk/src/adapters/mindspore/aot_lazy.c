@@ -32,23 +32,6 @@ static bool take_entries(void *lib, const char *path)
     return true;
 }
 
-/* The directory libpdext was loaded from, into dir (no trailing slash); false if unknown. */
-static bool libpdext_dir(char *dir, size_t size)
-{
-    Dl_info info;
-    pd_status (*anchor)(void) = pd_last_status;
-    void *sym;
-    memcpy(&sym, &anchor, sizeof sym);
-    if (!dladdr(sym, &info) || info.dli_fname == NULL)
-        return false;
-    const char *slash = strrchr(info.dli_fname, '/');
-    if (slash == NULL || (size_t)(slash - info.dli_fname) >= size)
-        return false;
-    memcpy(dir, info.dli_fname, (size_t)(slash - info.dli_fname));
-    dir[slash - info.dli_fname] = '\0';
-    return true;
-}
-
 /* The adapter already in the process (a bundle linked it), so that there is one copy whose
  * ops all answer pd_aot_op_info; else the one built and installed with this libpdext, in its
  * directory: by its name alone, the loader could find another installation's (ld.so.cache,
@@ -59,7 +42,7 @@ static void load_once(void)
     char dir[768], path[1024];
     snprintf(path, sizeof path, AOT_SONAME);
     void *lib = dlopen(AOT_SONAME, RTLD_NOW | RTLD_NOLOAD);
-    if (lib == NULL && libpdext_dir(dir, sizeof dir))
+    if (lib == NULL && pd_runtime_dir(dir, sizeof dir))
         snprintf(path, sizeof path, "%.700s/" AOT_SONAME, dir);
     if (lib == NULL)
         lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -291,8 +291,9 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
                             spec, (unsigned)opts->struct_size);
         memcpy(&o, opts, opts->struct_size);
     }
-    const char *colon = strrchr(spec, ':');
-    if (colon == NULL || colon == spec || colon[1] == '\0')
+    size_t lib_chars;
+    const char *func;
+    if (!pd_aot_spec_split(spec, &lib_chars, &func))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         WHO ": '%s' names no function; write LIBRARY:FUNCTION (lib.so:CustomAdd)",
                         spec);
@@ -309,13 +310,13 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     op->n_attrs = o.n_attrs;
     op->spec = strdup(spec);
     op->library = op->spec ? strdup(spec) : NULL;
-    op->function = strdup(colon + 1);
-    op->name = strdup(o.name ? o.name : colon + 1);
+    op->function = strdup(func);
+    op->name = strdup(o.name ? o.name : func);
     if (op->spec == NULL || op->library == NULL || op->function == NULL || op->name == NULL) {
         pd_aoti_op_free(op);
         return OOM();
     }
-    op->library[colon - spec] = '\0';
+    op->library[lib_chars] = '\0';
     s = pd_aoti_fill_names(op, &o);
     size_t lib_len = strlen(op->library);
     bool cu_source = lib_len > 3 && strcmp(op->library + lib_len - 3, ".cu") == 0;
