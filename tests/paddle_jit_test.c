@@ -3,7 +3,8 @@
  * not compile (tests/paddle_ops/paddle_missing_cu.cc, as Paddle's relu test source is): the
  * JIT links stubs for the functions nothing defines (jit/jit_stubs.c), so the module loads
  * and its CPU path runs; calling a missing function is an op error naming it, never a crash;
- * a rebuild from the cache stays a cache hit; a module that misses nothing gets no stubs.
+ * a rebuild from the cache stays a cache hit; a module that misses nothing gets no stubs;
+ * the source is compiled once, the relink with stubs reusing its object.
  */
 #include "jit_support.h"
 #include "runner_helpers.h"
@@ -54,6 +55,48 @@ PD_TEST(PaddleJit, ASourceWhoseCuHalfIsNotBuiltLoadsAndRunsOnTheCpu)
     PD_ASSERT_OK(pd_registry_create(&reg));
     PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
     PD_EXPECT_EQ(ninja_runs(), 2);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+/* Lines of the file `rel` (under the test's directory) that contain `needle`. */
+static int lines_with(const char *rel, const char *needle)
+{
+    char *text = read_text(tmp_path(rel));
+    int n = 0;
+    for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l;
+         l = strtok_r(NULL, "\n", &save))
+        n += pd_test_contains(l, needle);
+    free(text);
+    return n;
+}
+
+PD_TEST(PaddleJit, TheSourceIsCompiledOnceThoughItsModuleIsLinkedAgainWithStubs)
+{
+    jit_setup();
+    /* A c++ that logs each of its runs (compiles and links alike). */
+    char script[1024];
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >> '%s'\nexec c++ \"$@\"\n",
+             tmp_path("cxx.runs"));
+    write_script(tmp_path("bin/logcxx"), script);
+    setenv("CXX", tmp_path("bin/logcxx"), 1);
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
+    PD_EXPECT_EQ(ninja_runs(), 2); /* the link, and the link with the stubs */
+    /* The source: one compile (-c), never compiled and linked in one run; the stubs: one
+     * compile of their own; and two links. */
+    PD_EXPECT_EQ(lines_with("cxx.runs", "paddle_missing_cu.cc"), 1);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "-c "), 2);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "missing/pd_missing.cc"), 1);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "-shared"), 2);
+    int64_t n = 2;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2}), out = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
+    PD_EXPECT_EQ(rt_at(&out, 1), -4);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
     pd_registry_destroy(reg);
     jit_teardown();
 }
