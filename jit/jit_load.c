@@ -292,6 +292,7 @@ static pd_status run_ninja(const pd__plan *p, int busy_fd, bool *ninja_error)
 static pd_status build_in_dir(const pd__plan *p, int busy_fd)
 {
     bool ninja_error = false;
+    pd__pch_prepare((pd__plan *)p); /* the plan's own build state, as link_stubs is */
     pd_status s = run_ninja(p, busy_fd, &ninja_error);
     if (s == PD_ERR_BUILD && !pd__interrupted(p->interrupt_gen) &&
         pd__builddir_clean_helps(p, ninja_error)) {

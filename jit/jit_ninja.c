@@ -138,6 +138,18 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
         pd__sb_addf(sb, ": %s ", rules[lang]);
         add_ninja_path(sb, p->sources.v[i]);
         pd__sb_add(sb, "\n");
+        if (lang == PD__LANG_CXX && pd__pch_used_by(p, i)) { /* jit_pch.c */
+            pd__strv w = {0};
+            pd__strv_add(&w, "-include");
+            pd__strv_add(&w, p->pch);
+            pd__strv_add(&w, "-fpch-deps");
+            pd__sb_add(sb, "  cxxflags = ");
+            add_ninja_words(sb, NULL, &w);
+            pd__sb_add(sb, " $cxxflags\n");
+            if (w.oom)
+                sb->oom = true;
+            pd__strv_free(&w);
+        }
         pd__sb_add(&objs, " ");
         add_object(&objs, p, i);
     }

@@ -439,6 +439,8 @@ void pd__plan_free(pd__plan *p)
     pd__strv_free(&p->cuda_flags);
     pd__strv_free(&p->ldflags);
     pd__strv_free(&p->ort_archives);
+    free(p->pch);
+    pd__strv_free(&p->pch_sources);
     memset(p, 0, sizeof *p);
 }
 
