@@ -292,7 +292,6 @@ static pd_status run_ninja(const pd__plan *p, int busy_fd, bool *ninja_error)
 static pd_status build_in_dir(const pd__plan *p, int busy_fd)
 {
     bool ninja_error = false;
-    pd__pch_prepare((pd__plan *)p); /* the plan's own build state, as link_stubs is */
     pd_status s = run_ninja(p, busy_fd, &ninja_error);
     if (s == PD_ERR_BUILD && !pd__interrupted(p->interrupt_gen) &&
         pd__builddir_clean_helps(p, ninja_error)) {
@@ -324,6 +323,10 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
         return s;
     pd__manifest pre = {0};
     check_compilers(p, m);
+    /* before the build's start time: files written after it count as changed during the
+     * build (jit_publish.c), and the precompiled header's own lock keeps it apart from the
+     * build directory's */
+    pd__pch_prepare((pd__plan *)p); /* the plan's own build state, as link_stubs is */
     int64_t start = now_ns();
     s = pd__inputs_hash_before(p, have_old ? old : NULL, &pre);
     for (int32_t i = 0; i < m->warnings.n; ++i)
