@@ -283,10 +283,10 @@ extern const char *const pd__tpl_bundle_ort_map;
 
 /* --- jit_pch.c ----------------------------------------------------------------------------- */
 
-/* Before a cold build: when C++ sources of the plan include paddle/extension.h, makes sure the
- * cache holds its precompiled header for the plan's compiler and flags (building it under
- * its lock) and sets p->pch and p->pch_sources; on any failure leaves them empty (the
- * sources compile without it). */
+/* Before a cold build, with PDEXT_JIT_PCH=1: when C++ sources of the plan include
+ * paddle/extension.h, makes sure the cache holds its precompiled header for the plan's
+ * compiler and flags (building it under its lock) and sets p->pch and p->pch_sources; on any
+ * failure leaves them empty (the sources compile without it). */
 void pd__pch_prepare(pd__plan *p);
 /* Whether source i is compiled with the precompiled header. */
 bool pd__pch_used_by(const pd__plan *p, int32_t i);

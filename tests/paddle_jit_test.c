@@ -4,9 +4,10 @@
  * JIT links stubs for the functions nothing defines (jit/jit_stubs.c), so the module loads
  * and its CPU path runs; calling a missing function is an op error naming it, never a crash;
  * a rebuild from the cache stays a cache hit; a module that misses nothing gets no stubs;
- * the source is compiled once, the relink with stubs reusing its object; paddle/extension.h
- * is precompiled once per compiler and flags into the cache (jit/jit_pch.c) and reused by
- * the next module, and a module the precompiled header does not fit still builds.
+ * the source is compiled once, the relink with stubs reusing its object; with PDEXT_JIT_PCH=1
+ * paddle/extension.h is precompiled once per compiler and flags into the cache
+ * (jit/jit_pch.c) and reused by the next module, and a module the precompiled header does
+ * not fit still builds; without it nothing is precompiled.
  */
 #include "jit_support.h"
 #include "runner_helpers.h"
@@ -111,6 +112,8 @@ PD_TEST(PaddleJit, TheSourceIsCompiledOnceThoughItsModuleIsLinkedAgainWithStubs)
     PD_EXPECT_EQ(lines_with("cxx.runs", "-c "), 2);
     PD_EXPECT_EQ(lines_with("cxx.runs", "missing/pd_missing.cc"), 1);
     PD_EXPECT_EQ(lines_with("cxx.runs", "-shared"), 2);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 0); /* no PDEXT_JIT_PCH=1 */
+    PD_EXPECT_EQ(pch_dirs(), 0);
     int64_t n = 2;
     pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2}), out = PD_TENSOR_UNDEFINED;
     PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
@@ -125,6 +128,7 @@ PD_TEST(PaddleJit, PaddleExtensionIsPrecompiledOnceAndReusedByTheNextSource)
 {
     jit_setup();
     log_cxx_runs();
+    setenv("PDEXT_JIT_PCH", "1", 1);
     pd_registry *reg = NULL;
     PD_ASSERT_OK(pd_registry_create(&reg));
     pd_module *m = NULL;
@@ -151,6 +155,7 @@ PD_TEST(PaddleJit, PaddleExtensionIsPrecompiledOnceAndReusedByTheNextSource)
     PD_ASSERT(manifest != NULL);
     PD_EXPECT_CONTAINS(manifest, "paddle/tensor.h");
     pd_registry_destroy(reg);
+    unsetenv("PDEXT_JIT_PCH");
     jit_teardown();
 }
 
@@ -158,6 +163,7 @@ PD_TEST(PaddleJit, AModuleThePrecompiledHeaderDoesNotFitStillBuilds)
 {
     jit_setup();
     log_cxx_runs();
+    setenv("PDEXT_JIT_PCH", "1", 1);
     pd_registry *reg = NULL;
     PD_ASSERT_OK(pd_registry_create(&reg));
     pd_module *m = NULL;
@@ -197,6 +203,7 @@ PD_TEST(PaddleJit, AModuleThePrecompiledHeaderDoesNotFitStillBuilds)
     pd_tensor_release(&out);
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
+    unsetenv("PDEXT_JIT_PCH");
     jit_teardown();
 }
 
