@@ -11,6 +11,17 @@ the same source, in the ROW format of bench/bench_util.h:
   paddle_plain_call  the pdext op called directly (no register) on a 1-element paddle.Tensor
                      without autograd (DLPack's C exchange API both ways), against Paddle's
                      build on the same tensor; us per call, target ratio <= 1.0.
+  paddle_cold_build  a cold pdext.load of custom_relu_op.cc (an empty private PDEXT_CACHE_DIR,
+                     default settings) against paddle.utils.cpp_extension.load of the same
+                     file into an empty private build_directory; s per build, target ratio
+                     <= 0.3. Each build runs in a fresh python of its own (a module name
+                     Paddle has loaded cannot be loaded again), timing the load call only,
+                     not the imports; median of the samples, pdext's and Paddle's interleaved.
+  paddle_cold_pch_first  the same with PDEXT_JIT_PCH=1 in an empty cache: the build also
+                     precompiles paddle/extension.h (jit/jit_pch.c); reported.
+  paddle_cold_pch_warm   PDEXT_JIT_PCH=1, a cold module in a cache that already holds the
+                     precompiled header (made by the build before): the cold figure of every
+                     module after the first; target ratio <= 0.3.
 
 Both run in this process, their repetitions interleaved so that a burst of load hits both
 alike; medians of the samples. Paddle's build goes to a directory of its own under
@@ -22,7 +33,9 @@ Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> python paddle_bench.py [-
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -81,6 +94,58 @@ def measure(ours, theirs, x, reps, samples):
     return statistics.median(a), statistics.median(b)
 
 
+# The timed build in a python of its own: argv[1] is "pdext" or "paddle", argv[2] a directory
+# for its cache (PDEXT_CACHE_DIR, or Paddle's build_directory), argv[3] the module's name.
+COLD_BUILD = r"""
+import os, sys, time
+kind, d, name, source = sys.argv[1:5]
+if kind == "pdext":
+    os.environ["PDEXT_CACHE_DIR"] = d
+    import pdext
+    t0 = time.perf_counter()
+    pdext.load(name, [source])
+else:
+    from paddle.utils.cpp_extension import load
+    os.makedirs(d)
+    t0 = time.perf_counter()
+    load(name=name, sources=[source], build_directory=d)
+print("SECONDS", time.perf_counter() - t0, file=sys.stderr)
+"""
+
+
+def cold_build(kind, d, name, pch="0"):
+    """Seconds that one build of SOURCE took in a fresh python (its output kept off stdout)."""
+    env = dict(os.environ, PDEXT_JIT_PCH=pch)
+    r = subprocess.run([sys.executable, "-c", COLD_BUILD, kind, d, name, SOURCE],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("SECONDS ")]
+    if r.returncode != 0 or not lines:
+        raise RuntimeError("%s build of %s failed:\n%s" % (kind, SOURCE, r.stderr[-4000:]))
+    return float(lines[-1].split()[1])
+
+
+def cold_rows(samples):
+    ours, first, warm, theirs = [], [], [], []
+    for i in range(samples):
+        with tempfile.TemporaryDirectory(prefix="pdext-cold-") as tmp:
+            ours.append(cold_build("pdext", os.path.join(tmp, "plain"), "paddle_cold"))
+            cache = os.path.join(tmp, "pch")
+            first.append(cold_build("pdext", cache, "paddle_cold_a", pch="1"))
+            # a second module in the same cache: the header is precompiled already
+            warm.append(cold_build("pdext", cache, "paddle_cold_b", pch="1"))
+            theirs.append(cold_build("paddle", os.path.join(tmp, "paddle"),
+                                     "pdext_cold_paddle_relu"))
+    p, f, w, b = (statistics.median(v) for v in (ours, first, warm, theirs))
+    row("paddle_cold_build", "s", p, b, "<= 0.3", p / b <= 0.3,
+        "cold pdext.load of custom_relu_op.cc (empty cache, defaults) vs "
+        "paddle.utils.cpp_extension.load of it (empty build_directory), each in a fresh python")
+    row("paddle_cold_pch_first", "s", f, b, "reported", True,
+        "the same with PDEXT_JIT_PCH=1 in an empty cache: paddle/extension.h precompiled too")
+    row("paddle_cold_pch_warm", "s", w, b, "<= 0.3", w / b <= 0.3,
+        "PDEXT_JIT_PCH=1, a cold module with paddle/extension.h already precompiled in the "
+        "cache, vs the same Paddle builds")
+
+
 def main():
     smoke = "--smoke" in sys.argv
     reps, samples = (20, 1) if smoke else (20000, 9)
@@ -108,6 +173,7 @@ def main():
     row("paddle_plain_call", "us", p * 1e6, b * 1e6, "<= 1.0", p / b <= 1.0,
         "1 float32, no autograd: the pdext op called on a paddle.Tensor (DLPack C exchange API) "
         "vs Paddle's own build")
+    cold_rows(1 if smoke else 3)
 
 
 if __name__ == "__main__":

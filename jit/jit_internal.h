@@ -204,7 +204,9 @@ typedef struct pd__plan {
     char cuda_gpus[128];     /* -arch=native: the visible GPUs ("sm_90;sm_80"), in the key */
     uint64_t key;            /* hash of everything above that decides the result */
     pd_jit_output_kind kind;
-    bool link_stubs; /* link obj/pd_missing.o, the stubs of jit_stubs.c (set after a link) */
+    bool link_stubs;      /* link obj/pd_missing.o, the stubs of jit_stubs.c (set after a link) */
+    char *pch;            /* the precompiled paddle/extension.h (jit_pch.c), or NULL */
+    pd__strv pch_sources; /* the sources compiled with it */
     /* PD_JIT_ONNXRUNTIME: the custom-op domain, and the archives linked in after the objects
      * (absolute: libpdext_onnxruntime.a, libpdext.a) with their identities for the key */
     const char *ort_domain;
@@ -279,6 +281,16 @@ extern const char *const pd__tpl_bundle_pc;
 extern const char *const pd__tpl_bundle_ort;
 extern const char *const pd__tpl_bundle_ort_map;
 
+/* --- jit_pch.c ----------------------------------------------------------------------------- */
+
+/* Before a cold build, with PDEXT_JIT_PCH=1: when C++ sources of the plan include
+ * paddle/extension.h, makes sure the cache holds its precompiled header for the plan's
+ * compiler and flags (building it under its lock) and sets p->pch and p->pch_sources; on any
+ * failure leaves them empty (the sources compile without it). */
+void pd__pch_prepare(pd__plan *p);
+/* Whether source i is compiled with the precompiled header. */
+bool pd__pch_used_by(const pd__plan *p, int32_t i);
+
 /* --- jit_stubs.c -------------------------------------------------------------------------- */
 
 /* After a shared C++ module linked: writes missing/pd_missing.cc with a stub for each C++
@@ -330,6 +342,9 @@ pd_status pd__manifest_add_input(pd__manifest *m, const char *path, const pd__fi
 const pd__input *pd__manifest_find(const pd__manifest *m, const char *path);
 pd_status pd__manifest_write(const pd__plan *p, const pd__manifest *m);
 /* Adds the inputs named by every object's depfile in build_dir (sources and headers). */
+/* Adds the dependencies of one make-style depfile's text to paths (absolute; relative names
+ * are under the build directory). */
+void pd__depfile_parse(const pd__plan *p, const char *text, pd__strv *paths);
 pd_status pd__depfiles_collect(const pd__plan *p, pd__strv *paths);
 
 /* --- jit_publish.c ------------------------------------------------------------------------ */

@@ -323,6 +323,10 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
         return s;
     pd__manifest pre = {0};
     check_compilers(p, m);
+    /* before the build's start time: files written after it count as changed during the
+     * build (jit_publish.c), and the precompiled header's own lock keeps it apart from the
+     * build directory's */
+    pd__pch_prepare((pd__plan *)p); /* the plan's own build state, as link_stubs is */
     int64_t start = now_ns();
     s = pd__inputs_hash_before(p, have_old ? old : NULL, &pre);
     for (int32_t i = 0; i < m->warnings.n; ++i)

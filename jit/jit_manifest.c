@@ -306,7 +306,7 @@ pd_status pd__manifest_write(const pd__plan *p, const pd__manifest *m)
 
 /* Adds the dependencies of one make-style depfile ("out.o: a.c b.h \\\n c.h") to paths.
  * Escapes: "\ " is a space in a name, "$$" a dollar; relative names are under build_dir. */
-static void parse_depfile(const pd__plan *p, const char *text, pd__strv *paths)
+void pd__depfile_parse(const pd__plan *p, const char *text, pd__strv *paths)
 {
     const char *c = text;
     while (*c && !(*c == ':' && (c[1] == ' ' || c[1] == '\t' || c[1] == '\n' || c[1] == '\r' ||
@@ -376,7 +376,7 @@ pd_status pd__depfiles_collect(const pd__plan *p, pd__strv *paths)
             pd__sb_free(&d);
             return s;
         }
-        parse_depfile(p, text, paths);
+        pd__depfile_parse(p, text, paths);
         free(text);
         pd__sb_free(&d);
     }

@@ -7,7 +7,7 @@
  *
  * The two kinds of output share every compile step; they differ in the last steps:
  *   shared module  objects -> `link` -> out/lib<name>.so (or one compiler run from a single
- *                  source: cc_link / cxx_link)
+ *                  C source: cc_link)
  *   static bundle  objects -> `link` -> out/lib<name>.check.so (loaded by pd_jit_build to
  *                  validate the bundle), and objects + the registration object -> `ld -r`
  *                  with the link script -> `objcopy` (only the registration symbol stays
@@ -138,6 +138,18 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
         pd__sb_addf(sb, ": %s ", rules[lang]);
         add_ninja_path(sb, p->sources.v[i]);
         pd__sb_add(sb, "\n");
+        if (lang == PD__LANG_CXX && pd__pch_used_by(p, i)) { /* jit_pch.c */
+            pd__strv w = {0};
+            pd__strv_add(&w, "-include");
+            pd__strv_add(&w, p->pch);
+            pd__strv_add(&w, "-fpch-deps");
+            pd__sb_add(sb, "  cxxflags = ");
+            add_ninja_words(sb, NULL, &w);
+            pd__sb_add(sb, " $cxxflags\n");
+            if (w.oom)
+                sb->oom = true;
+            pd__strv_free(&w);
+        }
         pd__sb_add(&objs, " ");
         add_object(&objs, p, i);
     }
@@ -173,7 +185,7 @@ static void add_builds(pd__sb *sb, const pd__plan *p)
                     "-Wl,--no-undefined -ldl -lpthread\n",
                     n);
     } else if (pd__plan_links_directly(p)) { /* one compiler run from source to library */
-        pd__sb_addf(sb, "\nbuild out/lib%s.so: %s_link ", n, p->uses[PD__LANG_C] ? "cc" : "cxx");
+        pd__sb_addf(sb, "\nbuild out/lib%s.so: cc_link ", n);
         add_ninja_path(sb, p->sources.v[0]);
         pd__sb_add(sb, "\n");
     } else {

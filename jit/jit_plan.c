@@ -428,6 +428,8 @@ void pd__plan_free(pd__plan *p)
     pd__strv_free(&p->cuda_flags);
     pd__strv_free(&p->ldflags);
     pd__strv_free(&p->ort_archives);
+    free(p->pch);
+    pd__strv_free(&p->pch_sources);
     memset(p, 0, sizeof *p);
 }
 
@@ -541,13 +543,17 @@ static bool tool_is_wrapper(const pd__tool *t)
 bool pd__plan_links_directly(const pd__plan *p)
 {
     /* A launcher (ccache) caches compiles, not links: it keeps the object. nvcc keeps it
-     * too (its link goes through the C++ compiler). A bundle needs its objects. */
-    if (p->kind != PD_JIT_SHARED || p->sources.n != 1 || p->uses[PD__LANG_CUDA] || p->link_stubs)
+     * too (its link goes through the C++ compiler). A bundle needs its objects. So does a
+     * C++ source: one that declares functions nothing defines (a Paddle .cc whose .cu half
+     * is not built) is linked once more with stubs (jit_stubs.c), and only a kept object
+     * spares that second link a second compile of the source (seconds with
+     * paddle/extension.h); the separate link costs one more driver run (milliseconds). */
+    if (p->kind != PD_JIT_SHARED || p->sources.n != 1 || !p->uses[PD__LANG_C] ||
+        p->uses[PD__LANG_CXX] || p->uses[PD__LANG_CUDA] || p->link_stubs)
         return false;
-    pd__lang lang = p->uses[PD__LANG_C] ? PD__LANG_C : PD__LANG_CXX;
-    if (p->launcher[lang] != NULL)
+    if (p->launcher[PD__LANG_C] != NULL)
         return false;
-    return !tool_is_wrapper(lang == PD__LANG_C ? &p->cc : &p->cxx);
+    return !tool_is_wrapper(&p->cc);
 }
 
 char *pd__plan_depfile(const pd__plan *p, int32_t i)

@@ -134,6 +134,7 @@ static inline void jit_setup(void)
     unsetenv("CMAKE_CXX_COMPILER_LAUNCHER");
     unsetenv("CMAKE_CUDA_COMPILER_LAUNCHER");
     unsetenv("PDEXT_JIT_PORTABLE");
+    unsetenv("PDEXT_JIT_PCH");
     unsetenv("NVCC");
 }
 

@@ -3,10 +3,16 @@
  * not compile (tests/paddle_ops/paddle_missing_cu.cc, as Paddle's relu test source is): the
  * JIT links stubs for the functions nothing defines (jit/jit_stubs.c), so the module loads
  * and its CPU path runs; calling a missing function is an op error naming it, never a crash;
- * a rebuild from the cache stays a cache hit; a module that misses nothing gets no stubs.
+ * a rebuild from the cache stays a cache hit; a module that misses nothing gets no stubs;
+ * the source is compiled once, the relink with stubs reusing its object; with PDEXT_JIT_PCH=1
+ * paddle/extension.h is precompiled once per compiler and flags into the cache
+ * (jit/jit_pch.c) and reused by the next module, and a module the precompiled header does
+ * not fit still builds; without it nothing is precompiled.
  */
 #include "jit_support.h"
 #include "runner_helpers.h"
+
+#include <dirent.h>
 
 /* A module of tests/paddle_ops/<file> built by the JIT into the test's private cache. */
 static pd_status jit_paddle(pd_registry *reg, const char *name, const char *file, pd_module **m)
@@ -55,6 +61,149 @@ PD_TEST(PaddleJit, ASourceWhoseCuHalfIsNotBuiltLoadsAndRunsOnTheCpu)
     PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
     PD_EXPECT_EQ(ninja_runs(), 2);
     pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+/* The precompiled headers in the test's cache (cache/pch/<key>/). */
+static int pch_dirs(void)
+{
+    DIR *d = opendir(tmp_path("cache/pch"));
+    int n = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Installs a c++ that logs each of its runs into cxx.runs. */
+static void log_cxx_runs(void)
+{
+    char script[1024];
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >> '%s'\nexec c++ \"$@\"\n",
+             tmp_path("cxx.runs"));
+    write_script(tmp_path("bin/logcxx"), script);
+    setenv("CXX", tmp_path("bin/logcxx"), 1);
+}
+
+/* Lines of the file `rel` (under the test's directory) that contain `needle`. */
+static int lines_with(const char *rel, const char *needle)
+{
+    char *text = read_text(tmp_path(rel));
+    int n = 0;
+    for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l;
+         l = strtok_r(NULL, "\n", &save))
+        n += pd_test_contains(l, needle);
+    return n; /* read_text's buffer is static */
+}
+
+PD_TEST(PaddleJit, TheSourceIsCompiledOnceThoughItsModuleIsLinkedAgainWithStubs)
+{
+    jit_setup();
+    log_cxx_runs(); /* compiles and links alike */
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
+    PD_EXPECT_EQ(ninja_runs(), 2); /* the link, and the link with the stubs */
+    /* The source: one compile (-c), never compiled and linked in one run; the stubs: one
+     * compile of their own; and two links. */
+    PD_EXPECT_EQ(lines_with("cxx.runs", "paddle_ops/paddle_missing_cu.cc"), 1);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "-c "), 2);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "missing/pd_missing.cc"), 1);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "-shared"), 2);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 0); /* no PDEXT_JIT_PCH=1 */
+    PD_EXPECT_EQ(pch_dirs(), 0);
+    int64_t n = 2;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2}), out = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
+    PD_EXPECT_EQ(rt_at(&out, 1), -4);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+PD_TEST(PaddleJit, PaddleExtensionIsPrecompiledOnceAndReusedByTheNextSource)
+{
+    jit_setup();
+    log_cxx_runs();
+    setenv("PDEXT_JIT_PCH", "1", 1);
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
+    PD_EXPECT_EQ(pch_dirs(), 1);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 1);
+    PD_ASSERT_OK(jit_paddle(reg, "pp_forms", "paddle_forms.cc", &m));
+    /* not made again: both sources' compiles load it */
+    PD_EXPECT_EQ(pch_dirs(), 1);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 1);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "/pd_pch.h -fpch-deps"), 2);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "paddle_ops/paddle_forms.cc"), 1);
+    /* The stubs source does not include paddle/extension.h: compiled without it. */
+    PD_EXPECT_EQ(lines_with("cxx.runs", "missing/pd_missing.cc"), 1);
+    int64_t n = 3;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2, 3}), out = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
+    PD_EXPECT_EQ(rt_at(&out, 2), 6);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    /* The module's manifest still lists the headers inside the precompiled one (-fpch-deps):
+     * a change to them rebuilds the module. */
+    char *manifest = read_text(tmp_path("cache/pp_forms/manifest-shared"));
+    PD_ASSERT(manifest != NULL);
+    PD_EXPECT_CONTAINS(manifest, "paddle/tensor.h");
+    pd_registry_destroy(reg);
+    unsetenv("PDEXT_JIT_PCH");
+    jit_teardown();
+}
+
+PD_TEST(PaddleJit, AModuleThePrecompiledHeaderDoesNotFitStillBuilds)
+{
+    jit_setup();
+    log_cxx_runs();
+    setenv("PDEXT_JIT_PCH", "1", 1);
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(jit_paddle(reg, "pp_forms", "paddle_forms.cc", &m));
+    PD_ASSERT(pch_dirs() == 1);
+    /* Other flags: a precompiled header of their own, the first one untouched. */
+    char src[512];
+    snprintf(src, sizeof src, "%s/tests/paddle_ops/paddle_missing_cu.cc", PD_TEST_SOURCE_DIR);
+    const char *sources[1] = {src};
+    const char *flags[1] = {"-DPD_PCH_TEST_OTHER_FLAGS=1"};
+    pd_jit_options o = options("pp_missing_cu", sources, 1);
+    o.cxxflags = flags;
+    o.n_cxxflags = 1;
+    PD_ASSERT_OK(pd_jit_load(reg, &o, &m));
+    PD_EXPECT_EQ(pch_dirs(), 2);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 2);
+    /* A precompiled header the compiler cannot use (here: not one at all): the compiler reads
+     * the header's text instead, silently. */
+    DIR *d = opendir(tmp_path("cache/pch"));
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        char rel[160];
+        snprintf(rel, sizeof rel, "cache/pch/%.64s/pd_pch.h.gch", e->d_name);
+        if (e->d_name[0] != '.')
+            write_text(tmp_path(rel), "not a precompiled header\n");
+    }
+    if (d)
+        closedir(d);
+    pd_registry_destroy(reg);
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    o.name = "pp_missing_cu_again";
+    PD_ASSERT_OK(pd_jit_load(reg, &o, &m));
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 2); /* its headers did not change */
+    int64_t n = 2;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2}), out = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
+    PD_EXPECT_EQ(rt_at(&out, 1), -4);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
+    unsetenv("PDEXT_JIT_PCH");
     jit_teardown();
 }
 
