@@ -173,6 +173,9 @@ void pd__interrupt_slot_set(int slot, pid_t pid, bool session);
 void pd__interrupt_slot_free(int slot);
 /* SIGKILL to every process of session `sid`, waiting (up to 0.5 s) until they are gone. */
 void pd__session_kill(pid_t sid);
+/* The session of process `pid` (field 6 of /proc/<pid>/stat), or 0; *zombie tells a process
+ * that has exited but is not reaped yet (jit_lock.c). */
+long pd__process_session(long pid, bool *zombie);
 
 /* --- jit_plan.c --------------------------------------------------------------------------- */
 

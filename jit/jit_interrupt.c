@@ -93,23 +93,6 @@ void pd__interrupt_slot_free(int slot)
         atomic_store(&slots[slot], 0);
 }
 
-/* The session of process `pid` (field 6 of /proc/<pid>/stat), or 0; *zombie tells one that
- * has exited. */
-static long session_of(long pid, bool *zombie)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    char *text = pd__read_file(path, NULL);
-    char *paren = text ? strrchr(text, ')') : NULL;
-    char state = 0;
-    long sid = 0;
-    if (paren == NULL || sscanf(paren + 1, " %c %*d %*d %ld", &state, &sid) != 2)
-        sid = 0;
-    *zombie = state == 'Z' || state == 'X';
-    free(text);
-    return sid;
-}
-
 void pd__session_kill(pid_t sid)
 {
     pid_t killed[256];
@@ -119,7 +102,7 @@ void pd__session_kill(pid_t sid)
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         bool zombie;
-        if (*end != '\0' || pid <= 0 || session_of(pid, &zombie) != (long)sid || zombie)
+        if (*end != '\0' || pid <= 0 || pd__process_session(pid, &zombie) != (long)sid || zombie)
             continue;
         if (kill((pid_t)pid, SIGKILL) == 0 && n < 256)
             killed[n++] = (pid_t)pid;
@@ -130,7 +113,7 @@ void pd__session_kill(pid_t sid)
      * so that none of them still writes into the build directory when we return. */
     for (int i = 0, waited_ms = 0; i < n && waited_ms < 500; ++i) {
         bool zombie = false;
-        while (session_of(killed[i], &zombie) == (long)sid && !zombie && waited_ms < 500) {
+        while (pd__process_session(killed[i], &zombie) == (long)sid && !zombie && waited_ms < 500) {
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
             ++waited_ms;

@@ -182,9 +182,7 @@ static long busy_session(int fd)
     return (end != buf && (*end == '\n' || *end == '\0') && sid > 1) ? sid : 0;
 }
 
-/* The session of process `pid` (field 6 of /proc/<pid>/stat), or 0; *zombie tells a process
- * that has exited but is not reaped yet. */
-static long process_session(long pid, bool *zombie)
+long pd__process_session(long pid, bool *zombie)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -232,7 +230,7 @@ static void kill_orphans(int fd, long sid, double timeout_s)
         long pid = strtol(e->d_name, &end, 10);
         bool zombie;
         if (*end != '\0' || pid <= 0 || pid == (long)self || !holds_file(pid, &target) ||
-            process_session(pid, &zombie) != sid)
+            pd__process_session(pid, &zombie) != sid)
             continue;
         kill((pid_t)pid, SIGKILL);
         if (n_killed < 64)
@@ -246,7 +244,7 @@ static void kill_orphans(int fd, long sid, double timeout_s)
     for (int i = 0; i < n_killed; ++i) {
         for (;;) {
             bool zombie = false;
-            if (process_session(killed[i], &zombie) != sid || zombie)
+            if (pd__process_session(killed[i], &zombie) != sid || zombie)
                 break;
             if (timeout_s >= 0 && monotonic_ns() - start > timeout_s * 1e9)
                 return;
