@@ -131,7 +131,7 @@ static pd_status pch_build(const pd__plan *p, const char *dir)
     char **argv = s == PD_OK ? calloc((size_t)cap, sizeof *argv) : NULL;
     if (s == PD_OK && argv == NULL)
         s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
-    if (s == PD_OK) {
+    if (s == PD_OK && argv != NULL) { /* (argv is set whenever s is PD_OK) */
         argv[n++] = p->cxx.path;
         for (int32_t i = 0; i < p->cxx.extra.n; ++i)
             argv[n++] = p->cxx.extra.v[i];
