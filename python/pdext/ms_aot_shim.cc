@@ -21,6 +21,7 @@
  * leaves pdext's message for pdext_ms_aot_last_error, which pdext.mindspore adds to the
  * exception. C++ exceptions (a getter on an attr of another type) never leave the shim.
  */
+#include "custom_aot_extra.h" /* MindSpore's AotExtra, same layout and vtable order */
 #include "pdext.h"
 
 #include <cstdint>
@@ -32,36 +33,6 @@
 #include <vector>
 
 #define PD_MS_EXPORT extern "C" __attribute__((visibility("default")))
-
-namespace mindspore {
-/* MindSpore's classes of utils/custom_aot_extra.h, declared with the same layout and virtual
- * table order (the header itself pulls in MindSpore's IR headers). The getters are private
- * there; access does not change the layout. */
-class AotKernelData {
-public:
-    AotKernelData() = default;
-    virtual ~AotKernelData() = default;
-};
-
-class AotExtra {
-public:
-    AotExtra() = default;
-    virtual ~AotExtra() = default;
-    virtual bool HasAttr(std::string name) = 0;
-    virtual bool GetAttrBool(std::string name) = 0;
-    virtual int64_t GetAttrInt(std::string name) = 0;
-    virtual float GetAttrFloat(std::string name) = 0;
-    virtual std::string GetAttrStr(std::string name) = 0;
-    virtual std::vector<int64_t> GetAttrIntVec(std::string name) = 0;
-    virtual std::vector<float> GetAttrFloatVec(std::string name) = 0;
-    virtual std::vector<std::vector<int64_t>> GetAttrInt2DVec(std::string name) = 0;
-    virtual std::vector<std::vector<float>> GetAttrFloat2DVec(std::string name) = 0;
-    std::vector<size_t> workspace_;
-    AotKernelData *kernel_data_{nullptr};
-};
-} // namespace mindspore
-
-using mindspore::AotExtra;
 
 namespace {
 
@@ -86,7 +57,7 @@ int fail(int code, const std::string &message)
 }
 
 /* One kernel's setup: the op, its input counts and its attrs (with their storage). */
-struct pd_ms_call : mindspore::AotKernelData {
+struct pd_ms_call : AotKernelData {
     const pd_op *op = nullptr;
     std::vector<int32_t> in_counts;
     std::vector<pd_attr> attrs;
@@ -135,9 +106,9 @@ bool read_attr(AotExtra *extra, const pd_attr_info &info, pd_ms_call *call, std:
     a.name = info.name;
     a.type = info.type;
     switch (info.type) {
-    case PD_ATTR_BOOL: a.v.b = extra->GetAttrBool(name); break;
+    case PD_ATTR_BOOL: a.v.b = extra->Attr<bool>(name); break;
     case PD_ATTR_INT: {
-        int64_t v = extra->GetAttrInt(name);
+        int64_t v = extra->Attr<int64_t>(name);
         if (v < INT32_MIN || v > INT32_MAX) {
             *why = "attr '" + name + "' is " + std::to_string(v) + ", out of the range of int";
             return false;
@@ -145,11 +116,11 @@ bool read_attr(AotExtra *extra, const pd_attr_info &info, pd_ms_call *call, std:
         a.v.i = (int32_t)v;
         break;
     }
-    case PD_ATTR_INT64: a.v.i64 = extra->GetAttrInt(name); break;
-    case PD_ATTR_FLOAT: a.v.f = extra->GetAttrFloat(name); break;
+    case PD_ATTR_INT64: a.v.i64 = extra->Attr<int64_t>(name); break;
+    case PD_ATTR_FLOAT: a.v.f = extra->Attr<float>(name); break;
     case PD_ATTR_DOUBLE: {
         /* pdext.mindspore passes a double as its repr: AotExtra reads floats only. */
-        std::string text = extra->GetAttrStr(name);
+        std::string text = extra->Attr<std::string>(name);
         char *end = nullptr;
         a.v.d = std::strtod(text.c_str(), &end);
         if (text.empty() || *end != '\0') {
@@ -159,11 +130,11 @@ bool read_attr(AotExtra *extra, const pd_attr_info &info, pd_ms_call *call, std:
         break;
     }
     case PD_ATTR_STRING:
-        call->strs.push_back(extra->GetAttrStr(name));
+        call->strs.push_back(extra->Attr<std::string>(name));
         a.v.s = call->strs.back().c_str();
         break;
     case PD_ATTR_INTS: {
-        std::vector<int64_t> v = extra->GetAttrIntVec(name);
+        std::vector<int64_t> v = extra->Attr<std::vector<int64_t>>(name);
         call->ints.emplace_back();
         for (int64_t e : v) {
             if (e < INT32_MIN || e > INT32_MAX) {
@@ -178,12 +149,12 @@ bool read_attr(AotExtra *extra, const pd_attr_info &info, pd_ms_call *call, std:
         break;
     }
     case PD_ATTR_INT64S:
-        call->int64s.push_back(extra->GetAttrIntVec(name));
+        call->int64s.push_back(extra->Attr<std::vector<int64_t>>(name));
         a.v.int64s = call->int64s.back().data();
         a.count = (int32_t)call->int64s.back().size();
         break;
     case PD_ATTR_FLOATS:
-        call->floats.push_back(extra->GetAttrFloatVec(name));
+        call->floats.push_back(extra->Attr<std::vector<float>>(name));
         a.v.floats = call->floats.back().data();
         a.count = (int32_t)call->floats.back().size();
         break;
@@ -202,7 +173,7 @@ int init(AotExtra *extra)
     auto *call = new pd_ms_call();
     std::string why;
     try {
-        int64_t index = extra->HasAttr("pd_op") ? extra->GetAttrInt("pd_op") : -1;
+        int64_t index = extra->HasAttr("pd_op") ? extra->Attr<int64_t>("pd_op") : -1;
         {
             std::lock_guard<std::mutex> g(table_lock);
             if (index >= 0 && index < op_count)
@@ -213,7 +184,7 @@ int init(AotExtra *extra)
             return fail(1, "pdext.mindspore: the primitive names no op this process registered "
                            "(attr pd_op)");
         }
-        std::string name = extra->GetAttrStr("pd_name");
+        std::string name = extra->Attr<std::string>("pd_name");
         if (name != pd_op_name(call->op)) {
             std::string registered = pd_op_name(call->op);
             delete call;
@@ -221,7 +192,7 @@ int init(AotExtra *extra)
                                "', but this process registered '" + registered +
                                "' under its index");
         }
-        for (int64_t c : extra->GetAttrIntVec("pd_in"))
+        for (int64_t c : extra->Attr<std::vector<int64_t>>("pd_in"))
             call->in_counts.push_back((int32_t)c);
         int32_t n_attrs = pd_op_attr_count(call->op);
         call->attrs.reserve((size_t)n_attrs);
@@ -249,8 +220,8 @@ int init(AotExtra *extra)
         return fail(1, "pdext.mindspore: reading the primitive's attrs failed");
     }
     /* Init runs again when the shapes change: the previous setup is ours to free. */
-    delete extra->kernel_data_;
-    extra->kernel_data_ = call;
+    extra->DestructKernelData();
+    extra->SetKernelData(call);
     return 0;
 }
 
@@ -406,7 +377,7 @@ PD_MS_EXPORT int pdext_ms_aot(int nparam, void **params, int *ndims, int64_t **s
 {
     (void)stream;
     auto *aot = static_cast<AotExtra *>(extra);
-    auto *call = aot ? static_cast<pd_ms_call *>(aot->kernel_data_) : nullptr;
+    auto *call = aot ? static_cast<pd_ms_call *>(aot->KernelData()) : nullptr;
     if (call == nullptr)
         return fail(1, "pdext.mindspore: the kernel was not set up (pdext_ms_aotInit did not run)");
     try {
