@@ -10,23 +10,6 @@
 
 #include <string.h>
 
-/* A tensor with a dtype and a shape but no data: what a tracer holds. */
-static pd_tensor meta(pd_data_type dtype, int32_t ndim, const int64_t *shape)
-{
-    pd_tensor t = PD_TENSOR_UNDEFINED;
-    t.dtype = dtype;
-    t.ndim = ndim;
-    t.place = pd_place_cpu();
-    t.layout = PD_LAYOUT_DENSE;
-    int64_t s = 1;
-    for (int32_t d = ndim - 1; d >= 0; --d) {
-        t.shape[d] = shape[d];
-        t.strides[d] = s;
-        s *= shape[d];
-    }
-    return t;
-}
-
 /* The description matches a tensor the op really made. */
 static int same_meta(const pd_tensor *described, const pd_tensor *made)
 {
@@ -43,7 +26,8 @@ PD_TEST(OpInfer, DescribesOutputsOfInferFunctionsAsTheCallMakesThem)
     const pd_op *op = pd_op_find(reg, "rt_multi");
     PD_ASSERT(op != NULL);
     int64_t shape[2] = {2, 3};
-    pd_tensor m[2] = {meta(PD_FLOAT64, 2, shape), meta(PD_FLOAT64, 2, shape)};
+    pd_tensor m[2] = {rt_dense_over(NULL, PD_FLOAT64, 2, shape),
+                      rt_dense_over(NULL, PD_FLOAT64, 2, shape)};
     pd_tensor sum = PD_TENSOR_UNDEFINED, diff = PD_TENSOR_UNDEFINED;
     pd_arg in[2] = {pd_arg_of(&m[0]), pd_arg_of(&m[1])};
     pd_arg out[2] = {pd_arg_of(&sum), pd_arg_of(&diff)};
@@ -71,7 +55,7 @@ PD_TEST(OpInfer, TheDefaultInferenceMirrorsTheInput)
     pd_registry *reg = rt_registry1("rt_example_relu");
     PD_ASSERT(reg != NULL);
     int64_t shape[3] = {4, 1, 5};
-    pd_tensor x = meta(PD_FLOAT32, 3, shape), out = PD_TENSOR_UNDEFINED;
+    pd_tensor x = rt_dense_over(NULL, PD_FLOAT32, 3, shape), out = PD_TENSOR_UNDEFINED;
     pd_arg in = pd_arg_of(&x), o = pd_arg_of(&out);
     PD_ASSERT_OK(pd_op_infer(pd_op_find(reg, "custom_relu"), &in, 1, NULL, 0, &o, 1));
     PD_EXPECT_EQ(out.dtype, PD_FLOAT32);
@@ -89,7 +73,8 @@ PD_TEST(OpInfer, VectorInputsAttrsAndTheirDefaultsAsInACall)
     const pd_op *op = pd_op_find(reg, "custom_concat");
     PD_ASSERT(op != NULL);
     int64_t a[2] = {2, 2}, b[2] = {2, 3};
-    pd_tensor xs[2] = {meta(PD_FLOAT64, 2, a), meta(PD_FLOAT64, 2, b)};
+    pd_tensor xs[2] = {rt_dense_over(NULL, PD_FLOAT64, 2, a),
+                       rt_dense_over(NULL, PD_FLOAT64, 2, b)};
     pd_arg in = pd_arg_named("X", xs, 2);
     pd_attr axis = pd_attr_of_int64("axis", 1);
     pd_tensor out = PD_TENSOR_UNDEFINED;
@@ -112,7 +97,8 @@ PD_TEST(OpInfer, AVectorOutputComesBackWithItsCountAndNeedsRoom)
     const pd_op *op = pd_op_find(reg, "rt_vec");
     PD_ASSERT(op != NULL);
     int64_t s1 = 2, s2 = 5;
-    pd_tensor xs[2] = {meta(PD_FLOAT64, 1, &s1), meta(PD_FLOAT64, 1, &s2)};
+    pd_tensor xs[2] = {rt_dense_over(NULL, PD_FLOAT64, 1, &s1),
+                       rt_dense_over(NULL, PD_FLOAT64, 1, &s2)};
     pd_arg in = pd_arg_named("X", xs, 2);
     pd_tensor outs[2] = {PD_TENSOR_UNDEFINED, PD_TENSOR_UNDEFINED}, seen = PD_TENSOR_UNDEFINED;
     pd_arg o[2] = {pd_arg_named(NULL, outs, 2), pd_arg_of(&seen)};
@@ -139,7 +125,8 @@ PD_TEST(OpInfer, RefusesAnOutputOnlyTheKernelCanSizeNamingIt)
     pd_registry *reg = rt_registry1("rt_runner_ops");
     PD_ASSERT(reg != NULL);
     int64_t n = 3;
-    pd_tensor m[2] = {meta(PD_FLOAT64, 1, &n), meta(PD_FLOAT64, 1, &n)};
+    pd_tensor m[2] = {rt_dense_over(NULL, PD_FLOAT64, 1, &n),
+                      rt_dense_over(NULL, PD_FLOAT64, 1, &n)};
     pd_arg in[2] = {pd_arg_of(&m[0]), pd_arg_of(&m[1])};
     pd_tensor out = PD_TENSOR_UNDEFINED;
     pd_arg o = pd_arg_of(&out);
@@ -157,7 +144,7 @@ PD_TEST(OpInfer, BindingErrorsAreTheCallsOwn)
     PD_ASSERT(reg != NULL);
     const pd_op *op = pd_op_find(reg, "rt_multi");
     int64_t n = 3;
-    pd_tensor m = meta(PD_FLOAT64, 1, &n), out = PD_TENSOR_UNDEFINED;
+    pd_tensor m = rt_dense_over(NULL, PD_FLOAT64, 1, &n), out = PD_TENSOR_UNDEFINED;
     pd_arg in = pd_arg_of(&m), o = pd_arg_of(&out);
     pd_tensor rm = rt_vec_f64(3, (double[]){1, 2, 3});
     pd_arg rin = pd_arg_of(&rm);

@@ -13,23 +13,6 @@
 #include <string.h>
 
 /* A hand-made dense CPU tensor over `buf` (no storage: the host owns the memory). */
-static pd_tensor over(void *buf, pd_data_type dtype, int32_t ndim, const int64_t *shape)
-{
-    pd_tensor t = PD_TENSOR_UNDEFINED;
-    t.data = buf;
-    t.dtype = dtype;
-    t.ndim = ndim;
-    t.place = pd_place_cpu();
-    t.layout = PD_LAYOUT_DENSE;
-    int64_t s = 1;
-    for (int32_t d = ndim - 1; d >= 0; --d) {
-        t.shape[d] = shape[d];
-        t.strides[d] = s;
-        s *= shape[d];
-    }
-    return t;
-}
-
 static int same_values(const pd_tensor *a, const pd_tensor *b)
 {
     if (a->dtype != b->dtype || pd_numel(a) != pd_numel(b))
@@ -50,8 +33,8 @@ PD_TEST(RunInto, OutputsMadeByTheKernelLandInTheHostsMemory)
     pd_arg in[2] = {pd_arg_of(&x[0]), pd_arg_of(&x[1])};
 
     double sum_buf[6], diff_buf[6];
-    pd_tensor sum = over(sum_buf, PD_FLOAT64, 2, shape),
-              diff = over(diff_buf, PD_FLOAT64, 2, shape);
+    pd_tensor sum = rt_dense_over(sum_buf, PD_FLOAT64, 2, shape),
+              diff = rt_dense_over(diff_buf, PD_FLOAT64, 2, shape);
     pd_tensor sum_given = sum;
     pd_arg out[2] = {pd_arg_of(&sum), pd_arg_of(&diff)};
     PD_ASSERT_OK(pd_op_run_into(op, in, 2, NULL, 0, out, 2));
@@ -106,7 +89,7 @@ PD_TEST(RunInto, AnOutputTheKernelSetsAnotherWayIsCopiedIn)
     pd_tensor a = rt_random(PD_FLOAT64, 1, &two), b = rt_random(PD_FLOAT64, 1, &three);
     pd_arg in[2] = {pd_arg_of(&a), pd_arg_of(&b)};
     double buf[5];
-    pd_tensor out = over(buf, PD_FLOAT64, 1, &five);
+    pd_tensor out = rt_dense_over(buf, PD_FLOAT64, 1, &five);
     pd_arg o = pd_arg_of(&out);
     pd_attr lazy = pd_attr_of_bool("lazy", false);
     PD_ASSERT_OK(pd_op_run_into(pd_op_find(reg, "rt_free_out"), in, 2, &lazy, 1, &o, 1));
@@ -118,7 +101,7 @@ PD_TEST(RunInto, AnOutputTheKernelSetsAnotherWayIsCopiedIn)
     pd_tensor x = rt_random(PD_FLOAT64, 1, &three), before = PD_TENSOR_UNDEFINED;
     PD_ASSERT_OK(pd_tensor_copy_to(&before, &x, pd_place_cpu()));
     double dbuf[3];
-    pd_tensor d = over(dbuf, PD_FLOAT64, 1, &three);
+    pd_tensor d = rt_dense_over(dbuf, PD_FLOAT64, 1, &three);
     pd_arg xin = pd_arg_of(&x), dout = pd_arg_of(&d);
     PD_ASSERT_OK(pd_op_run_into(pd_op_find(reg, "rt_inplace"), &xin, 1, NULL, 0, &dout, 1));
     for (int64_t i = 0; i < 3; ++i) {
@@ -141,7 +124,8 @@ PD_TEST(RunInto, VectorOutputItemsGoIntoTheirDestinations)
     pd_tensor x[2] = {rt_random(PD_FLOAT64, 1, &n0), rt_random(PD_FLOAT64, 1, &n1)};
     pd_arg in[1] = {pd_arg_named("X", x, 2)};
     double b0[2], b1[3];
-    pd_tensor outs[2] = {over(b0, PD_FLOAT64, 1, &n0), over(b1, PD_FLOAT64, 1, &n1)};
+    pd_tensor outs[2] = {rt_dense_over(b0, PD_FLOAT64, 1, &n0),
+                         rt_dense_over(b1, PD_FLOAT64, 1, &n1)};
     pd_tensor seen = PD_TENSOR_UNDEFINED;
     pd_arg out[2] = {pd_arg_named("Out", outs, 2), pd_arg_named("Seen", &seen, 1)};
     PD_ASSERT_OK(pd_op_run_into(op, in, 1, NULL, 0, out, 2));
@@ -156,8 +140,9 @@ PD_TEST(RunInto, VectorOutputItemsGoIntoTheirDestinations)
     /* rt_vec_out sets its items with pd_set_output_at: copied into each destination. */
     int32_t v0[1], v1[1], v2[2];
     int64_t zero = 0, len2 = 2;
-    pd_tensor vouts[3] = {over(v0, PD_INT32, 1, &zero), over(v1, PD_INT32, 1, &one),
-                          over(v2, PD_INT32, 1, &len2)};
+    pd_tensor vouts[3] = {rt_dense_over(v0, PD_INT32, 1, &zero),
+                          rt_dense_over(v1, PD_INT32, 1, &one),
+                          rt_dense_over(v2, PD_INT32, 1, &len2)};
     pd_arg vo = pd_arg_of(vouts);
     vo.count = 3;
     pd_attr attrs[2] = {pd_attr_of_int("n", 3), pd_attr_of_bool("skip", false)};
@@ -180,8 +165,8 @@ PD_TEST(RunInto, ADestinationOfAnotherShapeIsRefusedNamingBothAndLeftUntouched)
     double sum_buf[6], diff_buf[6];
     for (int i = 0; i < 6; ++i)
         sum_buf[i] = diff_buf[i] = 42.0;
-    pd_tensor sum = over(sum_buf, PD_FLOAT64, 2, shape),
-              diff = over(diff_buf, PD_FLOAT64, 2, wrong);
+    pd_tensor sum = rt_dense_over(sum_buf, PD_FLOAT64, 2, shape),
+              diff = rt_dense_over(diff_buf, PD_FLOAT64, 2, wrong);
     pd_arg out[2] = {pd_arg_of(&sum), pd_arg_of(&diff)};
     PD_EXPECT_EQ(pd_op_run_into(op, in, 2, NULL, 0, out, 2), PD_ERR_INVALID_ARGUMENT);
     const char *msg = pd_last_error();
@@ -193,10 +178,10 @@ PD_TEST(RunInto, ADestinationOfAnotherShapeIsRefusedNamingBothAndLeftUntouched)
 
     /* Another dtype, and a strided destination. */
     float fbuf[6];
-    diff = over(fbuf, PD_FLOAT32, 2, shape);
+    diff = rt_dense_over(fbuf, PD_FLOAT32, 2, shape);
     PD_EXPECT_EQ(pd_op_run_into(op, in, 2, NULL, 0, out, 2), PD_ERR_INVALID_ARGUMENT);
     PD_EXPECT(strstr(pd_last_error(), "float32 [2, 3]") != NULL);
-    diff = over(diff_buf, PD_FLOAT64, 2, shape);
+    diff = rt_dense_over(diff_buf, PD_FLOAT64, 2, shape);
     diff.layout = PD_LAYOUT_STRIDED;
     diff.strides[0] = 1;
     diff.strides[1] = 2;
@@ -214,7 +199,7 @@ PD_TEST(RunInto, AKernelSetOutputThatDoesNotFitIsRefusedAfterTheKernel)
     pd_tensor a = rt_random(PD_FLOAT64, 1, &two), b = rt_random(PD_FLOAT64, 1, &three);
     pd_arg in[2] = {pd_arg_of(&a), pd_arg_of(&b)};
     double buf[4] = {7, 7, 7, 7};
-    pd_tensor out = over(buf, PD_FLOAT64, 1, &four);
+    pd_tensor out = rt_dense_over(buf, PD_FLOAT64, 1, &four);
     pd_arg o = pd_arg_of(&out);
     pd_attr lazy = pd_attr_of_bool("lazy", false);
     PD_EXPECT_EQ(pd_op_run_into(pd_op_find(reg, "rt_free_out"), in, 2, &lazy, 1, &o, 1),
@@ -226,7 +211,8 @@ PD_TEST(RunInto, AKernelSetOutputThatDoesNotFitIsRefusedAfterTheKernel)
     /* A vector output given fewer defined destinations than it has items. */
     int32_t v0[1];
     int64_t zero = 0;
-    pd_tensor vouts[3] = {over(v0, PD_INT32, 1, &zero), PD_TENSOR_UNDEFINED, PD_TENSOR_UNDEFINED};
+    pd_tensor vouts[3] = {rt_dense_over(v0, PD_INT32, 1, &zero), PD_TENSOR_UNDEFINED,
+                          PD_TENSOR_UNDEFINED};
     pd_arg vo = pd_arg_of(vouts);
     vo.count = 3;
     pd_attr attrs[2] = {pd_attr_of_int("n", 3), pd_attr_of_bool("skip", false)};

@@ -1,7 +1,8 @@
 /*
  * runner_helpers.h - small helpers shared by the runner tests (runner_test.c, errors_test.c,
- * dispatch_test.c, examples_test.c, threads_test.c): registries with test modules loaded,
- * tensors from values, random tensors, reading elements back.
+ * dispatch_test.c, examples_test.c, threads_test.c, run_into_test.c, infer_only_test.c):
+ * registries with test modules loaded, tensors from values or over a host's memory, random
+ * tensors, reading elements back.
  */
 #ifndef RUNNER_HELPERS_H
 #define RUNNER_HELPERS_H
@@ -90,6 +91,26 @@ static inline void rt_release_all(pd_tensor *ts, int n)
 {
     for (int i = 0; i < n; ++i)
         pd_tensor_release(&ts[i]);
+}
+
+/* A dense CPU tensor struct over buf (NULL: a tensor with a dtype and a shape but no data, what
+ * a tracer holds), no storage: the host owns the memory. */
+static inline pd_tensor rt_dense_over(void *buf, pd_data_type dtype, int32_t ndim,
+                                      const int64_t *shape)
+{
+    pd_tensor t = PD_TENSOR_UNDEFINED;
+    t.data = buf;
+    t.dtype = dtype;
+    t.ndim = ndim;
+    t.place = pd_place_cpu();
+    t.layout = PD_LAYOUT_DENSE;
+    int64_t s = 1;
+    for (int32_t d = ndim - 1; d >= 0; --d) {
+        t.shape[d] = shape[d];
+        t.strides[d] = s;
+        s *= shape[d];
+    }
+    return t;
 }
 
 #endif /* RUNNER_HELPERS_H */
