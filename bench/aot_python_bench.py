@@ -9,23 +9,15 @@ and the wrappers' differences and ratios to the raw op.
 """
 
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 import pdext
+from bench_rows import interleaved_medians, per_call
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = os.path.join(ROOT, "tests", "ops", "aot_kernels.cc") + ":CustomAdd"
-
-
-def per_call(fn, a, b, n):
-    t = time.perf_counter()
-    for _ in range(n):
-        fn(a, b)
-    return (time.perf_counter() - t) / n * 1e6
 
 
 def main(argv):
@@ -37,13 +29,10 @@ def main(argv):
     rows = {"raw op": fixed.op, "aot, fixed": fixed, "aot, functions": funcs}
     for fn in rows.values():
         fn(a, a)
-    times = {k: [] for k in rows}
-    for _ in range(reps):
-        for k, fn in rows.items():
-            times[k].append(per_call(fn, a, a, n))
-    raw = statistics.median(times["raw op"])
-    for k in rows:
-        m = statistics.median(times[k])
+    med = interleaved_medians({k: (lambda fn=fn: per_call(fn, n, a, a) * 1e6)
+                               for k, fn in rows.items()}, reps)
+    raw = med["raw op"]
+    for k, m in med.items():
         print("%-16s %7.2f us/call   +%5.2f us   %.2fx raw" % (k, m, m - raw, m / raw))
 
 

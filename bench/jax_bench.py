@@ -24,9 +24,7 @@ Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> python jax_bench.py [--sm
 """
 
 import os
-import statistics
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
@@ -34,34 +32,17 @@ import numpy as np
 
 import pdext
 import pdext.jax
+from bench_rows import interleaved_medians, per_call, row
 
 RELU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "relu", "relu.c")
 
 
-def row(name, unit, p, b, target, met, note):
-    s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
-    ratio = None if (p is None or b is None) else p / b
-    met = "null" if met is None else ("true" if met else "false")
-    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
-          % (name, unit, s(p), s(b), s(ratio), target, met, note))
-
-
-def per_call_s(fn, reps):
-    t = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    return (time.perf_counter() - t) / reps
-
-
 def medians(contenders, reps, samples):
     """Median seconds per call of each contender, samples alternating between them."""
-    times = {k: [] for k in contenders}
     for fn in contenders.values():
         fn()  # compile and warm
-    for _ in range(samples):
-        for k, fn in contenders.items():
-            times[k].append(per_call_s(fn, reps))
-    return {k: statistics.median(v) for k, v in times.items()}
+    return interleaved_medians(
+        {k: (lambda fn=fn: per_call(fn, reps)) for k, fn in contenders.items()}, samples)
 
 
 def main():

@@ -21,10 +21,8 @@ Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> <venv>/bin/python \
 import os
 import pathlib
 import shutil
-import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -33,35 +31,21 @@ from mindspore import ops
 
 import pdext
 import pdext.mindspore
+from bench_rows import interleaved_medians, per_call_synced, row
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SMOKE = "--smoke" in sys.argv
 
 
-def row(name, unit, ours, base, target, met, note):
-    ratio = ours / base if base else None
-    fmt = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
-    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
-          % (name, unit, fmt(ours), fmt(base), fmt(ratio), target,
-             "null" if met is None else ("true" if met(ratio) else "false"), note), flush=True)
-
-
 def per_call_us(call, n):
-    r = call()
-    r.asnumpy()
-    t = time.perf_counter()
-    for _ in range(n):
-        r = call()
-    r.asnumpy()
-    return (time.perf_counter() - t) / n * 1e6
+    call().asnumpy()  # warm
+    return per_call_synced(call, n, lambda r: r.asnumpy()) * 1e6
 
 
 def alternate(a, b, reps, n):
-    xa, xb = [], []
-    for _ in range(reps):
-        xa.append(per_call_us(a, n))
-        xb.append(per_call_us(b, n))
-    return statistics.median(xa), statistics.median(xb)
+    """Medians of `reps` alternating measurements of a and b (a burst of load hits both)."""
+    m = interleaved_medians({"a": lambda: per_call_us(a, n), "b": lambda: per_call_us(b, n)}, reps)
+    return m["a"], m["b"]
 
 
 def main():

@@ -19,7 +19,6 @@ Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> <framework venv>/bin/pyth
 """
 import os
 import pathlib
-import statistics
 import sys
 import tempfile
 import time
@@ -27,36 +26,21 @@ import time
 import numpy as np
 
 import pdext
+from bench_rows import interleaved_medians, per_call_synced, row
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ADD3 = ROOT / "examples" / "ms_extension" / "add3.cc"
 SMOKE = "--smoke" in sys.argv
 
 
-def row(name, unit, ours, base, target, met, note):
-    ratio = ours / base if base else None
-    fmt = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
-    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
-          % (name, unit, fmt(ours), fmt(base), fmt(ratio), target,
-             "null" if met is None else ("true" if met(ratio) else "false"), note), flush=True)
-
-
 def per_call_us(call, sync, n):
-    t = time.perf_counter()
-    r = None
-    for _ in range(n):
-        r = call()
-    sync(r)
-    return (time.perf_counter() - t) / n * 1e6
+    return per_call_synced(call, n, sync) * 1e6
 
 
 def alternate(a, b, reps, n):
-    """Medians of `reps` alternating measurements of a and b (a burst of load hits both)."""
-    xa, xb = [], []
-    for _ in range(reps):
-        xa.append(a(n))
-        xb.append(b(n))
-    return statistics.median(xa), statistics.median(xb)
+    """Medians of `reps` alternating measurements a(n) and b(n) (a burst of load hits both)."""
+    m = interleaved_medians({"a": lambda: a(n), "b": lambda: b(n)}, reps)
+    return m["a"], m["b"]
 
 
 def load_both(name_ms, name_pd, build_dir, cache_dir=None):

@@ -17,25 +17,18 @@ Usage: PDEXT_COMMAND=<build>/cli/pdext PDEXT_CACHE_DIR=<dir> python3 onnxruntime
 import os
 import pathlib
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
+from bench_rows import interleaved_medians, per_call, row
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def row(name, unit, p, b, target, met, note):
-    s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
-    ratio = None if (p is None or b is None) else p / b
-    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
-          % (name, unit, s(p), s(b), s(ratio), target, "true" if met else "false", note))
 
 
 def build_library(out):
@@ -58,23 +51,14 @@ def session(op, domain, n, library):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def timed(s, feed, reps):
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        s.run(None, feed)
-    return (time.perf_counter() - t0) / reps
-
-
 def measure(n, reps, samples, library):
     ours, theirs = session("custom_relu", "pdext", n, library), session("Relu", "", n, library)
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     feed = {"x": x}
     np.testing.assert_array_equal(ours.run(None, feed)[0], theirs.run(None, feed)[0])
-    a, b = [], []
-    for _ in range(samples):
-        a.append(timed(ours, feed, reps))
-        b.append(timed(theirs, feed, reps))
-    return statistics.median(a), statistics.median(b)
+    m = interleaved_medians({"a": lambda: per_call(ours.run, reps, None, feed),
+                             "b": lambda: per_call(theirs.run, reps, None, feed)}, samples)
+    return m["a"], m["b"]
 
 
 def main():

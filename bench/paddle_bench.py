@@ -43,17 +43,10 @@ import paddle
 
 import pdext
 import pdext.paddle
+from bench_rows import interleaved_medians, per_call, row
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOURCE = str(ROOT / "examples" / "paddle" / "custom_relu_op.cc")
-
-
-def row(name, unit, p, b, target, met, note):
-    s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
-    ratio = None if (p is None or b is None) else p / b
-    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
-          % (name, unit, s(p), s(b), s(ratio), target, "true" if met else "false", note),
-          flush=True)
 
 
 def paddle_build():
@@ -76,22 +69,13 @@ def paddle_build():
         os.close(saved)
 
 
-def timed(fn, x, reps):
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn(x)
-    return (time.perf_counter() - t0) / reps
-
-
 def measure(ours, theirs, x, reps, samples):
     for _ in range(20):  # first calls (lazy initialisation in Paddle and pdext) are not timed
         ours(x)
         theirs(x)
-    a, b = [], []
-    for _ in range(samples):
-        a.append(timed(ours, x, reps))
-        b.append(timed(theirs, x, reps))
-    return statistics.median(a), statistics.median(b)
+    m = interleaved_medians({"a": lambda: per_call(ours, reps, x),
+                             "b": lambda: per_call(theirs, reps, x)}, samples)
+    return m["a"], m["b"]
 
 
 # The timed build in a python of its own: argv[1] is "pdext" or "paddle", argv[2] a directory

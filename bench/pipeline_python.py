@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 import pdext
+from bench_rows import row
 
 ADD_SOURCE = r"""
 #include "extension.h"
@@ -52,13 +53,6 @@ def chain(ops, x, b, n):
     for _ in range(n // 2):
         y = ops.bench_add(ops.bench_relu(y), b)
     return y
-
-
-def row(name, unit, p, b, target, met, note):
-    s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
-    ratio = None if (p is None or b is None) else p / b
-    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
-          % (name, unit, s(p), s(b), s(ratio), target, "true" if met else "false", note))
 
 
 def main():

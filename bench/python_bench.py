@@ -27,6 +27,8 @@ import os
 import sys
 import time
 
+import bench_rows
+
 RELU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "relu", "relu.c")
 
 TORCH_RELU = r"""
@@ -55,10 +57,7 @@ def stats(samples):
 
 
 def per_call(fn, arg, n):
-    t0 = time.thread_time_ns()
-    for _ in range(n):
-        fn(arg)
-    return (time.thread_time_ns() - t0) / n
+    return bench_rows.per_call(fn, n, arg, clock=time.thread_time_ns)
 
 
 def interleave(figures, reps, n):

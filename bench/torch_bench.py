@@ -30,7 +30,6 @@ Usage: PYTHONPATH=<build>/python PDEXT_CACHE_DIR=<dir> python torch_bench.py [--
 """
 import os
 import pathlib
-import statistics
 import sys
 import time
 
@@ -39,32 +38,20 @@ import torch
 
 import pdext
 import pdext.torch
+from bench_rows import interleaved_medians, per_call, row
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def row(name, unit, p, b, target, met, note):
-    s = lambda v: "null" if v is None else "%.6g" % v  # noqa: E731
-    ratio = None if (p is None or b is None) else p / b
-    print("ROW\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s"
-          % (name, unit, s(p), s(b), s(ratio), target, "true" if met else "false", note),
-          flush=True)
-
-
 def per_call_us(fn, arg, n):
-    t0 = time.thread_time_ns()
-    for _ in range(n):
-        fn(arg)
-    return (time.thread_time_ns() - t0) / n / 1e3
+    return per_call(fn, n, arg, clock=time.thread_time) * 1e6
 
 
 def compare(fns, args, n, samples):
     """Median us per call of each fn (on its arg), samples interleaved."""
-    got = [[] for _ in fns]
-    for _ in range(samples):
-        for k, (fn, arg) in enumerate(zip(fns, args)):
-            got[k].append(per_call_us(fn, arg, n))
-    return [statistics.median(g) for g in got]
+    m = interleaved_medians({k: (lambda fn=fn, arg=arg: per_call_us(fn, arg, n))
+                             for k, (fn, arg) in enumerate(zip(fns, args))}, samples)
+    return [m[k] for k in range(len(fns))]
 
 
 def main():
@@ -109,16 +96,13 @@ def main():
     arr = big.numpy()  # the same memory
     assert torch.equal(op(big), torch.relu(big))
     reps, bsamples = (1, 1) if smoke else (5, 7)
-    wall = lambda fn, x: min(  # noqa: E731
-        (lambda t0: (fn(x), time.perf_counter() - t0)[1])(time.perf_counter())
-        for _ in range(reps))
-    pw, cw, tw = [], [], []
-    for _ in range(bsamples):
-        pw.append(wall(op, big))
-        cw.append(wall(ops.custom_relu, arr))
-        tw.append(wall(torch.relu, big))
+    def wall(fn, x):  # the best of `reps` single calls, in seconds
+        return min(per_call(fn, 1, x) for _ in range(reps))
+
+    m = interleaved_medians({"p": lambda: wall(op, big), "c": lambda: wall(ops.custom_relu, arr),
+                             "t": lambda: wall(torch.relu, big)}, bsamples)
     gb = 2 * 4 * size / 1e9
-    pb, cb, tb = gb / statistics.median(pw), gb / statistics.median(cw), gb / statistics.median(tw)
+    pb, cb, tb = gb / m["p"], gb / m["c"], gb / m["t"]
     row("torch_relu_64mib", "GB/s", pb, cb, ">= 0.9", pb / cb >= 0.9,
         "64 MiB float32 (read + written): the registered op on a torch tensor vs the pdext op "
         "on a numpy array over the same memory; torch.relu: %.3g GB/s" % tb)
