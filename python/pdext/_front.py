@@ -40,3 +40,45 @@ def cache_dir(sub):
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         d = os.path.join(base, "pdext")
     return os.path.join(d, sub)
+
+
+def built_bridge(sub, prefix, src, command, versions):
+    """The path of a front's C++ bridge (`src`, shipped beside this file) built into the cache
+    folder `sub` by command(src, out) (a list for subprocess), building it on first use. The
+    name holds a hash of the source, the command and `versions` (the framework's and pdext's),
+    so that a new release of either builds anew. One build however many processes start at
+    once (DDP ranks on one machine, or on a shared file system): the first takes a file lock
+    beside it and builds, the others wait for it and find the library. A build is written to a
+    file of its own and renamed into place, so a reader never sees half a library.
+    RuntimeError, with the compiler's message, when the build fails."""
+    import fcntl
+    import hashlib
+    import subprocess
+    import tempfile
+
+    with open(src, "rb") as fh:
+        text = fh.read()
+    key = hashlib.sha256(text + repr((command(src, "OUT"), versions)).encode()).hexdigest()[:16]
+    d = cache_dir(sub)
+    path = os.path.join(d, "%s_%s.so" % (prefix, key))
+    if os.path.exists(path):
+        return path
+    os.makedirs(d, exist_ok=True)
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if os.path.exists(path):
+                return path
+            fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
+            os.close(fd)
+            try:
+                run = subprocess.run(command(src, tmp), capture_output=True, text=True)
+                if run.returncode != 0:
+                    raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return path

@@ -28,12 +28,9 @@ lacks: an ImportError); pdext imports neither framework until asked (pdext.paddl
 paddle), so it changes nothing there.
 """
 
-import hashlib
 import inspect as _inspect
 import os
-import subprocess
 import sysconfig
-import tempfile
 import threading
 import types
 
@@ -114,24 +111,8 @@ def _native_lib():
 
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "paddle_native.cpp")
     try:
-        with open(src, "rb") as fh:
-            text = fh.read()
-        key = hashlib.sha256(text + repr((_build_command(src, "OUT"), _paddle.__version__,
-                                          _pdext.version())).encode()).hexdigest()[:16]
-        d = _front.cache_dir("paddle-native")
-        path = os.path.join(d, "pdext_paddle_%s.so" % key)
-        if not os.path.exists(path):
-            os.makedirs(d, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
-            os.close(fd)
-            try:
-                run = subprocess.run(_build_command(src, tmp), capture_output=True, text=True)
-                if run.returncode != 0:
-                    raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
-                os.replace(tmp, path)  # a concurrent build by another process is harmless
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+        path = _front.built_bridge("paddle-native", "pdext_paddle", src, _build_command,
+                                   (_paddle.__version__, _pdext.version()))
         lib = ctypes.CDLL(path)
         lib.pdext_paddle_native_declare.argtypes = [ctypes.c_char_p, ctypes.c_void_p,
                                                     ctypes.c_char_p, ctypes.c_size_t]

@@ -36,22 +36,6 @@ def _native_build_command(src, out):
     return cmd
 
 
-def _native_build(src, d, path):
-    import subprocess
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
-    os.close(fd)
-    try:
-        run = subprocess.run(_native_build_command(src, tmp), capture_output=True, text=True)
-        if run.returncode != 0:
-            raise RuntimeError("building %s failed:\n%s" % (src, run.stderr[-4000:]))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def lib():
     """The native kernel library, built into the cache on first use (one build per torch and
     pdext version, and one build when many processes ask at once: a file lock beside it). None,
@@ -63,32 +47,11 @@ def lib():
         _native, _native_error = False, "PDEXT_TORCH_NATIVE=0"
         return None
     import ctypes
-    import fcntl
-    import hashlib
 
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_native.cpp")
     try:
-        with open(src, "rb") as fh:
-            text = fh.read()
-        cmd = _native_build_command(src, "OUT")
-        key = hashlib.sha256(
-            text + repr((cmd, _torch.__version__, _pdext.version())).encode()
-        ).hexdigest()[:16]
-        d = _front.cache_dir("torch-native")
-        path = os.path.join(d, "pdext_torch_%s.so" % key)
-        if not os.path.exists(path):
-            os.makedirs(d, exist_ok=True)
-            # One build however many processes start at once (DDP ranks on one machine, or on
-            # a shared file system): the first takes the lock and builds, the others wait for
-            # it and find the library. A build is written to a file of its own and renamed
-            # into place, so a reader never sees half a library.
-            with open(path + ".lock", "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                try:
-                    if not os.path.exists(path):
-                        _native_build(src, d, path)
-                finally:
-                    fcntl.flock(lock, fcntl.LOCK_UN)
+        path = _front.built_bridge("torch-native", "pdext_torch", src, _native_build_command,
+                                   (_torch.__version__, _pdext.version()))
         lib = ctypes.CDLL(path)
         lib.pdext_torch_native_register.argtypes = [
             ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,
