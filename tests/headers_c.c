@@ -9,8 +9,8 @@
  */
 #include "extension.h"
 #include "pdext.h"
-#include "pdext_executor.h"
 #include "pdext_check.h"
+#include "pdext_executor.h"
 #include "pdext_gradcheck.h"
 #include "pdext_jit.h"
 #include "pdext_tape.h"
