@@ -15,7 +15,8 @@
  * The ELF is read directly (<elf.h>, 64-bit little-endian), so a library that cannot be
  * opened is still described.
  */
-#include "cmd_check.h"
+#include "pdext_check.h"
+#include "pdext_cmd.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -174,36 +175,34 @@ static void print_list(const char *label, const pd_cmd_strv *v, const char *none
     printf("\n");
 }
 
+static void keep_dtypes(void *user, const pd_check_row *row) { *(uint32_t *)user = row->dtypes; }
+
 /* The dtypes a [3, 4] run of a forward op takes (every attr must have a default), as `pdext
- * check` finds them; "" when unknown. */
-static void op_dtypes(const pd_op *op, char *buf, size_t cap)
+ * check` finds them (its dtypes row); "" when unknown. */
+static void op_dtypes(const pd_registry *reg, const pd_op *op, char *buf, size_t cap)
 {
-    static const pd_data_type tried[] = {PD_FLOAT32,  PD_FLOAT64, PD_FLOAT16,
-                                         PD_BFLOAT16, PD_INT32,   PD_INT64};
-    static const int64_t shape[2] = {3, 4};
     buf[0] = '\0';
     for (int32_t k = 0; k < pd_op_attr_count(op); ++k) {
         pd_attr_info info;
         if (pd_op_attr_info(op, k, &info) != PD_OK || !info.has_default)
             return;
     }
-    check_state none = {0};
-    for (size_t d = 0; d < sizeof tried / sizeof tried[0]; ++d) {
-        call_args in, out;
-        memset(&out, 0, sizeof out);
-        pd_status st = pd_check_inputs_make(&none, op, tried[d], shape, false, 0, &in);
-        if (st == PD_OK)
-            st = pd_check_run(op, &in, NULL, 0, &out);
-        pd_check_call_free(&in);
-        pd_check_call_free(&out);
-        if (st == PD_OK) {
+    uint32_t taken = 0;
+    pd_check_options o = {.struct_size = sizeof o,
+                          .dtypes_only = true,
+                          .on_row = keep_dtypes,
+                          .user = &taken};
+    if (pd_check_op(reg, pd_op_name(op), NULL, 0, &o, NULL) != PD_OK)
+        return;
+    for (int t = 0; t < PD_NUM_DTYPES; ++t)
+        if (taken & (1u << t)) {
             size_t used = strlen(buf);
-            snprintf(buf + used, cap - used, "%s%s", used ? " " : "", pd_dtype_name(tried[d]));
+            snprintf(buf + used, cap - used, "%s%s", used ? " " : "",
+                     pd_dtype_name((pd_data_type)t));
         }
-    }
 }
 
-static void print_ops(const pd_module *m)
+static void print_ops(const pd_registry *reg, const pd_module *m)
 {
     static const char *const kinds[] = {"forward", "grad", "double grad"};
     int32_t n = pd_module_op_count(m);
@@ -213,7 +212,7 @@ static void print_ops(const pd_module *m)
         pd_op_kind kind = pd_op_get_kind(op);
         char dtypes[128] = "";
         if (kind == PD_OP_FORWARD)
-            op_dtypes(op, dtypes, sizeof dtypes);
+            op_dtypes(reg, op, dtypes, sizeof dtypes);
         const char *kind_name = (unsigned)kind < 3 ? kinds[kind] : "?";
         if (kind != PD_OP_FORWARD)
             printf("  %-24s %s\n", pd_op_name(op), kind_name);
@@ -276,7 +275,7 @@ int pd_cmd_explain(int argc, char **argv)
                h == NULL ? dlerror() : "none: no pdext_module_info (not a pdext op library)");
     }
     if (loads)
-        print_ops(m);
+        print_ops(reg, m);
 
     pd_cmd_strv archs = {0}, needed = {0}, undefined = {0}, missing = {0};
     char runpath[1024];

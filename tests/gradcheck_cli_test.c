@@ -154,7 +154,7 @@ PD_TEST(CheckCli, InputShapesPerOp)
                  "'%s/tests/ops/check_refuse.c' --input ck_matvec.A=3,5 "
                  "--input ck_matvec.V=5",
                  PD_TEST_SOURCE_DIR);
-    PD_EXPECT_CONTAINS(out_buf, "ck_matvec            float64   shapes+infer   ok   the --input "
+    PD_EXPECT_CONTAINS(out_buf, "ck_matvec            float64   shapes+infer   ok   the given "
                                 "shapes");
     PD_EXPECT_CONTAINS(out_buf, "ck_topk              float64   shapes+infer   ok   [3, 4], ");
     PD_EXPECT_CONTAINS(out_buf, "ck_axpy_inplace      float64   shapes+infer   ok   [3, 4], ");

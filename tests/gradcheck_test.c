@@ -3,10 +3,15 @@
  * kernels pass, deliberately wrong ones (a factor 2 off, a wrong double grad) are caught with
  * the worst element reported, float32 inputs are cast up when the op runs in float64 and kept
  * with looser tolerances when it does not, integer inputs are skipped by name, and an op
- * without a grad op is refused.
+ * without a grad op is refused. And pd_check_op (pdext_check.h), the check around it, as
+ * structured rows: a wrong backward fails its gradcheck rows only, the same seed gives the
+ * same rows, and what cannot be checked is refused naming it.
  */
+#include "pdext_check.h"
 #include "pdext_gradcheck.h"
 #include "runner_helpers.h"
+
+#include <stdio.h>
 
 static pd_tensor rand_tensor(pd_data_type dtype, int64_t n)
 {
@@ -200,5 +205,102 @@ PD_TEST(Gradcheck, RejectsMissingArgumentsAndInputsWithoutFloats)
                     PD_ERR_INVALID_ARGUMENT, "report NULL");
     PD_EXPECT_ERROR(check1(reg, "tp_square", PD_INT32, 2, NULL, 0, NULL, &rep),
                     PD_ERR_INVALID_ARGUMENT, "no floating input");
+    pd_registry_destroy(reg);
+}
+
+/* --- pd_check_op ----------------------------------------------------------------------------- */
+
+/* What pd_check_op handed over: every row as one "dtype check status detail" line. */
+typedef struct seen {
+    char text[8192];
+    int rows, failed_gradcheck, cases;
+    uint32_t dtypes;
+} seen;
+
+static void seen_row(void *user, const pd_check_row *r)
+{
+    seen *s = user;
+    size_t used = strlen(s->text);
+    snprintf(s->text + used, sizeof s->text - used, "%s %s %s %s\n", r->dtype, r->check,
+             pd_check_status_name(r->status), r->detail);
+    s->rows++;
+    if (strcmp(r->check, "dtypes") == 0)
+        s->dtypes = r->dtypes;
+    if (r->status == PD_CHECK_FAIL && strcmp(r->check, "gradcheck") == 0)
+        s->failed_gradcheck++;
+}
+
+static void seen_case(void *user, const char *op, const char *dtype, const char *check)
+{
+    (void)op, (void)dtype, (void)check;
+    ((seen *)user)->cases++;
+}
+
+static pd_status check_rows(pd_registry *reg, const char *op, uint64_t seed, seen *s,
+                            int32_t *failed)
+{
+    memset(s, 0, sizeof *s);
+    pd_check_options o = {.struct_size = sizeof o,
+                          .seed = seed,
+                          .on_row = seen_row,
+                          .on_case = seen_case,
+                          .user = s};
+    return pd_check_op(reg, op, NULL, 0, &o, failed);
+}
+
+PD_TEST(CheckOp, AWrongBackwardFailsItsGradcheckRowsOnly)
+{
+    pd_registry *reg = rt_registry1("tp_tape_ops");
+    PD_ASSERT(reg != NULL);
+    seen s;
+    int32_t failed = -1;
+    PD_ASSERT_OK(check_rows(reg, "tp_bad_square", 0, &s, &failed));
+    /* square_fwd takes float32 and float64: both gradcheck rows fail, with the grad op half
+     * the numeric gradient at every element (rel err 0.5), and nothing else does */
+    PD_EXPECT_EQ(s.dtypes, (1u << PD_FLOAT32) | (1u << PD_FLOAT64));
+    PD_EXPECT_EQ(failed, 2);
+    PD_EXPECT_EQ(s.failed_gradcheck, 2);
+    PD_EXPECT_CONTAINS(s.text, "float64 gradcheck FAIL WRONG tp_bad_square X[");
+    PD_EXPECT_CONTAINS(s.text, "(rel err 0.5)");
+    PD_EXPECT_CONTAINS(s.text, "float32 strided ok transposed inputs agree");
+    PD_EXPECT_EQ(s.rows, 1 + 2 * 4); /* dtypes, then four rows per dtype */
+    PD_EXPECT_EQ(s.cases, 1 + 2 * 4);
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(CheckOp, ARightOpPassesAndTheSameSeedGivesTheSameRows)
+{
+    pd_registry *reg = rt_registry1("tp_tape_ops");
+    PD_ASSERT(reg != NULL);
+    seen a, b, c;
+    int32_t failed = -1;
+    PD_ASSERT_OK(check_rows(reg, "tp_square", 7, &a, &failed));
+    PD_EXPECT_EQ(failed, 0);
+    PD_EXPECT_CONTAINS(a.text, "float64 gradcheck x2 ok worst tp_square");
+    PD_ASSERT_OK(check_rows(reg, "tp_square", 7, &b, NULL));
+    PD_EXPECT_STREQ(a.text, b.text);
+    PD_ASSERT_OK(check_rows(reg, "tp_square", 8, &c, NULL));
+    PD_EXPECT(strcmp(a.text, c.text) != 0); /* other inputs: other worst elements */
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(CheckOp, RefusesWhatItCannotCheckNamingIt)
+{
+    pd_registry *reg = rt_registry1("tp_tape_ops");
+    PD_ASSERT(reg != NULL);
+    seen s;
+    PD_EXPECT_EQ(check_rows(reg, "tp_square_grad", 0, &s, NULL), PD_ERR_NOT_FOUND);
+    PD_EXPECT_CONTAINS(pd_last_error(), "'tp_square_grad' is a grad op");
+    PD_EXPECT_EQ(check_rows(reg, "tp_nope", 0, &s, NULL), PD_ERR_NOT_FOUND);
+    PD_EXPECT_EQ(s.rows, 0);
+    pd_check_input in = {.op = "tp_mul", .name = "Z", .ndim = 1, .shape = {3}};
+    pd_check_options o = {.struct_size = sizeof o, .inputs = &in, .n_inputs = 1};
+    PD_EXPECT_EQ(pd_check_op(reg, "tp_mul", NULL, 0, &o, NULL), PD_ERR_INVALID_ARGUMENT);
+    PD_EXPECT_CONTAINS(pd_last_error(),
+                       "tp_mul.Z: op 'tp_mul' has no input 'Z' (its inputs: X, Y)");
+    snprintf(in.op, sizeof in.op, "tp_mull");
+    PD_EXPECT_EQ(pd_check_inputs_validate(reg, &in, 1), PD_ERR_INVALID_ARGUMENT);
+    PD_EXPECT_CONTAINS(pd_last_error(), "tp_mull.Z: no forward op 'tp_mull'");
+    PD_EXPECT_CONTAINS(pd_last_error(), "tp_mul");
     pd_registry_destroy(reg);
 }

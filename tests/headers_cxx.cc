@@ -9,6 +9,7 @@
  */
 #include "extension.h"
 #include "pdext.h"
+#include "pdext_check.h"
 #include "pdext_executor.h"
 #include "pdext_gradcheck.h"
 #include "pdext_jit.h"

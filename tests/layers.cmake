@@ -20,17 +20,20 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(layers.AFolderMissingFromTheMapFails PROPERTIES
                        PASS_REGULAR_EXPRESSION "sdk/src/math is missing from the layer table")
   # One rule, one place (tools/check_rules_once.py): the identifier check, the reading of an
-  # AOT spec "FILE:FUNC", libpdext's directory and the sizing of vector outputs each have one
-  # implementation in the product folders; the second test shows a copy refused.
+  # AOT spec "FILE:FUNC", libpdext's directory, the sizing of vector outputs, the rows of
+  # `pdext check` and its random filler each have one implementation in the product folders;
+  # the second test shows a copy refused.
   set(_pd_rules ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check_rules_once.py
                 --root ${PROJECT_SOURCE_DIR})
   add_test(NAME rules.EachRuleHasOnePlace COMMAND ${_pd_rules})
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.c
-       "static bool is_identifier(const char *s);\n#define VECTOR_OUTPUT_CAPACITY 256\n")
+       "static bool is_identifier(const char *s);\n#define VECTOR_OUTPUT_CAPACITY 256\n"
+       "row(s, op, dt, \"shapes+infer\", \"ok\", ran);\n"
+       "s = s * 6364136223846793005ull + 1;\n")
   add_test(NAME rules.ASecondCopyFails
            COMMAND ${_pd_rules} --extra ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.c)
   set_tests_properties(rules.ASecondCopyFails PROPERTIES PASS_REGULAR_EXPRESSION
-                       "2 copies of rules that have one place")
+                       "4 copies of rules that have one place")
 else()
   message(STATUS "layers: no Python 3 interpreter; the layer check (tools/check_layers.py) is not a test")
 endif()

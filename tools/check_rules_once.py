@@ -9,6 +9,11 @@ place"); this fails when a second copy appears in a product folder (cli/, jit/, 
                dladdr in libpdext or its adapters
   vector-room  a vector output's items: the runner sizes them (tensors NULL, count 0;
                pd_arg_release), no guessed room (VECTOR_OUTPUT_CAPACITY, OUT_CAPACITY, ...)
+  check-rows   the checks of `pdext check` and pdext.check: pd_check_op
+               (sdk/src/autograd/check.c), no second writer of their rows ("shapes+infer",
+               "deterministic", "gradcheck x2" as a string)
+  random-fill  the random values gradcheck and the check run ops on: pd__random_tensor
+               (sdk/src/autograd/args.c), no second copy of its generator (the LCG multiplier)
 
 Usage: check_rules_once.py [--root DIR] [--extra FILE]... (--extra: a file checked under every
 rule, to show the check biting); files with a reason to differ are listed with it in RULES. Exit 1 listing file:line per copy.
@@ -30,6 +35,10 @@ RULES = [
      ("cli/", "jit/", "python/", "sdk/src/"),
      {"python/pdext/paddle_native.cpp": "Paddle takes vector outputs only as inputs written in "
                                         "place: their items are the input's, never more"}),
+    ("check-rows", re.compile(r"[\"'](shapes\+infer|deterministic|gradcheck x2)[\"']"),
+     ("cli/", "jit/", "python/", "sdk/src/"), {"sdk/src/autograd/check.c": "the one place"}),
+    ("random-fill", re.compile(r"\b6364136223846793005"),
+     ("cli/", "jit/", "python/", "sdk/src/"), {"sdk/src/autograd/args.c": "the one place"}),
 ]
 EXTS = (".c", ".h", ".cc", ".cpp", ".cu", ".py")
 

@@ -1,5 +1,5 @@
 """Is my op right? pdext.gradcheck and pdext.check from Python, over the same C code as the
-command `pdext check` and pd_gradcheck (pdext_gradcheck.h):
+command `pdext check` and pd_gradcheck (pdext_check.h, pdext_gradcheck.h):
 
     report = pdext.gradcheck(ops.custom_relu, (x,))          # truthy when it passed
     print(report)                                            # the worst element, both orders
@@ -8,11 +8,12 @@ command `pdext check` and pd_gradcheck (pdext_gradcheck.h):
 
 gradcheck binds its inputs and attrs as a call of the op does and runs pd_gradcheck in C: the
 grad op's analytic gradient against central finite differences (float64 where the op has it),
-and the double grad op one order up where there is one. check runs, per forward op, the rows of
-`pdext check`: the dtypes its kernel takes (float32, float64, float16, int32, int64; numpy has
-no bfloat16), runs at [3, 4], [1, 1], [0, 4] and [64, 300] (the runner checks every output
-against the infer functions), two runs giving the same bytes, transposed (strided) inputs
-agreeing with contiguous ones, and gradcheck in float32 and float64.
+and the double grad op one order up where there is one. check runs pd_check_op, the checks of
+`pdext check` written once in C, and returns its rows: per forward op the dtypes its kernel
+takes (float32, float64, float16, bfloat16, int32, int64), runs at [3, 4], [1, 1], [0, 4] and
+[64, 300] (the runner checks every output against the infer functions; a clear refusal of an
+edge shape passes the "bad input" row), two runs giving the same bytes, transposed (strided)
+inputs agreeing with contiguous ones, and gradcheck in float32 and float64.
 """
 
 import collections
@@ -132,12 +133,6 @@ def gradcheck(f, inputs, *, eps=None, atol=None, rtol=None, keep_dtype=False, do
 
 Row = collections.namedtuple("Row", "op dtype check status detail")
 
-_DTYPES = ("float32", "float64", "float16", "int32", "int64")
-_SHAPES = (((1, 1), "one element [1, 1]"), ((0, 4), "empty [0, 4]"),
-           ((64, 300), "large [64, 300]"))
-_VECTOR_ITEMS = 2
-
-
 class CheckReport:
     """The rows of pdext.check: Row(op, dtype, check, status, detail), status "ok", "FAIL" or
     "skip"; notes (attrs it had to guess); failed (rows that failed). True in a boolean context
@@ -169,163 +164,23 @@ class CheckReport:
     __repr__ = __str__
 
 
-def _first_line(exc):
-    return str(exc).split("\n", 1)[0]
+def _inputs_of(shapes):
+    """shapes {"NAME" or "OP.NAME": shape or (shape, dtype)} as _pdext.check_op's inputs:
+    (op or "", name, shape, dtype name or None)."""
+    out = []
+    for key, spec in (shapes or {}).items():
+        op, _, name = key.rpartition(".")
+        dtype = None
+        if isinstance(spec, int):
+            spec = (spec,)
+        if len(spec) == 2 and isinstance(spec[0], (list, tuple)):
+            spec, dtype = spec
+        if dtype is not None and not isinstance(dtype, str):
+            import numpy as np
 
-
-class _OpChecker:
-    """The checks of one forward op (cli/cmd_check.c's, from Python)."""
-
-    def __init__(self, np, op, attrs, shapes, report, rng):
-        self.np, self.op, self.attrs, self.shapes = np, op, attrs, shapes
-        self.report, self.rng = report, rng
-
-    def row(self, dtype, check, status, detail=""):
-        self.report.rows.append(Row(self.op.__name__, dtype, check, status, detail))
-
-    def tensor(self, dtype, shape, strided):
-        np = self.np
-        dims = (shape[1], shape[0]) if strided and len(shape) == 2 else tuple(shape)
-        if np.dtype(dtype).kind in "iu":
-            t = self.rng.integers(0, 3, size=dims).astype(dtype)
-        else:
-            v = 0.1 + 0.9 * self.rng.random(dims)
-            t = np.where(self.rng.random(dims) < 0.5, -v, v).astype(dtype)
-        return t.T if strided and len(shape) == 2 else t
-
-    def inputs(self, dtype, shape, strided=False):
-        """Random inputs in declared order: vector inputs get two tensors, optional ones None;
-        `shapes` gives an input its own shape (and dtype)."""
-        out = []
-        for name, vec, opt in zip(self.op.inputs, self.op.vector_inputs,
-                                  self.op.optional_inputs):
-            spec = self.shapes.get(name)
-            s, dt = shape, dtype
-            if spec is not None:
-                s, dt = (spec[0], spec[1] or dtype) if len(spec) == 2 and isinstance(
-                    spec[0], (list, tuple)) else (spec, dtype)
-            if vec:
-                out.append([self.tensor(dt, s, strided) for _ in range(_VECTOR_ITEMS)])
-            else:
-                out.append(None if opt else self.tensor(dt, s, strided))
-        return out
-
-    def run(self, xs):
-        res = self.op(*xs, **self.attrs)
-        if not isinstance(res, tuple):
-            res = (res,)
-        flat = []
-        for r in res:
-            flat.extend(r if isinstance(r, list) else [r])
-        return [self.np.ascontiguousarray(self.np.asarray(r)) for r in flat]
-
-    def same(self, a, b):
-        if len(a) != len(b):
-            return "%d vs %d outputs" % (len(a), len(b))
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x.shape != y.shape or x.dtype != y.dtype or x.tobytes() != y.tobytes():
-                return "output %d differs" % i
-        return None
-
-    def check(self):
-        trial = {}
-        for dt in _DTYPES:
-            try:
-                self.run(self.inputs(dt, (3, 4)))
-                trial[dt] = None
-            except (Error, ValueError, TypeError) as e:
-                trial[dt] = _first_line(e)
-        works = [d for d in _DTYPES if trial[d] is None]
-        refused = [d for d in _DTYPES if trial[d] is not None]
-        if not works:
-            self.row("-", "dtypes", "FAIL",
-                     "takes none of float32..int64: %s" % trial[refused[0]])
-            return
-        self.row("-", "dtypes", "ok", "takes %s%s" % (
-            " ".join(works), "; refuses " + " ".join(refused) if refused else ""))
-        for dt in works:
-            self.check_shapes(dt)
-            self.check_determinism(dt)
-            self.check_strided(dt)
-            self.check_gradient(dt)
-
-    def check_shapes(self, dt):
-        if self.shapes:
-            self.row(dt, "shapes+infer", "ok", "the given shapes")
-            return
-        for shape, label in _SHAPES:
-            try:
-                self.run(self.inputs(dt, shape))
-            except (Error, ValueError, TypeError) as e:
-                self.row(dt, "shapes+infer", "FAIL", "%s: %s" % (label, _first_line(e)))
-                return
-        self.row(dt, "shapes+infer", "ok", "[3, 4], [1, 1], [0, 4], [64, 300]")
-
-    def check_determinism(self, dt):
-        xs = self.inputs(dt, (3, 4) if self.shapes else (64, 300))
-        copy = [[t.copy() for t in x] if isinstance(x, list) else
-                (None if x is None else x.copy()) for x in xs]
-        try:
-            why = self.same(self.run(xs), self.run(copy))
-        except (Error, ValueError, TypeError) as e:
-            why = _first_line(e)
-        self.row(dt, "deterministic", "FAIL" if why else "ok", why or "two runs, same bytes")
-
-    def check_strided(self, dt):
-        if any(self.op.written_inputs):
-            self.row(dt, "strided", "skip", "the op writes an input in place")
-            return
-        xs = self.inputs(dt, (3, 4), strided=True)
-        dense = [[self.np.ascontiguousarray(t) for t in x] if isinstance(x, list) else
-                 (None if x is None else self.np.ascontiguousarray(x)) for x in xs]
-        try:
-            why = self.same(self.run(xs), self.run(dense))
-        except (Error, ValueError, TypeError) as e:
-            why = _first_line(e)
-        self.row(dt, "strided", "FAIL" if why else "ok", why or "transposed inputs agree")
-
-    def check_gradient(self, dt):
-        if self.op.grad_op is None:
-            self.row(dt, "gradcheck", "skip", "no grad op")
-            return
-        if dt not in ("float32", "float64"):
-            self.row(dt, "gradcheck", "skip", "checked in float32/float64"
-                     if dt == "float16" else "not differentiable")
-            return
-        try:
-            r = gradcheck(self.op, self.inputs(dt, (3, 4)), keep_dtype=True, max_elements=24,
-                          attrs=self.attrs)
-        except (Error, ValueError, TypeError, FileNotFoundError) as e:
-            self.row(dt, "gradcheck", "FAIL", _first_line(e))
-            return
-        first_ok = r.worst.abs_error <= r.atol + r.rtol * abs(r.worst.numeric)
-        w = r.double_worst if r.double_grad_checked and not r.double_grad_passed and first_ok \
-            else r.worst
-        detail = "%s %s %s[%d]: analytic %.6g numeric %.6g (rel err %.2g)%s" % (
-            "worst" if r.passed else "WRONG", w.op, w.input, w.index, w.analytic, w.numeric,
-            w.rel_error, "; skipped " + "; ".join(r.skipped) if r.skipped else "")
-        self.row(dt, "gradcheck x2" if r.double_grad_checked else "gradcheck",
-                 "ok" if r.passed else "FAIL", detail)
-
-
-def _guess_attrs(op, given, notes):
-    """The attrs op is checked with: given values, declared defaults, 0 for int attrs without
-    one (said in a note); any other attr without a default is a ValueError naming it."""
-    attrs = {}
-    for name, type_name, required in zip(op.attrs, op.attr_types, op.attr_required):
-        if name in given:
-            attrs[name] = given[name]
-        elif not required:
-            continue
-        elif type_name in ("int", "int64_t"):
-            attrs[name] = 0
-            notes.append("%s: attr %s = 0 (no default; attrs={%r: VALUE} to choose)" % (
-                op.__name__, name, name))
-        else:
-            raise ValueError(
-                "pdext.check: op '%s' needs attr '%s' (%s), which has no default; pass "
-                "attrs={'%s': VALUE}" % (op.__name__, name, type_name, name))
-    return attrs
+            dtype = np.dtype(dtype).name
+        out.append((op, name, tuple(int(d) for d in spec), dtype))
+    return out
 
 
 def check(module, op=None, attrs=None, shapes=None, seed=0):
@@ -334,9 +189,9 @@ def check(module, op=None, attrs=None, shapes=None, seed=0):
     failed; str() is the table). attrs: values for attrs (others take their defaults; int
     attrs without one take 0, said in report.notes; other attrs without one raise a
     ValueError naming them). shapes: {input name: shape or (shape, dtype)} for ops whose inputs
-    cannot all share one shape (a matmul); the op then runs at those shapes only."""
-    import numpy as np
-
+    cannot all share one shape (a matmul), "OP.NAME" for one op of the module only (the
+    command's --input); the op then runs at those shapes only. seed: of the random inputs (the
+    same seed, the same rows; 0 is the command's)."""
     if isinstance(op, _pdext.Op):
         ops = [op]
     else:
@@ -351,8 +206,9 @@ def check(module, op=None, attrs=None, shapes=None, seed=0):
                 raise ValueError("pdext.check: no forward op %r in the module (it has: %s)" % (
                     op, ", ".join(o.__name__ for o in library.ops())))
     report = CheckReport()
-    rng = np.random.default_rng(seed)
+    inputs = _inputs_of(shapes)
     for o in ops:
-        a = _guess_attrs(o, dict(attrs or {}), report.notes)
-        _OpChecker(np, o, a, dict(shapes or {}), report, rng).check()
+        rows, notes = _pdext.check_op(o, dict(attrs or {}), inputs, seed=int(seed))
+        report.rows += [Row(*r) for r in rows]
+        report.notes += notes
     return report

@@ -114,6 +114,7 @@ PyObject *pdext_load_library(PyObject *self, PyObject *arg);
 PyObject *pdext_aot_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pdext_aot_spec_split(PyObject *self, PyObject *spec);
 PyObject *pdext_gradcheck(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pdext_check_op(PyObject *self, PyObject *args, PyObject *kwargs);
 
 static PyObject *module_version(PyObject *self, PyObject *unused)
 {
@@ -181,6 +182,9 @@ static PyMethodDef module_methods[] =
      {"aot_spec_split", pdext_aot_spec_split, METH_O,
       "aot_spec_split(spec) -> (file, func) or None\n"
       "pd_aot_spec_split: 'FILE:FUNC' split at its last ':' (FUNC a C identifier)."},
+     {"check_op", (PyCFunction)(void (*)(void))pdext_check_op, METH_VARARGS | METH_KEYWORDS,
+      "check_op(op, attrs, inputs, seed=0)\n--\n\n"
+      "pd_check_op on op: ([(op, dtype, check, status, detail), ...], [note, ...])."},
      {"gradcheck", (PyCFunction)(void (*)(void))pdext_gradcheck, METH_VARARGS | METH_KEYWORDS,
       "gradcheck(op, args, kwargs, step=0.0, atol=0.0, rtol=0.0, keep_dtype=False, "
       "skip_double_grad=False, max_elements=0, seed=0) -> dict\n"

@@ -132,7 +132,9 @@ def test_check_passes_on_the_examples_with_the_commands_rows(pdext, relu, concat
     r = pdext.check(relu)
     assert r and r.passed and r.failed == 0
     rows = rows_of(r, "custom_relu")
-    assert rows[("-", "dtypes")].detail == "takes float32 float64; refuses float16 int32 int64"
+    # the command's rows: bfloat16 is tried too (the check runs in C, not numpy)
+    assert rows[("-", "dtypes")].detail == (
+        "takes float32 float64; refuses float16 bfloat16 int32 int64")
     for dt in ("float32", "float64"):
         for c in ("shapes+infer", "deterministic", "strided", "gradcheck"):
             assert rows[(dt, c)].status == "ok", rows[(dt, c)]
@@ -209,3 +211,72 @@ def test_gradcheck_names_a_bad_option_and_its_value(pdext, relu):
         pdext.gradcheck(relu.custom_relu, x, atol=-1.0)
     with pytest.raises(ValueError, match="pdext.gradcheck: eps is nan"):
         pdext.gradcheck(relu.custom_relu, x, eps=float("nan"))
+
+
+# --- pdext.check and `pdext check`: one implementation, the same rows -------------------------
+
+
+def command_rows(*args):
+    """`pdext check --json ARGS`: (exit status, rows as pdext.check's Row tuples, notes)."""
+    import json
+    import subprocess
+
+    from conftest import pdext_command
+
+    p = subprocess.run([pdext_command(), "check", "--json", *args], capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode in (0, 1), p.stderr
+    doc = json.loads(p.stdout)
+    rows = [(r["op"], r["dtype"], r["check"], "FAIL" if r["status"] == "fail" else r["status"],
+             r["detail"]) for r in doc["rows"]]
+    return p.returncode, rows, doc["notes"]
+
+
+def test_check_and_the_command_fail_a_wrong_backward_with_the_same_rows(pdext, tape):
+    from conftest import TAPE_OPS
+
+    rc, rows, _ = command_rows(str(TAPE_OPS), "--op", "tp_bad_square")
+    r = pdext.check(tape, op="tp_bad_square")
+    assert [tuple(row) for row in r.rows] == rows and rc == 1 and not r
+    # tp_bad_square's grad op returns X * g for d(X^2) = 2 X g: the analytic gradient is half
+    # the numeric one at every element, whatever the random inputs, in both dtypes
+    for dt in ("float32", "float64"):
+        row = rows_of(r, "tp_bad_square")[(dt, "gradcheck")]
+        assert row.status == "FAIL" and row.detail.startswith("WRONG tp_bad_square X[")
+        assert "(rel err 0.5)" in row.detail
+    assert [row.check for row in r.rows if row.status == "FAIL"] == ["gradcheck", "gradcheck"]
+
+
+def test_check_and_the_command_pass_a_right_op_with_the_same_rows(pdext, relu):
+    from conftest import RELU
+
+    rc, rows, notes = command_rows(str(RELU))
+    r = pdext.check(relu)
+    assert [tuple(row) for row in r.rows] == rows and rc == 0 and r and notes == r.notes == []
+    assert {(row.dtype, row.check) for row in r.rows} >= {
+        ("-", "dtypes"), ("float32", "strided"), ("float64", "gradcheck")}
+
+
+def test_check_and_the_command_take_a_refusal_and_per_op_shapes_alike(pdext, tmp_path):
+    from conftest import ROOT
+
+    src = ROOT / "tests" / "ops" / "check_refuse.c"
+    ops = pdext.load("check_refuse", [str(src)], build_directory=tmp_path / "b")
+    # ck_matvec needs A [m, n] and V [n]: given for that op only, the others keep [3, 4]
+    rc, rows, _ = command_rows(str(src), "--input", "ck_matvec.A=3,5",
+                               "--input", "ck_matvec.V=5")
+    r = pdext.check(ops, shapes={"ck_matvec.A": (3, 5), "ck_matvec.V": [5]})
+    assert [tuple(row) for row in r.rows] == rows and rc == 1
+    # ck_topk refuses a [1, 1] input with k = 2, naming k: the "bad input" row passes
+    topk = rows_of(r, "ck_topk")
+    assert topk[("float64", "bad input")].status == "ok"
+    assert "one element [1, 1] refused: ck_topk: k (2) must be in [1, 1]" in \
+        topk[("float64", "bad input")].detail
+    assert rows_of(r, "ck_matvec")[("float64", "shapes+infer")].detail == "the given shapes"
+    # ck_vague refuses without a reason: its failures are the only ones, in both
+    assert {row.op for row in r.rows if row.status == "FAIL"} == {"ck_vague"}
+    with pytest.raises(ValueError, match=r"ck_matvec\.B: op 'ck_matvec' has no input 'B' "
+                                         r"\(its inputs: A, V\)"):
+        pdext.check(ops, shapes={"ck_matvec.B": (3, 5)})
+    with pytest.raises(ValueError, match="ck_matvek.A: no forward op 'ck_matvek'.*ck_matvec"):
+        pdext.check(ops, shapes={"ck_matvek.A": (3, 5)})

@@ -77,4 +77,33 @@ int32_t pd__arg_position(const pd_op *op, bool input, const pd_arg *arg, int32_t
 /* "[2, 3]" into buf (for messages). */
 const char *pd__shape_text(const pd_tensor *t, char *buf, size_t size);
 
+/* --- the arguments and random values gradcheck and check run ops on (args.c) ------------- */
+
+/* An op's arguments by declared position, every tensor owned (inputs and outputs alike:
+ * PD_MAX_OUTPUTS == PD_MAX_INPUTS). */
+typedef struct pd__args {
+    int32_t n;
+    pd_arg arg[PD_MAX_INPUTS];
+} pd__args;
+
+void pd__args_free(pd__args *a);
+/* Slot i gets room for `count` tensors (all undefined). */
+pd_status pd__args_slot(pd__args *a, int32_t i, int32_t count);
+/* Output slots for op's declared outputs: one tensor for a plain one; none for a vector one,
+ * whose array the runner makes with exactly its items (tensors NULL), freed by pd__args_free
+ * like the others. */
+pd_status pd__args_outputs(const pd_op *op, pd__args *o);
+/* One run of op on `in` into fresh outputs *out (pd__args_free it either way). */
+pd_status pd__args_run(const pd_op *op, pd__args *in, const pd_attr *attrs, int32_t n_attrs,
+                       pd__args *out);
+
+/* The values random tensors hold: gradcheck's weights uniform in [-1, 1); check's inputs
+ * +-[0.1, 1) (away from kinks such as relu's at 0), or 0, 1 or 2 for integer dtypes (class
+ * indices of three or more classes). */
+typedef enum pd__random_kind { PD__RANDOM_WEIGHTS, PD__RANDOM_INPUTS } pd__random_kind;
+/* A new dense CPU tensor of dtype and shape filled from the generator *state (0 picks a fixed
+ * default seed). */
+pd_status pd__random_tensor(pd_data_type dtype, int32_t ndim, const int64_t *shape,
+                            pd__random_kind kind, uint64_t *state, pd_tensor *out);
+
 #endif /* PD_AUTOGRAD_H */

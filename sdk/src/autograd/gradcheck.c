@@ -22,37 +22,6 @@
 
 #define WHO "pd_gradcheck"
 
-_Static_assert(PD_MAX_OUTPUTS == PD_MAX_INPUTS, "gc_args holds inputs and outputs");
-
-/* An op's arguments by declared position, every tensor owned. */
-typedef struct gc_args {
-    int32_t n;
-    pd_arg arg[PD_MAX_INPUTS]; /* serves outputs too: PD_MAX_OUTPUTS is the same */
-} gc_args;
-
-static void args_free(gc_args *a)
-{
-    for (int32_t i = 0; i < a->n; ++i) {
-        for (int32_t k = 0; k < a->arg[i].count; ++k)
-            pd_tensor_release(&a->arg[i].tensors[k]);
-        free(a->arg[i].tensors);
-    }
-    memset(a, 0, sizeof *a);
-}
-
-/* Slot i gets room for `count` tensors (all undefined). */
-static pd_status args_slot(gc_args *a, int32_t i, int32_t count)
-{
-    a->arg[i].name = NULL;
-    a->arg[i].count = count;
-    a->arg[i].tensors = count > 0 ? calloc((size_t)count, sizeof(pd_tensor)) : NULL;
-    if (count > 0 && !a->arg[i].tensors) {
-        a->arg[i].count = 0;
-        return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", WHO);
-    }
-    return PD_OK;
-}
-
 /* A dense copy of src that the check may write: floating tensors in `dtype`. */
 static pd_status copy_for_check(const pd_tensor *src, pd_data_type dtype, pd_tensor *out)
 {
@@ -65,7 +34,7 @@ static pd_status copy_for_check(const pd_tensor *src, pd_data_type dtype, pd_ten
 
 /* The host's inputs by declared position, copied for the check. */
 static pd_status args_from_host(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
-                                pd_data_type dtype, gc_args *a)
+                                pd_data_type dtype, pd__args *a)
 {
     memset(a, 0, sizeof *a);
     a->n = pd_op_input_count(op);
@@ -77,66 +46,38 @@ static pd_status args_from_host(const pd_op *op, const pd_arg *inputs, int32_t n
             return pd__fail(PD_ERR_INVALID_ARGUMENT,
                             "%s: inputs[%d] of '%s' binds to no declared input (or twice)", WHO, i,
                             pd_op_name(op));
-        st = args_slot(a, p, inputs[i].count);
+        st = pd__args_slot(a, p, inputs[i].count);
         for (int32_t k = 0; st == PD_OK && k < inputs[i].count; ++k)
             st = copy_for_check(&inputs[i].tensors[k], dtype, &a->arg[p].tensors[k]);
     }
     return st;
 }
 
-/* Output slots for op's declared outputs: one tensor for a plain one; none for a vector one,
- * whose array the runner makes with exactly its items (pd_arg, tensors NULL), freed by
- * args_free like the others. */
-static pd_status args_outputs(const pd_op *op, gc_args *o)
-{
-    memset(o, 0, sizeof *o);
-    o->n = pd_op_output_count(op);
-    pd_status st = PD_OK;
-    for (int32_t i = 0; st == PD_OK && i < o->n; ++i) {
-        pd_arg_info info;
-        st = pd_op_output_info(op, i, &info);
-        if (st == PD_OK)
-            st = args_slot(o, i, info.is_vector ? 0 : 1);
-    }
-    return st;
-}
-
-static uint64_t lcg_next(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return *s >> 11;
-}
-
 /* W: one random tensor in [-1, 1) per floating output tensor (undefined for the others). */
-static pd_status make_weights(const gc_args *outs, uint64_t seed, gc_args *w)
+static pd_status make_weights(const pd__args *outs, uint64_t seed, pd__args *w)
 {
     memset(w, 0, sizeof *w);
     w->n = outs->n;
-    uint64_t s = seed ? seed : 0x9e3779b97f4a7c15ull;
+    uint64_t s = seed;
     pd_status st = PD_OK;
     for (int32_t i = 0; st == PD_OK && i < outs->n; ++i) {
-        st = args_slot(w, i, outs->arg[i].count);
+        st = pd__args_slot(w, i, outs->arg[i].count);
         for (int32_t k = 0; st == PD_OK && k < outs->arg[i].count; ++k) {
             const pd_tensor *t = &outs->arg[i].tensors[k];
-            if (!pd_defined(t) || !pd__dtype_differentiable(t->dtype))
-                continue;
-            st = pd_tensor_empty(&w->arg[i].tensors[k], t->dtype, t->place, t->ndim, t->shape);
-            for (int64_t e = 0, n = pd_numel(t); st == PD_OK && e < n; ++e)
-                pd__elem_set(&w->arg[i].tensors[k], e,
-                             (double)lcg_next(&s) / (double)(1ull << 53) * 2.0 - 1.0);
+            if (pd_defined(t) && pd__dtype_differentiable(t->dtype))
+                st = pd__random_tensor(t->dtype, t->ndim, t->shape, PD__RANDOM_WEIGHTS, &s,
+                                       &w->arg[i].tensors[k]);
         }
     }
     return st;
 }
 
 /* L = sum <W, Out> for one forward run of op on args. */
-static pd_status loss(const pd_op *op, gc_args *args, const pd_attr *attrs, int32_t n_attrs,
-                      const gc_args *w, double *out)
+static pd_status loss(const pd_op *op, pd__args *args, const pd_attr *attrs, int32_t n_attrs,
+                      const pd__args *w, double *out)
 {
-    gc_args outs;
-    pd_status st = args_outputs(op, &outs);
-    if (st == PD_OK)
-        st = pd_op_run(op, args->arg, args->n, attrs, n_attrs, outs.arg, outs.n);
+    pd__args outs;
+    pd_status st = pd__args_run(op, args, attrs, n_attrs, &outs);
     double sum = 0;
     for (int32_t i = 0; st == PD_OK && i < outs.n && i < w->n; ++i)
         for (int32_t k = 0; st == PD_OK && k < outs.arg[i].count && k < w->arg[i].count; ++k) {
@@ -149,7 +90,7 @@ static pd_status loss(const pd_op *op, gc_args *args, const pd_attr *attrs, int3
                 sum += pd__elem_get(wk, e) * pd__elem_get(&dense, e);
             pd_tensor_release(&dense);
         }
-    args_free(&outs);
+    pd__args_free(&outs);
     if (st == PD_OK)
         *out = sum;
     return st;
@@ -205,7 +146,7 @@ static void compare(gc_run *r, const char *op, const char *input, int64_t index,
 
 /* The tensors to differentiate: floating inputs whose "<name>@GRAD" g declares as an output.
  * Writes their positions (p, k) to pos; the others are listed in r->skipped. */
-static int32_t pick_wrt(const pd_op *op, const pd_op *g, const gc_args *args, gc_run *r,
+static int32_t pick_wrt(const pd_op *op, const pd_op *g, const pd__args *args, gc_run *r,
                         int32_t (*pos)[2], int32_t cap)
 {
     int32_t n = 0;
@@ -239,8 +180,8 @@ static int32_t pick_wrt(const pd_op *op, const pd_op *g, const gc_args *args, gc
 }
 
 /* Finite differences of L at every (sampled) element of wrt tensor t against `analytic`. */
-static pd_status compare_tensor(const pd_op *op, gc_args *args, const pd_attr *attrs,
-                                int32_t n_attrs, const gc_args *w, pd_tensor *t,
+static pd_status compare_tensor(const pd_op *op, pd__args *args, const pd_attr *attrs,
+                                int32_t n_attrs, const pd__args *w, pd_tensor *t,
                                 const pd_tensor *analytic, const char *input, gc_run *r)
 {
     pd_tensor ga = PD_TENSOR_UNDEFINED;
@@ -266,12 +207,12 @@ static pd_status compare_tensor(const pd_op *op, gc_args *args, const pd_attr *a
 
 /* One order: op on args. On success *outs and *w (when not NULL) keep the forward outputs and
  * the weights for the next order. */
-static pd_status check_op(const pd_op *op, gc_args *args, const pd_attr *attrs, int32_t n_attrs,
-                          gc_run *r, gc_args *keep_outs, gc_args *keep_w)
+static pd_status check_op(const pd_op *op, pd__args *args, const pd_attr *attrs, int32_t n_attrs,
+                          gc_run *r, pd__args *keep_outs, pd__args *keep_w)
 {
     const pd_op *g = pd_op_grad(op);
     pd_tape *tape = NULL;
-    gc_args outs, w;
+    pd__args outs, w;
     memset(&outs, 0, sizeof outs);
     memset(&w, 0, sizeof w);
     pd_tensor flat_out[64], flat_w[64], wrt[64], grads[64];
@@ -279,7 +220,7 @@ static pd_status check_op(const pd_op *op, gc_args *args, const pd_attr *attrs, 
     bool have_grads = false;
     pd_status st = pd_tape_create(&tape);
     if (st == PD_OK)
-        st = args_outputs(op, &outs);
+        st = pd__args_outputs(op, &outs);
     if (st == PD_OK &&
         (st = pd_tape_run(tape, op, args->arg, args->n, attrs, n_attrs, outs.arg, outs.n)) != PD_OK)
         pd__fail_prefix("%s: '%s' fails on these inputs: ", WHO, pd_op_name(op));
@@ -328,16 +269,16 @@ static pd_status check_op(const pd_op *op, gc_args *args, const pd_attr *attrs, 
         *keep_outs = outs;
         *keep_w = w;
     } else {
-        args_free(&outs);
-        args_free(&w);
+        pd__args_free(&outs);
+        pd__args_free(&w);
     }
     return st;
 }
 
 /* A copy of src slot into dst slot i (zeros like `like` where src has no tensor). */
-static pd_status copy_slot(gc_args *dst, int32_t i, const pd_arg *src, const pd_arg *like)
+static pd_status copy_slot(pd__args *dst, int32_t i, const pd_arg *src, const pd_arg *like)
 {
-    pd_status st = args_slot(dst, i, like->count);
+    pd_status st = pd__args_slot(dst, i, like->count);
     for (int32_t k = 0; st == PD_OK && k < like->count; ++k) {
         const pd_tensor *s = k < src->count ? &src->tensors[k] : NULL;
         const pd_tensor *l = &like->tensors[k];
@@ -351,8 +292,8 @@ static pd_status copy_slot(gc_args *dst, int32_t i, const pd_arg *src, const pd_
 
 /* The grad op's inputs from the first-order run, by the tape's naming rule: forward inputs and
  * outputs by name, "<output>@GRAD" the weights W of that output. */
-static pd_status grad_op_args(const pd_op *op, const pd_op *g, const gc_args *args,
-                              const gc_args *outs, const gc_args *w, gc_args *ga)
+static pd_status grad_op_args(const pd_op *op, const pd_op *g, const pd__args *args,
+                              const pd__args *outs, const pd__args *w, pd__args *ga)
 {
     memset(ga, 0, sizeof *ga);
     ga->n = pd_op_input_count(g);
@@ -393,13 +334,12 @@ static pd_data_type first_floating(const pd_arg *inputs, int32_t n_inputs)
 static bool runs_in_float64(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
                             const pd_attr *attrs, int32_t n_attrs)
 {
-    gc_args a, o;
+    pd__args a, o;
     memset(&o, 0, sizeof o);
     bool ok = args_from_host(op, inputs, n_inputs, PD_FLOAT64, &a) == PD_OK &&
-              args_outputs(op, &o) == PD_OK &&
-              pd_op_run(op, a.arg, a.n, attrs, n_attrs, o.arg, o.n) == PD_OK;
-    args_free(&a);
-    args_free(&o);
+              pd__args_run(op, &a, attrs, n_attrs, &o) == PD_OK;
+    pd__args_free(&a);
+    pd__args_free(&o);
     return ok;
 }
 
@@ -459,7 +399,7 @@ pd_status pd_gradcheck(const pd_registry *reg, const char *name, const pd_arg *i
     r.skipped = rep.skipped;
     r.skipped_size = sizeof rep.skipped;
 
-    gc_args args, outs, w, ga;
+    pd__args args, outs, w, ga;
     memset(&outs, 0, sizeof outs);
     memset(&w, 0, sizeof w);
     memset(&ga, 0, sizeof ga);
@@ -492,10 +432,10 @@ pd_status pd_gradcheck(const pd_registry *reg, const char *name, const pd_arg *i
             rep.passed = rep.passed && rep.double_grad_passed;
         }
     }
-    args_free(&args);
-    args_free(&outs);
-    args_free(&w);
-    args_free(&ga);
+    pd__args_free(&args);
+    pd__args_free(&outs);
+    pd__args_free(&w);
+    pd__args_free(&ga);
     if (st != PD_OK)
         return st;
     rep.dtype = dtype;
