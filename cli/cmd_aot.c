@@ -1,7 +1,8 @@
 /*
  * cmd_aot.c - `pdext run FILE:FUNC` and `pdext list FILE:FUNC`: a MindSpore AOT function (in a
- * prebuilt library, or in a source the JIT builds first, pd_jit_aot_build) registered as an op through
- * pdext_aot.h. The command gives what MindSpore's Python API would: the input count (from the
+ * prebuilt library, or in a source the JIT builds first, pd_jit_aot_build) registered as an op
+ * through pdext_aot.h. The command gives what MindSpore's Python API would: the input count (from
+ * the
  * --input options), the outputs' shapes and dtypes (--out-shape / --out-dtype, else the
  * library's infer functions or input 0) and the attrs, untyped: each --attr value declares the
  * attr with the type its text reads as (true/false/True/False: bool; an integer: int64_t; a number:

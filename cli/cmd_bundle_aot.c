@@ -116,9 +116,9 @@ static int fn_options(const pd_cmd_aot_fn *fn, pd_aot_options *o, pd_aot_output 
         memset(out, 0, sizeof *out);
         out->ndim = -1;
         out->dtype = PD_UNDEFINED;
-        if (j < fn->out_shapes.n && !pd_cmd_parse_dims(fn->out_shapes.v[j],
-                                                       strlen(fn->out_shapes.v[j]), &out->ndim,
-                                                       out->shape))
+        if (j < fn->out_shapes.n &&
+            !pd_cmd_parse_dims(fn->out_shapes.v[j], strlen(fn->out_shapes.v[j]), &out->ndim,
+                               out->shape))
             return pd_cmd_usage_error(cmd, "%s: --out-shape '%s' is not a shape such as 4,5",
                                       fn->spec, fn->out_shapes.v[j]);
         if (j < fn->out_dtypes.n &&

@@ -69,8 +69,7 @@ static pd_status build(const char *spec, const char *file, const pd_aot_options 
     return s == PD_OK ? PD_OK : pd__fail_prefix(WHO ": %s: ", spec);
 }
 
-pd_status pd_jit_aot_build(const char *spec, const struct pd_aot_options *opts,
-                           char **library_spec)
+pd_status pd_jit_aot_build(const char *spec, const struct pd_aot_options *opts, char **library_spec)
 {
     if (library_spec == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, WHO ": library_spec is NULL");

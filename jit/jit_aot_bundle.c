@@ -171,8 +171,8 @@ static bool file_placeholder(pd__sb *sb, const void *user, const char *key, size
 #undef IS
 
 /* Checks function i and fills its entry; a message naming its spec otherwise. */
-static pd_status entry_make(const pd_jit_options *bundle, const char *spec,
-                            const pd_aot_options *o, int32_t i, aot_entry *e)
+static pd_status entry_make(const pd_jit_options *bundle, const char *spec, const pd_aot_options *o,
+                            int32_t i, aot_entry *e)
 {
     memset(e, 0, sizeof *e);
     e->spec = spec;
@@ -181,12 +181,12 @@ static pd_status entry_make(const pd_jit_options *bundle, const char *spec,
     if (!pd_aot_spec_split(spec, &e->file_len, &e->func))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         WHO ": specs[%d] '%s' names no function; write FILE:FUNCTION "
-                        "(add.cc:CustomAdd)",
+                            "(add.cc:CustomAdd)",
                         (int)i, spec ? spec : "(null)");
     if (o == NULL || o->struct_size == 0 || o->struct_size > sizeof(pd_aot_options))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         WHO ": %s: its options are %s; give a pd_aot_options with struct_size "
-                        "set",
+                            "set",
                         spec, o ? "of an unknown size" : "NULL");
     e->n_outputs = o->n_outputs ? o->n_outputs : 1;
     if (o->n_inputs < 0 || o->n_inputs > PD_MAX_INPUTS || o->n_outputs < 0 ||
@@ -208,7 +208,7 @@ static pd_status entry_make(const pd_jit_options *bundle, const char *spec,
     e->gpu = e->file_len > 3 && strncmp(end - 3, ".cu", 3) == 0;
     bool c_source = e->file_len > 2 && strncmp(end - 2, ".c", 2) == 0;
     if (bundle != NULL)
-        e->old_abi = e->gpu        ? old_abi(bundle->cuda_flags, bundle->n_cuda_flags)
+        e->old_abi = e->gpu      ? old_abi(bundle->cuda_flags, bundle->n_cuda_flags)
                      : !c_source ? old_abi(bundle->cxxflags, bundle->n_cxxflags)
                                  : false;
     return PD_OK;

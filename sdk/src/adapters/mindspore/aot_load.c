@@ -273,7 +273,7 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     if (s == PD_OK && is_source(op->library))
         s = pd__fail(PD_ERR_INVALID_ARGUMENT,
                      WHO ": '%s' names a source; build it first with pd_jit_aot_build "
-                     "(pdext_jit.h), which returns the built library's spec to load",
+                         "(pdext_jit.h), which returns the built library's spec to load",
                      spec);
     if (s == PD_OK)
         s = open_library(op);
