@@ -97,7 +97,7 @@ typedef struct pd_aot_info {
     bool has_infer_shape; /* FInferShape exported */
     bool has_infer_type;  /* FInferType exported */
     bool cxx11_abi;       /* the library uses libstdc++'s new std::string ABI */
-    bool gpu;             /* a GPU kernel (device code, or it calls the CUDA runtime): it runs on GPU
+    bool gpu;             /* a GPU kernel (device code, or calls the CUDA runtime): runs on GPU
                            * tensors with the call's stream; other places fail with
                            * PD_ERR_UNAVAILABLE naming the input (and, without a CUDA device
                            * here, saying so) */
