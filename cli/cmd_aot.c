@@ -157,6 +157,7 @@ int pd_cmd_aot_load(const char *cmd, pd_registry *reg, const char *spec, pd_cmd_
     }
     char *library = NULL; /* a source is built first, by the JIT (pdext_aot.h loads libraries) */
     pd_status s = pd_jit_aot_build(spec, &o, &library);
+    o.origin = spec; /* listings and messages name what the user gave */
     if (s == PD_OK)
         s = aot->load(reg, library, &o, out);
     free(library);

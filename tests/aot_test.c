@@ -529,7 +529,11 @@ PD_TEST(Aot, SourceIsCompiledThroughTheJitCache)
     PD_ASSERT_OK(pd_jit_aot_build(spec, &o, &lib));
     PD_EXPECT_CONTAINS(lib, dir);
     PD_EXPECT_CONTAINS(lib, ".so:CustomAdd");
-    PD_ASSERT_OK(pd_aot_load(reg, lib, &o, NULL));
+    pd_module *m = NULL;
+    o.origin = spec; /* the module says where it came from: the source, not the cache */
+    PD_ASSERT_OK(pd_aot_load(reg, lib, &o, &m));
+    PD_EXPECT_STREQ(pd_module_path(m), spec);
+    o.origin = NULL;
     pd_aot_info info;
     PD_ASSERT_OK(pd_aot_op_info(pd_op_find(reg, "CustomAdd"), &info));
     PD_EXPECT_CONTAINS(info.library, dir);

@@ -69,8 +69,10 @@ static pd_status aot_args_load(pd_registry *reg, const void *arg, pd_module **mo
     const aot_args *a = arg;
     char *library = NULL; /* a source is built first, by the JIT (pdext_aot.h loads libraries) */
     pd_status s = pd_jit_aot_build(a->spec, a->options, &library);
+    pd_aot_options o = *a->options;
+    o.origin = a->spec; /* the Library and messages name what the user gave */
     if (s == PD_OK)
-        s = a->aot->load(reg, library, a->options, module);
+        s = a->aot->load(reg, library, &o, module);
     free(library);
     return s;
 }

@@ -58,6 +58,10 @@ typedef struct pd_aot_options {
     const char *const *compile_flags;
     int32_t n_compile_flags;
     const char *build_dir;
+    /* What the op's module comes from (pd_module_path) and what pd_aot_load's messages name;
+     * NULL: the spec loaded. A caller that built the library with pd_jit_aot_build gives the
+     * source spec, so that listings and errors name the source, not the cache's library. */
+    const char *origin;
 } pd_aot_options;
 
 /* Loads `spec`, "path/lib.so:Func" (a prebuilt library, opened with RTLD_LAZY so that symbols

@@ -260,7 +260,7 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     op->n_inputs = o.n_inputs;
     op->n_outputs = o.n_outputs ? o.n_outputs : 1;
     op->n_attrs = o.n_attrs;
-    op->spec = strdup(spec);
+    op->spec = strdup(o.origin ? o.origin : spec);
     op->library = op->spec ? strdup(spec) : NULL;
     op->function = strdup(func);
     op->name = strdup(o.name ? o.name : func);
