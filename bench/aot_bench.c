@@ -2,7 +2,8 @@
  * aot_bench.c - aot_call_overhead: what running a MindSpore AOT function as a pdext op adds.
  *
  * A one-element float32 add in MindSpore's calling convention (written to the private cache
- * and compiled through pd_aot_load, as `pdext run add.cc:AotAdd` would), called through
+ * built by the JIT front, pd_jit_aot_build, and loaded with pd_aot_load, as `pdext run
+ * add.cc:AotAdd` does), called through
  * pd_op_run with a pre-resolved handle, against the same function called directly with
  * prepared params/ndims/shapes/dtypes arrays plus a malloc/free of its output (the runner
  * allocates the output too). Thread CPU time; the loops take turns. The figure is the added ns
@@ -10,6 +11,7 @@
  */
 #include "bench_util.h"
 #include "pdext_aot.h"
+#include "pdext_jit.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -81,7 +83,14 @@ static int run(void)
     pd_aot_options o = {0};
     o.struct_size = sizeof o;
     o.n_inputs = 2;
-    if (pd_registry_create(&reg) != PD_OK || pd_aot_load(reg, spec, &o, NULL) != PD_OK) {
+    char *built = NULL;
+    pd_status s = pd_registry_create(&reg);
+    if (s == PD_OK)
+        s = pd_jit_aot_build(spec, &o, &built);
+    if (s == PD_OK)
+        s = pd_aot_load(reg, built, &o, NULL);
+    free(built);
+    if (s != PD_OK) {
         bench_report_error("pd_aot_load", pd_last_status());
         goto done;
     }

@@ -1,7 +1,8 @@
 /*
  * cmd_aot.c - `pdext run FILE:FUNC` and `pdext list FILE:FUNC`: a MindSpore AOT function (in a
- * prebuilt library, or in a source the adapter compiles) registered as an op through
- * pdext_aot.h. The command gives what MindSpore's Python API would: the input count (from the
+ * prebuilt library, or in a source the JIT builds first, pd_jit_aot_build) registered as an op
+ * through pdext_aot.h. The command gives what MindSpore's Python API would: the input count (from
+ * the
  * --input options), the outputs' shapes and dtypes (--out-shape / --out-dtype, else the
  * library's infer functions or input 0) and the attrs, untyped: each --attr value declares the
  * attr with the type its text reads as (true/false/True/False: bool; an integer: int64_t; a number:
@@ -154,9 +155,13 @@ int pd_cmd_aot_load(const char *cmd, pd_registry *reg, const char *spec, pd_cmd_
         pd_cmd_error(cmd, "%s", why);
         return PD_CMD_FAILED;
     }
-    if (aot->load(reg, spec, &o, out) != PD_OK)
-        return pd_cmd_fail(cmd);
-    return PD_CMD_OK;
+    char *library = NULL; /* a source is built first, by the JIT (pdext_aot.h loads libraries) */
+    pd_status s = pd_jit_aot_build(spec, &o, &library);
+    o.origin = spec; /* listings and messages name what the user gave */
+    if (s == PD_OK)
+        s = aot->load(reg, library, &o, out);
+    free(library);
+    return s == PD_OK ? PD_CMD_OK : pd_cmd_fail(cmd);
 }
 
 void pd_cmd_aot_print_info(const pd_op *op)

@@ -1,11 +1,12 @@
 /*
  * cmd_bundle_aot.c - MindSpore AOT functions in `pdext bundle`: the FILE:FUNC arguments and the
- * options that follow each (--inputs, --outputs, --out-shape, --out-dtype, --attr, --op), and
- * the C source the bundle gets for them (pdext_aot_bundle.h): one pd_aot_bundle_op per
- * function, listed in the bundle's op table, whose kernel and infer functions are libpdext_aot's.
- * The function's own source is compiled into the bundle like any op source, so the program
- * that links the bundle runs no compiler and opens no library to get the op; it links
- * libpdext_aot (added to the bundle's link flags, hence to its header and .pc).
+ * options that follow each (--inputs, --outputs, --out-shape, --out-dtype, --attr, --op), read
+ * into pd_aot_options; the C source the bundle gets for them is the JIT's
+ * (pd_jit_aot_bundle_source, from templates/bundle_aot*.c.in): one pd_aot_bundle_op per
+ * function, whose kernel and infer functions are libpdext_aot's. The function's own source is
+ * compiled into the bundle like any op source, so the program that links the bundle runs no
+ * compiler and opens no library to get the op; it links libpdext_aot and libpdext, no JIT
+ * (libpdext_aot is added to the bundle's link flags, hence to its header and .pc).
  */
 #include "pdext_cmd.h"
 
@@ -18,22 +19,6 @@
 #include <string.h>
 
 _Static_assert(PD_MAX_INPUTS == PD_MAX_OUTPUTS, "one bound for --inputs and --outputs");
-
-/* A C string literal of s. */
-static void put_literal(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; ++s) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c >= 0x7f)
-            fprintf(f, "\\%03o", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 int pd_cmd_bundle_aot_arg(pd_cmd_bundle_aot *b, int argc, char **argv, int *i)
 {
@@ -109,27 +94,11 @@ void pd_cmd_bundle_aot_free(pd_cmd_bundle_aot *b)
     b->n = 0;
 }
 
-/* True when the flags select libstdc++'s old std::string ABI. */
-static bool old_abi(const pd_cmd_strv *flags)
-{
-    bool old = false;
-    for (int32_t i = 0; i < flags->n; ++i)
-        if (strstr(flags->v[i], "_GLIBCXX_USE_CXX11_ABI="))
-            old = strstr(flags->v[i], "_GLIBCXX_USE_CXX11_ABI=0") != NULL;
-    return old;
-}
-
-/* One function's descriptor into f; a usage error (non-zero) when its options are wrong. */
-static int write_fn(FILE *f, const pd_cmd_aot_fn *fn, int index, const pd_cmd_load_args *a)
+/* One function's options into *o (outputs: its n_outputs entries); a usage error (non-zero)
+ * when they are wrong. */
+static int fn_options(const pd_cmd_aot_fn *fn, pd_aot_options *o, pd_aot_output *outputs)
 {
     static const char cmd[] = "bundle";
-    size_t file_len = 0;
-    const char *func = "";
-    pd_aot_spec_split(fn->spec, &file_len, &func); /* pd_cmd_is_aot_spec said it is one */
-    const char *colon = fn->spec + file_len;
-    int src_len = (int)file_len;
-    bool cuda = src_len > 3 && strncmp(colon - 3, ".cu", 3) == 0;
-    bool c_source = src_len > 2 && strncmp(colon - 2, ".c", 2) == 0;
     if (fn->n_inputs < 0)
         return pd_cmd_usage_error(cmd, "%s: give its input count (--inputs N after it)", fn->spec);
     int32_t n_out = fn->n_outputs;
@@ -142,77 +111,64 @@ static int write_fn(FILE *f, const pd_cmd_aot_fn *fn, int index, const pd_cmd_lo
     if (n_out > PD_MAX_OUTPUTS || fn->attrs.n > PD_MAX_ATTRS)
         return pd_cmd_usage_error(cmd, "%s: at most %d outputs and %d attrs", fn->spec,
                                   PD_MAX_OUTPUTS, PD_MAX_ATTRS);
-    int32_t ndim[PD_MAX_OUTPUTS];
-    int64_t shape[PD_MAX_OUTPUTS][PD_MAX_DIMS];
-    int32_t dtype[PD_MAX_OUTPUTS];
     for (int32_t j = 0; j < n_out; ++j) {
-        ndim[j] = -1;
-        dtype[j] = PD_UNDEFINED;
+        pd_aot_output *out = &outputs[j];
+        memset(out, 0, sizeof *out);
+        out->ndim = -1;
+        out->dtype = PD_UNDEFINED;
         if (j < fn->out_shapes.n &&
-            !pd_cmd_parse_dims(fn->out_shapes.v[j], strlen(fn->out_shapes.v[j]), &ndim[j],
-                               shape[j]))
+            !pd_cmd_parse_dims(fn->out_shapes.v[j], strlen(fn->out_shapes.v[j]), &out->ndim,
+                               out->shape))
             return pd_cmd_usage_error(cmd, "%s: --out-shape '%s' is not a shape such as 4,5",
                                       fn->spec, fn->out_shapes.v[j]);
         if (j < fn->out_dtypes.n &&
-            (dtype[j] = pd_dtype_from_name(fn->out_dtypes.v[j])) == PD_UNDEFINED)
+            (out->dtype = pd_dtype_from_name(fn->out_dtypes.v[j])) == PD_UNDEFINED)
             return pd_cmd_usage_error(cmd,
                                       "%s: --out-dtype '%s' is not a dtype (float32, int64, ...)",
                                       fn->spec, fn->out_dtypes.v[j]);
     }
-    bool old = cuda ? old_abi(&a->cuda_flags) : (!c_source && old_abi(&a->cxxflags));
-
-    fprintf(f,
-            "\n/* %s */\nextern int %s(int, void **, int *, int64_t **, const char **, void *, "
-            "void *);\n",
-            fn->spec, func);
-    static const char *const companions[] = {"Init", "InferShape", "InferType"};
-    for (int k = 0; k < 3; ++k)
-        fprintf(f, "extern void %s%s(void) __attribute__((weak, visibility(\"hidden\")));\n", func,
-                companions[k]);
-    fprintf(f,
-            "static pd_aot_bundle_op pd_aot_op_%d = {\n    .def = {.struct_size = "
-            "sizeof(pd_op_def), .kind = PD_OP_FORWARD, .name = ",
-            index);
-    put_literal(f, fn->op ? fn->op : func);
-    fputs(", .file = ", f);
-    fprintf(f, "\"%.*s\"", src_len, fn->spec); /* checked by the caller: no quotes */
-    fputs(",\n            .inputs = {", f);
-    for (int32_t i = 0; i < fn->n_inputs; ++i)
-        fprintf(f, "%s\"in%d\"", i ? ", " : "", (int)i);
-    fputs("},\n            .outputs = {", f);
-    for (int32_t j = 0; j < n_out; ++j)
-        fprintf(f, "%s\"out%d\"", j ? ", " : "", (int)j);
-    fputs("},\n            .attrs = {", f);
-    for (int32_t k = 0; k < fn->attrs.n; ++k) {
-        fputs(k ? ", " : "", f);
-        put_literal(f, fn->attrs.v[k]);
-    }
-    fprintf(f,
-            "},\n            .kernel = pd_aot_bundle_kernel, .infer_shape = "
-            "pd_aot_bundle_infer_shape,\n            .infer_dtype = pd_aot_bundle_infer_dtype},\n"
-            "    .struct_size = sizeof(pd_aot_bundle_op), .function = \"%s\", .source = "
-            "\"%.*s\",\n    .fn = %s, .init = %sInit, .infer_shape = %sInferShape, .infer_type = "
-            "%sInferType,\n    .cxx11_abi = %d, .gpu = %d, .n_inputs = %d, .n_outputs = %d,\n"
-            "    .out_dtype = {",
-            func, src_len, fn->spec, func, func, func, func, old ? 0 : 1, cuda ? 1 : 0,
-            (int)fn->n_inputs, (int)n_out);
-    for (int32_t j = 0; j < n_out; ++j)
-        fprintf(f, "%s%d", j ? ", " : "", (int)dtype[j]);
-    fputs("},\n    .out_ndim = {", f);
-    for (int32_t j = 0; j < n_out; ++j)
-        fprintf(f, "%s%d", j ? ", " : "", (int)ndim[j]);
-    fputs("},\n    .out_shape = {", f);
-    for (int32_t j = 0; j < n_out; ++j) {
-        fputs(j ? ", {" : "{", f);
-        for (int32_t d = 0; d < ndim[j]; ++d)
-            fprintf(f, "%s%lld", d ? ", " : "", (long long)shape[j][d]);
-        fputs("}", f);
-    }
-    fprintf(f,
-            "}};\nPD__OP_SECTION static const pd_op_def *const pd_aot_ptr_%d = "
-            "&pd_aot_op_%d.def;\n",
-            index, index);
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->name = fn->op;
+    o->n_inputs = fn->n_inputs;
+    o->n_outputs = n_out;
+    o->outputs = outputs;
+    o->attrs = (const char *const *)fn->attrs.v;
+    o->n_attrs = fn->attrs.n;
     return 0;
+}
+
+/* The generated source (pd_jit_aot_bundle_source fills the JIT's templates), NULL with *rc
+ * set. */
+static char *fill_source(const pd_cmd_bundle_aot *b, const pd_cmd_load_args *a, int *rc)
+{
+    pd_aot_options *opts = pd_cmd_xmalloc(sizeof *opts * (size_t)b->n);
+    pd_aot_output *outs = pd_cmd_xmalloc(sizeof *outs * PD_MAX_OUTPUTS * (size_t)b->n);
+    const pd_aot_options **fns = pd_cmd_xmalloc(sizeof *fns * (size_t)b->n);
+    const char **specs = pd_cmd_xmalloc(sizeof *specs * (size_t)b->n);
+    for (int32_t i = 0; i < b->n && *rc == PD_CMD_OK; ++i) {
+        *rc = fn_options(&b->fns[i], &opts[i], outs + PD_MAX_OUTPUTS * i) ? PD_CMD_USAGE
+                                                                          : PD_CMD_OK;
+        fns[i] = &opts[i];
+        specs[i] = b->fns[i].spec;
+    }
+    char *text = NULL;
+    if (*rc == PD_CMD_OK) {
+        pd_jit_options j; /* the flags that tell each function's string ABI */
+        memset(&j, 0, sizeof j);
+        j.struct_size = sizeof j;
+        j.cxxflags = (const char *const *)a->cxxflags.v;
+        j.n_cxxflags = a->cxxflags.n;
+        j.cuda_flags = (const char *const *)a->cuda_flags.v;
+        j.n_cuda_flags = a->cuda_flags.n;
+        if (pd_jit_aot_bundle_source(&j, specs, fns, b->n, &text) != PD_OK)
+            *rc = pd_cmd_fail("bundle");
+    }
+    free(specs);
+    free(fns);
+    free(outs);
+    free(opts);
+    return text;
 }
 
 char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, bool ort, int *rc)
@@ -222,10 +178,6 @@ char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, 
         const char *spec = b->fns[i].spec;
         size_t src_len = 0;
         pd_aot_spec_split(spec, &src_len, NULL); /* pd_cmd_is_aot_spec said it is one */
-        if (memchr(spec, '"', src_len) || memchr(spec, '\\', src_len)) {
-            *rc = pd_cmd_usage_error("bundle", "%s: a source path with '\"' or '\\'", spec);
-            return NULL;
-        }
         char *src = pd_cmd_xmalloc(src_len + 1);
         memcpy(src, spec, src_len);
         src[src_len] = '\0';
@@ -236,30 +188,9 @@ char *pd_cmd_bundle_aot_source(const pd_cmd_bundle_aot *b, pd_cmd_load_args *a, 
             pd_cmd_strv_add(&a->inputs, src);
         free(src);
     }
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    if (f == NULL) {
-        fputs("pdext bundle: out of memory\n", stderr);
-        exit(PD_CMD_FAILED);
-    }
-    fputs("/* Generated by `pdext bundle`: the MindSpore AOT functions of this bundle as ops\n"
-          " * (pdext_aot_bundle.h). */\n#include \"extension.h\"\n#include "
-          "\"pdext_aot_bundle.h\"\n",
-          f);
-    for (int32_t i = 0; i < b->n && *rc == PD_CMD_OK; ++i)
-        *rc = write_fn(f, &b->fns[i], (int)i, a) ? PD_CMD_USAGE : PD_CMD_OK;
-    fputs("\n/* Frees what the adapter made for the functions (process exit, dlclose). */\n"
-          "__attribute__((destructor)) static void pd_aot_release_all(void)\n{\n",
-          f);
-    for (int32_t i = 0; i < b->n; ++i)
-        fprintf(f, "    pd_aot_bundle_release(&pd_aot_op_%d);\n", (int)i);
-    fputs("}\n", f);
-    fclose(f);
-    if (*rc != PD_CMD_OK) {
-        free(text);
+    char *text = fill_source(b, a, rc);
+    if (text == NULL)
         return NULL;
-    }
     /* The bundle links libpdext_aot, found where this command's copy is. */
     Dl_info info;
     const char *why = NULL;

@@ -1,6 +1,7 @@
 # Settings of the JIT (jit/*.c, compiled into libpdext_jit), included by jit/CMakeLists.txt:
 #   - the templates it fills (templates/build.ninja.in and the static bundle's
-#     bundle_register.c.in, bundle_link.ld.in, bundle_header.h.in, bundle.pc.in) embedded as C
+#     bundle_register.c.in, bundle_link.ld.in, bundle_header.h.in, bundle.pc.in, and
+#     bundle_aot.c.in / bundle_aot_entry.c.in for a bundle's AOT functions) embedded as C
 #     strings, so that an installed libpdext_jit needs no data files;
 #   - where the SDK headers are installed, and where they are in the source tree (used when
 #     libpdext runs from its build tree);
@@ -9,7 +10,7 @@
 #   - where libpdext.a and the ONNX Runtime adapter libpdext_onnxruntime.a are in the build tree
 #     and in the configured install (an ONNX Runtime library links both).
 set(_pd_templates build.ninja bundle_register.c bundle_link.ld bundle_header.h bundle.pc bundle_ort.c
-    bundle_ort.map)
+    bundle_ort.map bundle_aot.c bundle_aot_entry.c)
 set(_pd_template_text "/* Generated from the templates/ directory by jit/jit.cmake; do not edit. */\n")
 foreach(t ${_pd_templates})
   set(_src ${PROJECT_SOURCE_DIR}/templates/${t}.in)

@@ -283,6 +283,9 @@ extern const char *const pd__tpl_bundle_header;
 extern const char *const pd__tpl_bundle_pc;
 extern const char *const pd__tpl_bundle_ort;
 extern const char *const pd__tpl_bundle_ort_map;
+/* A bundle's MindSpore AOT functions (jit_aot_bundle.c): the file and one entry per function. */
+extern const char *const pd__tpl_bundle_aot;
+extern const char *const pd__tpl_bundle_aot_entry;
 
 /* --- jit_pch.c ----------------------------------------------------------------------------- */
 

@@ -42,6 +42,8 @@ const char *const pd__tpl_bundle_header = pd__tpl_bundle_header_h_in;
 const char *const pd__tpl_bundle_pc = pd__tpl_bundle_pc_in;
 const char *const pd__tpl_bundle_ort = pd__tpl_bundle_ort_c_in;
 const char *const pd__tpl_bundle_ort_map = pd__tpl_bundle_ort_map_in;
+const char *const pd__tpl_bundle_aot = pd__tpl_bundle_aot_c_in;
+const char *const pd__tpl_bundle_aot_entry = pd__tpl_bundle_aot_entry_c_in;
 
 /* --- templates ---------------------------------------------------------------------------- */
 

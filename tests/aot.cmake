@@ -24,7 +24,7 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/aot_broken.cc "extern \"C\" int F( { retu
 
 # The example's C host, built as its README builds it.
 add_executable(aot_example_host ${PROJECT_SOURCE_DIR}/examples/aot/host.c)
-target_link_libraries(aot_example_host PRIVATE pdext_aot pdext_jit pdext)
+target_link_libraries(aot_example_host PRIVATE pdext_aot pdext_jit pdext) # it compiles the source
 target_compile_options(aot_example_host PRIVATE ${PDEXT_C_WARNINGS})
 
 if(TARGET aot_cli_test AND TARGET pdext_cmd)
@@ -39,7 +39,8 @@ if(TARGET aot_cuda_test)
 endif()
 
 # AOT functions in bundles (aot_bundle_test): `pdext bundle` at test time, then a C host linked
-# against the archives, libpdext_aot and the shared libpdext of this build tree.
+# against the archives, libpdext_aot and the shared libpdext of this build tree (no JIT: an
+# inference program needs neither libpdext_jit nor zlib, which the test checks).
 if(TARGET aot_bundle_test AND TARGET pdext_cmd)
   add_dependencies(aot_bundle_test pdext_cmd pdext_aot)
   string(REPLACE ";" " " _pd_aot_bundle_san "${PDEXT_SANITIZER_FLAGS}")
@@ -47,8 +48,8 @@ if(TARGET aot_bundle_test AND TARGET pdext_cmd)
     PDEXT_EXAMPLES="${PROJECT_SOURCE_DIR}/examples"
     PD_AOT_BUNDLE_CC="${CMAKE_C_COMPILER}"
     PD_AOT_BUNDLE_SANITIZE_FLAGS="${_pd_aot_bundle_san}"
-    PD_AOT_LIB="$<TARGET_FILE:pdext_aot>" PD_AOT_LIB_DIR="$<TARGET_FILE_DIR:pdext_aot>:$<TARGET_FILE_DIR:pdext_jit>:$<TARGET_FILE_DIR:pdext>"
-    PD_JIT_LIB="$<TARGET_FILE:pdext_jit>" PD_CORE_LIB="$<TARGET_FILE:pdext>")
+    PD_AOT_LIB="$<TARGET_FILE:pdext_aot>" PD_AOT_LIB_DIR="$<TARGET_FILE_DIR:pdext_aot>:$<TARGET_FILE_DIR:pdext>"
+    PD_CORE_LIB="$<TARGET_FILE:pdext>")
 endif()
 
 # Where AOT kernels run (aot_device_test): a kernel of the simulated device.

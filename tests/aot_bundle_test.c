@@ -30,6 +30,9 @@ static int shell(const char *cmd)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+/* The program is an inference program: linked with the bundles, libpdext_aot and libpdext
+ * (no JIT), it runs, and neither it nor any library it loads needs libpdext_jit or zlib
+ * (readelf's NEEDED of the program and of libpdext_aot, ldd's whole closure). */
 PD_TEST(AotBundle, CHostRegistersAndRunsAotFunctionsOfStaticBundles)
 {
     EXPECT_PDEXT(0,
@@ -46,17 +49,27 @@ PD_TEST(AotBundle, CHostRegistersAndRunsAotFunctionsOfStaticBundles)
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
              "%s %s -I. -I%s/sdk/include %s/tests/aot_bundle/host.c libaotnew.a libaotold.a "
-             "%s %s %s -Wl,-rpath,%s -lstdc++ -lm -o host && ./host",
-             PD_AOT_BUNDLE_CC, PD_AOT_BUNDLE_SANITIZE_FLAGS, SRC, SRC, PD_AOT_LIB, PD_JIT_LIB,
-             PD_CORE_LIB, PD_AOT_LIB_DIR);
+             "%s %s -Wl,-rpath,%s -lstdc++ -lm -o host && ./host",
+             PD_AOT_BUNDLE_CC, PD_AOT_BUNDLE_SANITIZE_FLAGS, SRC, SRC, PD_AOT_LIB, PD_CORE_LIB,
+             PD_AOT_LIB_DIR);
     int rc = shell(cmd);
     PD_EXPECT_EQ(rc, 0);
     PD_EXPECT_CONTAINS(out_text, "aot bundle host: ok");
+    PD_EXPECT_EQ(shell("readelf -d host | grep NEEDED"), 0);
+    PD_EXPECT_CONTAINS(out_text, "libpdext_aot.so"); /* the check reads the right table */
+    PD_EXPECT(strstr(out_text, "libpdext_jit") == NULL && strstr(out_text, "libz.") == NULL);
+    PD_EXPECT_EQ(shell("readelf -d " PD_AOT_LIB " | grep NEEDED"), 0);
+    PD_EXPECT_CONTAINS(out_text, "libpdext.so");
+    PD_EXPECT(strstr(out_text, "libpdext_jit") == NULL && strstr(out_text, "libz.") == NULL);
+    PD_EXPECT_EQ(shell("ldd host"), 0); /* every library the loader maps for the program */
+    PD_EXPECT_CONTAINS(out_text, "libpdext_aot.so");
+    PD_EXPECT(strstr(out_text, "libpdext_jit") == NULL && strstr(out_text, "libz.") == NULL);
     /* What a program needs is in the bundle's header and .pc. */
     static char pc[1 << 14];
     const char *text = pc;
     slurp(in_dir("aotnew.pc"), pc, sizeof pc);
     PD_EXPECT_CONTAINS(text, "-lpdext_aot");
+    PD_EXPECT(strstr(text, "pdext_jit") == NULL);
     done();
 }
 

@@ -1,5 +1,6 @@
-// aot_cuda_test.cc - a MindSpore GPU AOT kernel from a .cu source: pd_aot_load compiles it with
-// nvcc through the JIT's cache (default visibility), it registers as a GPU kernel, a call with
+// aot_cuda_test.cc - a MindSpore GPU AOT kernel from a .cu source: pd_jit_aot_build compiles it
+// with nvcc through the JIT's cache (default visibility), pd_aot_load registers it as a GPU
+// kernel (told by its device code, whatever runtime it links), a call with
 // CPU tensors fails with PD_ERR_UNAVAILABLE naming the function, and where a GPU is present a
 // call with GPU tensors runs it on the call's stream. Written in C++ gtest for GTEST_SKIP() on
 // machines without nvcc.
@@ -12,6 +13,7 @@
 
 #include "nvcc_find.h"
 #include "pdext_aot.h"
+#include "pdext_jit.h"
 
 namespace {
 
@@ -35,7 +37,10 @@ TEST(AotCuda, CuSourceCompilesWithNvccAndItsCallsNeedADevice)
     o.n_inputs = 2;
     o.build_dir = dir;
     std::string spec = PD_TEST_SOURCE_DIR "/tests/ops/aot_gpu_add.cu:GpuAdd";
-    ASSERT_EQ(pd_aot_load(reg, spec.c_str(), &o, nullptr), PD_OK) << pd_last_error();
+    char *lib = nullptr; // the JIT front builds it; the adapter loads libraries only
+    ASSERT_EQ(pd_jit_aot_build(spec.c_str(), &o, &lib), PD_OK) << pd_last_error();
+    ASSERT_EQ(pd_aot_load(reg, lib, &o, nullptr), PD_OK) << pd_last_error();
+    std::free(lib);
     pd_aot_info info;
     ASSERT_EQ(pd_aot_op_info(pd_op_find(reg, "GpuAdd"), &info), PD_OK);
     EXPECT_TRUE(info.gpu);

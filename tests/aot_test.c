@@ -8,9 +8,11 @@
  */
 #include "pd_test.h"
 #include "pdext_aot.h"
+#include "pdext_jit.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const ABIS[] = {"old", "new"};
@@ -507,8 +509,10 @@ PD_TEST(Aot, TypeIdsMapToPdextDtypes)
     PD_EXPECT_STREQ(pd_aot_dtype_name(PD_UINT16), "uint16");
 }
 
-/* A source spec is compiled (default visibility, so the extern "C" entry points are found)
- * through the JIT's cache: loading it again reuses the same library. */
+/* A source spec is compiled by the JIT front (pd_jit_aot_build: default visibility, so the
+ * extern "C" entry points are found) through the JIT's cache: building it again reuses the
+ * same library. pd_aot_load itself loads libraries only and refuses a source, saying what to
+ * call. */
 PD_TEST(Aot, SourceIsCompiledThroughTheJitCache)
 {
     char spec[1024], dir[1024];
@@ -518,7 +522,18 @@ PD_TEST(Aot, SourceIsCompiledThroughTheJitCache)
     PD_ASSERT_OK(pd_registry_create(&reg));
     pd_aot_options o = options(2);
     o.build_dir = dir;
-    PD_ASSERT_OK(pd_aot_load(reg, spec, &o, NULL));
+    PD_EXPECT_ERROR(pd_aot_load(reg, spec, &o, NULL), PD_ERR_INVALID_ARGUMENT,
+                    "build it first with pd_jit_aot_build");
+    PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
+    char *lib = NULL, *again = NULL;
+    PD_ASSERT_OK(pd_jit_aot_build(spec, &o, &lib));
+    PD_EXPECT_CONTAINS(lib, dir);
+    PD_EXPECT_CONTAINS(lib, ".so:CustomAdd");
+    pd_module *m = NULL;
+    o.origin = spec; /* the module says where it came from: the source, not the cache */
+    PD_ASSERT_OK(pd_aot_load(reg, lib, &o, &m));
+    PD_EXPECT_STREQ(pd_module_path(m), spec);
+    o.origin = NULL;
     pd_aot_info info;
     PD_ASSERT_OK(pd_aot_op_info(pd_op_find(reg, "CustomAdd"), &info));
     PD_EXPECT_CONTAINS(info.library, dir);
@@ -533,9 +548,20 @@ PD_TEST(Aot, SourceIsCompiledThroughTheJitCache)
     PD_EXPECT_NEAR(((float *)out.data)[1], 2.25, 0);
     pd_tensor_release(&out);
     o.name = "add2";
-    PD_ASSERT_OK(pd_aot_load(reg, spec, &o, NULL));
+    PD_ASSERT_OK(pd_jit_aot_build(spec, &o, &again));
+    PD_EXPECT_STREQ(again, lib);
+    PD_ASSERT_OK(pd_aot_load(reg, again, &o, NULL));
     PD_ASSERT_OK(pd_aot_op_info(pd_op_find(reg, "add2"), &info));
     PD_EXPECT_STREQ(info.library, first);
+    /* a library's spec goes through unchanged, so a caller may pass any spec to it */
+    free(lib);
+    PD_ASSERT_OK(pd_jit_aot_build(again, NULL, &lib));
+    PD_EXPECT_STREQ(lib, again);
+    free(lib);
+    free(again);
+    PD_EXPECT_ERROR(pd_jit_aot_build("add.cc", NULL, &lib), PD_ERR_INVALID_ARGUMENT,
+                    "names no function");
+    PD_EXPECT(lib == NULL);
     pd_tensor_release(&x);
     pd_tensor_release(&y);
     pd_registry_destroy(reg);
@@ -549,7 +575,9 @@ PD_TEST(Aot, SourceThatDoesNotCompileFailsWithTheCompilerMessage)
     PD_ASSERT_OK(pd_registry_create(&reg));
     pd_aot_options o = options(1);
     o.build_dir = pd_test_path("aot_jit_broken");
-    PD_EXPECT_ERROR(pd_aot_load(reg, spec, &o, NULL), PD_ERR_BUILD, "aot_broken.cc");
+    char *lib = NULL;
+    PD_EXPECT_ERROR(pd_jit_aot_build(spec, &o, &lib), PD_ERR_BUILD, "aot_broken.cc");
+    PD_EXPECT(lib == NULL);
     PD_EXPECT_EQ(pd_registry_op_count(reg), 0);
     pd_registry_destroy(reg);
 }

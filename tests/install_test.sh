@@ -180,6 +180,14 @@ check_infer "$WORK/consumer/infer_bundle"
 got=$(cd "$WORK" && env -i PATH=/nonexistent "$WORK/consumer/aot_bundle_host") ||
     fail "aot_bundle_host (a bundle with a MindSpore AOT function) failed: $got"
 [ "$got" = "2.5 4.5 6.5 8.5" ] || fail "aot_bundle_host printed '$got', expected 2.5 4.5 6.5 8.5"
+# An inference program: neither it nor anything it loads needs the JIT or zlib.
+if command -v ldd >/dev/null 2>&1; then
+    needs=$(ldd "$WORK/consumer/aot_bundle_host") || fail "ldd aot_bundle_host failed: $needs"
+    case "$needs" in
+    *libpdext_jit* | *libz.so*) fail "aot_bundle_host needs the JIT or zlib at run time:
+$needs" ;;
+    esac
+fi
 echo "aot_bundle_host: ok"
 
 # --- 4. the installed command -----------------------------------------------------------------

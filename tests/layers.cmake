@@ -19,6 +19,18 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${_pd_layers} --doc ${CMAKE_CURRENT_BINARY_DIR}/layers_map_without_math.md)
   set_tests_properties(layers.AFolderMissingFromTheMapFails PROPERTIES
                        PASS_REGULAR_EXPRESSION "sdk/src/math is missing from the layer table")
+  # The arrows that must never exist: a file of sdk/src/adapters/ including the JIT's header
+  # (adapters -> jit) is refused, naming the arrow and the file.
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/layers_adapter_jit/src/adapters/uses_jit.c
+       "#include \"pdext_jit.h\"\n")
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/layers_adapter_jit/map.md
+       "| 10 | `sdk/src/adapters/` | adapters | | |\n")
+  add_test(NAME layers.AnAdapterIncludingTheJitFails
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check_layers.py
+                   --src ${CMAKE_CURRENT_BINARY_DIR}/layers_adapter_jit/src
+                   --doc ${CMAKE_CURRENT_BINARY_DIR}/layers_adapter_jit/map.md)
+  set_tests_properties(layers.AnAdapterIncludingTheJitFails PROPERTIES PASS_REGULAR_EXPRESSION
+                       "forbidden arrow adapters -> jit: adapters/uses_jit.c:1 includes pdext_jit.h")
   # One rule, one place (tools/check_rules_once.py): the identifier check, the reading of an
   # AOT spec "FILE:FUNC", libpdext's directory, the sizing of vector outputs, the rows of
   # `pdext check` and its random filler each have one implementation in the product folders;

@@ -10,7 +10,10 @@ C/C++ source and header under sdk/src, and fails (exit 1, one line per finding) 
   - a row names a folder that does not exist;
   - a file includes a header of a folder on a higher layer (an arrow pointing up);
   - the folders' include graph has a circle (folders on one layer may include each other's
-    headers only where that makes no circle).
+    headers only where that makes no circle);
+  - a file includes the header of a library above libpdext (FORBIDDEN_INCLUDES): the arrows
+    that must never exist, such as adapters -> jit (libpdext_aot needs libpdext alone, so a
+    program running AOT ops from a bundle needs no JIT and no zlib).
 
 With --objects DIR (the object files of libpdext, e.g.
 build/sdk/CMakeFiles/pdext_objects.dir/src) it also reads who calls whom from `nm`: a folder
@@ -98,6 +101,30 @@ ALLOWED_CALLS = {
     # loader only passes its address on.
     ("ops", "api", "pd__runtime_api"),
 }
+
+
+# Headers of libraries above libpdext that nothing in sdk/src may include: {header: (library,
+# why)}. The JIT builds on libpdext and its adapters, never the other way round.
+FORBIDDEN_INCLUDES = {
+    "pdext_jit.h": ("jit", "libpdext_jit is above libpdext and its adapters; compiling an AOT "
+                           "source is the JIT's (pd_jit_aot_build)"),
+}
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+["<]([^">]+)[">]')
+
+
+def forbidden_includes(src):
+    """[(folder, library, where, why)] for includes of FORBIDDEN_INCLUDES under src."""
+    found = []
+    for path in source_files(src):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                m = ANY_INCLUDE.match(line)
+                if m and os.path.basename(m.group(1)) in FORBIDDEN_INCLUDES:
+                    lib, why = FORBIDDEN_INCLUDES[os.path.basename(m.group(1))]
+                    found.append((folder_of(src, path), lib,
+                                  f"{os.path.relpath(path, src)}:{lineno} includes "
+                                  f"{m.group(1)}", why))
+    return found
 
 
 def call_edges(objdir, src):
@@ -198,6 +225,8 @@ def main():
         edges.append((fa, fb, f"{os.path.relpath(a, src)}:{lineno} includes "
                               f"{os.path.relpath(b, src)}"))
     graphs = {"include": check("include", edges, layers, problems)}
+    for folder, lib, where, why in forbidden_includes(src):
+        problems.append(f"forbidden arrow {folder} -> {lib}: {where} ({why})")
     if args.objects and not os.path.isdir(args.objects):
         print(f"check_layers: no objects at {args.objects} (build libpdext first); call check "
               "skipped")

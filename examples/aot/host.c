@@ -1,14 +1,16 @@
 /*
  * host.c - a C host running the MindSpore AOT kernel of scale_cumsum.cc through pdext: the
- * source is compiled (through the JIT's cache) and registered as op "ScaleCumsum", then run
- * like any op with pd_run.
+ * source is compiled by the JIT (pd_jit_aot_build, through its cache) and the library it gives
+ * registered as op "ScaleCumsum" (pd_aot_load), then run like any op with pd_run.
  *
  *   cc host.c $(pkg-config --cflags --libs pdext) -lpdext_aot -lpdext_jit -o host
  *   ./host path/to/scale_cumsum.cc
  */
 #include "pdext_aot.h"
+#include "pdext_jit.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int main(int argc, char **argv)
 {
@@ -24,7 +26,9 @@ int main(int argc, char **argv)
     o.n_attrs = 2;
     int64_t n = 4;
     int rc = 1;
-    if (pd_registry_create(&reg) != PD_OK || pd_aot_load(reg, spec, &o, NULL) != PD_OK ||
+    char *lib = NULL; /* "<built library>:ScaleCumsum" */
+    if (pd_registry_create(&reg) != PD_OK || pd_jit_aot_build(spec, &o, &lib) != PD_OK ||
+        pd_aot_load(reg, lib, &o, NULL) != PD_OK ||
         pd_tensor_full(&x, PD_FLOAT32, pd_place_cpu(), 1, &n, 1.0) != PD_OK)
         goto fail;
     pd_arg in[1] = {pd_arg_of(&x)};
@@ -39,6 +43,7 @@ int main(int argc, char **argv)
 fail:
     if (rc)
         fprintf(stderr, "host: %s\n", pd_last_error());
+    free(lib);
     pd_tensor_release(&out);
     pd_tensor_release(&x);
     pd_registry_destroy(reg);

@@ -7,6 +7,7 @@
 #include "py_internal.h"
 
 #include "aot_lazy.h"
+#include "pdext_jit.h"
 
 /* One entry of `outputs`: (dtype name or None, shape sequence or None). */
 static int output_fill(PyObject *item, int32_t index, pd_aot_output *out)
@@ -66,7 +67,14 @@ typedef struct aot_args {
 static pd_status aot_args_load(pd_registry *reg, const void *arg, pd_module **module)
 {
     const aot_args *a = arg;
-    return a->aot->load(reg, a->spec, a->options, module);
+    char *library = NULL; /* a source is built first, by the JIT (pdext_aot.h loads libraries) */
+    pd_status s = pd_jit_aot_build(a->spec, a->options, &library);
+    pd_aot_options o = *a->options;
+    o.origin = a->spec; /* the Library and messages name what the user gave */
+    if (s == PD_OK)
+        s = a->aot->load(reg, library, &o, module);
+    free(library);
+    return s;
 }
 
 /* aot_spec_split(spec) -> (file, func), or None when spec is no "FILE:FUNC": the C rule

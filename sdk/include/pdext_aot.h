@@ -1,6 +1,6 @@
 /*
  * pdext_aot.h - running MindSpore AOT custom operators as pdext ops (libpdext_aot; link with
- * `-lpdext_aot -lpdext_jit -lpdext`).
+ * `-lpdext_aot -lpdext`, and `-lpdext_jit` to compile AOT sources with pd_jit_aot_build).
  *
  * A MindSpore AOT kernel is a plain function in a shared library,
  *
@@ -53,22 +53,26 @@ typedef struct pd_aot_options {
      * reads as a 2-D vector. */
     const char *const *attrs;
     int32_t n_attrs;
-    /* For a source spec: extra compiler flags, and the JIT build directory (NULL: the JIT's
-     * cache, see pdext_jit.h). */
+    /* For a source spec, read by pd_jit_aot_build (pdext_jit.h), not by pd_aot_load: extra
+     * compiler flags, and the JIT build directory (NULL: the JIT's cache). */
     const char *const *compile_flags;
     int32_t n_compile_flags;
     const char *build_dir;
+    /* What the op's module comes from (pd_module_path) and what pd_aot_load's messages name;
+     * NULL: the spec loaded. A caller that built the library with pd_jit_aot_build gives the
+     * source spec, so that listings and errors name the source, not the cache's library. */
+    const char *origin;
 } pd_aot_options;
 
 /* Loads `spec`, "path/lib.so:Func" (a prebuilt library, opened with RTLD_LAZY so that symbols
- * of an unused GPU path do not stop it loading) or "path/file.cc:Func" (.cc, .cpp, .cxx, .c:
- * compiled first as MindSpore does, g++ -std=c++17 -shared -fPIC with default visibility and
- * pdext's include directory, through the JIT's cache: a warm load runs no compiler; .cu with
- * nvcc), and registers Func as one op of `reg`, in a module of its own (*out; may be NULL):
- * pd_module_unload removes the op and closes the library. The same library may be loaded
- * again for its other functions. Fails naming the library when it is missing or not an ELF,
- * naming Func and the library's similar exported names when Func is not exported, with the
- * compiler's message when a source does not build, and on bad options (naming the field). */
+ * of an unused GPU path do not stop it loading), and registers Func as one op of `reg`, in a
+ * module of its own (*out; may be NULL): pd_module_unload removes the op and closes the
+ * library. The same library may be loaded again for its other functions. A source
+ * ("path/file.cc:Func") is the JIT's: pd_jit_aot_build (pdext_jit.h) compiles it as MindSpore
+ * does and gives the spec of the built library to load here; a source spec given here is
+ * refused (PD_ERR_INVALID_ARGUMENT) saying so, as this library never compiles. Fails naming
+ * the library when it is missing or not an ELF, naming Func and the library's similar exported
+ * names when Func is not exported, and on bad options (naming the field). */
 pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *opts,
                       pd_module **out);
 
@@ -97,7 +101,7 @@ typedef struct pd_aot_info {
     bool has_infer_shape; /* FInferShape exported */
     bool has_infer_type;  /* FInferType exported */
     bool cxx11_abi;       /* the library uses libstdc++'s new std::string ABI */
-    bool gpu;             /* a GPU kernel (.cu, or it calls the CUDA runtime): it runs on GPU
+    bool gpu;             /* a GPU kernel (device code, or calls the CUDA runtime): runs on GPU
                            * tensors with the call's stream; other places fail with
                            * PD_ERR_UNAVAILABLE naming the input (and, without a CUDA device
                            * here, saying so) */

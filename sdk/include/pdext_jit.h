@@ -173,6 +173,37 @@ pd_status pd_jit_build_load(pd_registry *reg, const pd_jit_options *opts, pd_mod
  * libraries that are not pdext modules, e.g. MindSpore AOT kernels (with default_visibility). */
 pd_status pd_jit_build_library(const pd_jit_options *opts, char **path);
 
+/* --- MindSpore AOT sources: the JIT front of pdext_aot.h ------------------------------------
+ * libpdext_aot loads AOT libraries only, so that it (and a program running AOT ops from a
+ * bundle) needs libpdext alone; compiling an AOT source is the JIT's, here. */
+struct pd_aot_options; /* pdext_aot.h */
+
+/* Makes a MindSpore AOT spec loadable by pd_aot_load: for "path/file.cc:F" (.cc, .cpp, .cxx,
+ * .c; .cu with nvcc) builds the source as MindSpore does (g++ -std=c++17 -shared -fPIC with
+ * default visibility and pdext's include directory, then opts->compile_flags) through the
+ * JIT's cache (opts->build_dir, else the cache's default; a warm call runs no compiler) and
+ * writes "<built library>:F" to *library_spec; a spec that names a library ("lib.so:F") is
+ * copied as it is. *library_spec is malloc'd (free it with free()). `opts` may be NULL; only
+ * its compile_flags, n_compile_flags and build_dir are read. Fails naming the spec when it is
+ * not FILE:FUNC (pd_aot_spec_split) and with the compiler's message when the source does not
+ * build. */
+pd_status pd_jit_aot_build(const char *spec, const struct pd_aot_options *opts,
+                           char **library_spec);
+
+/* The C source that makes MindSpore AOT functions ops of a bundle (pdext_aot_bundle.h),
+ * filled from templates/bundle_aot.c.in and templates/bundle_aot_entry.c.in: for each
+ * specs[i] "FILE:F" (FILE a source the bundle compiles too) with fns[i] (name, n_inputs,
+ * input_names, n_outputs, outputs, attrs; NULL names are in0.., out0..), one
+ * pd_aot_bundle_op in the bundle's op table, whose kernel and infer functions are
+ * libpdext_aot's. A program linking the bundle runs no compiler and opens no library to get
+ * the ops; it links libpdext_aot and libpdext (no JIT). The string ABI of each function comes
+ * from `bundle`'s cxxflags (cuda_flags for .cu; -D_GLIBCXX_USE_CXX11_ABI=0 is the old one);
+ * `bundle` may be NULL (the new ABI). *source is malloc'd (free it with free()). Fails with
+ * PD_ERR_INVALID_ARGUMENT naming the spec and what is wrong. */
+pd_status pd_jit_aot_bundle_source(const pd_jit_options *bundle, const char *const *specs,
+                                   const struct pd_aot_options *const *fns, int32_t n,
+                                   char **source);
+
 /* The build directory pd_jit_load would use for opts (malloc'd; free it with free()). NULL
  * with a message if it cannot be determined (unsafe name, no HOME). */
 char *pd_jit_build_dir(const pd_jit_options *opts);

@@ -1,7 +1,9 @@
 /*
  * aot_elf.c - what the MindSpore AOT adapter reads from a library's file before it trusts it:
  * that it is an ELF shared object, which libstdc++ string ABI it was built with, whether it
- * calls the CUDA runtime (a GPU kernel: it refers to cuda* functions it does not define) or
+ * calls the CUDA runtime (a GPU kernel: it refers to cuda* functions it does not define, or
+ * carries device code, a .nv_fatbin section, as nvcc's output with the runtime linked
+ * statically does) or
  * launches on the simulated device (pd_sim_launch: a sim kernel, for tests and plug-in
  * authors), and
  * (for the message when a function is missing) which functions it exports.
@@ -80,6 +82,25 @@ static pd_status elf_open(const char *who, const char *path, elf_file *f)
 
 static void elf_close(elf_file *f) { munmap(f->map, f->size); }
 
+/* Whether the library has a section named `name` (every read bounds-checked). */
+static bool has_section(const elf_file *f, const char *name)
+{
+    const pd__elf *e = &f->dyn;
+    if (e->eh == NULL || e->sh == NULL || e->eh->e_shstrndx >= e->eh->e_shnum)
+        return false;
+    const Elf64_Shdr *names = &e->sh[e->eh->e_shstrndx];
+    size_t want = strlen(name) + 1;
+    for (size_t i = 0; i < e->eh->e_shnum; ++i) {
+        uint64_t at = e->sh[i].sh_name;
+        if (at >= names->sh_size || names->sh_size - at < want)
+            continue;
+        const char *s = pd__elf_at(e, names->sh_offset + at, want);
+        if (s != NULL && memcmp(s, name, want) == 0)
+            return true;
+    }
+    return false;
+}
+
 pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *cuda, bool *sim)
 {
     elf_file f;
@@ -99,6 +120,7 @@ pd_status pd_aoti_elf_abi(const char *who, const char *path, bool *cxx11, bool *
         old_abi = old_abi || strncmp(n, "_ZNSs", 5) == 0 || strncmp(n, "_ZNKSs", 6) == 0 ||
                   strstr(n, "Ss4_Rep") != NULL;
     }
+    *cuda = *cuda || has_section(&f, ".nv_fatbin");
     elf_close(&f);
     *cxx11 = new_abi || !old_abi;
     return PD_OK;

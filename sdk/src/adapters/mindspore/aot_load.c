@@ -3,11 +3,10 @@
  * file (aot_elf.c), open it, find F and its optional FInit / FInferShape / FInferType, build
  * the pd_op_def that points at the trampolines (aot_kernel.c), and register it as a module of
  * its own that owns this state. All or nothing: on any failure the library is closed and
- * nothing is registered.
+ * nothing is registered. Libraries only: compiling an AOT source is the JIT's
+ * (pd_jit_aot_build, jit/jit_aot.c), so that this adapter needs libpdext alone.
  */
 #include "adapters/mindspore/aot_load.h"
-
-#include "pdext_jit.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -53,53 +52,6 @@ static bool is_source(const char *path)
     const char *dot = strrchr(path, '.');
     return dot && (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".c") == 0 ||
                    strcmp(dot, ".cu") == 0 || strcmp(dot, ".cxx") == 0);
-}
-
-/* Compiles op->library (a source) through the JIT's cache and makes op->library the built
- * library's path. */
-static pd_status compile_source(pd_aoti_op *op, const pd_aot_options *o)
-{
-    const char *base = strrchr(op->library, '/');
-    base = base ? base + 1 : op->library;
-    char name[128];
-    size_t n = 0;
-    n += (size_t)snprintf(name, sizeof name, "aot-");
-    for (const char *c = base; *c && *c != '.' && n + 1 < sizeof name; ++c)
-        name[n++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                                   (*c >= '0' && *c <= '9') || *c == '-'
-                               ? *c
-                               : '_');
-    name[n] = '\0';
-    const char *std17[] = {"-std=c++17"};
-    const char *sources[] = {op->library};
-    const char **cxxflags = malloc(sizeof(char *) * (size_t)(1 + o->n_compile_flags));
-    if (cxxflags == NULL)
-        return OOM();
-    cxxflags[0] = std17[0];
-    for (int32_t i = 0; i < o->n_compile_flags; ++i)
-        cxxflags[1 + i] = o->compile_flags[i];
-    pd_jit_options j;
-    memset(&j, 0, sizeof j);
-    j.struct_size = sizeof j;
-    j.name = name;
-    j.sources = sources;
-    j.n_sources = 1;
-    j.cxxflags = cxxflags;
-    j.n_cxxflags = 1 + o->n_compile_flags;
-    j.cflags = o->compile_flags;
-    j.n_cflags = o->n_compile_flags;
-    j.cuda_flags = o->compile_flags;
-    j.n_cuda_flags = o->n_compile_flags;
-    j.build_dir = o->build_dir;
-    j.default_visibility = true;
-    char *path = NULL;
-    pd_status s = pd_jit_build_library(&j, &path);
-    free(cxxflags);
-    if (s != PD_OK)
-        return pd__fail_prefix(WHO ": %s: ", op->spec);
-    free(op->library);
-    op->library = path;
-    return PD_OK;
 }
 
 /* The attr's name: its declaration up to ':' without surrounding blanks. */
@@ -308,7 +260,7 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     op->n_inputs = o.n_inputs;
     op->n_outputs = o.n_outputs ? o.n_outputs : 1;
     op->n_attrs = o.n_attrs;
-    op->spec = strdup(spec);
+    op->spec = strdup(o.origin ? o.origin : spec);
     op->library = op->spec ? strdup(spec) : NULL;
     op->function = strdup(func);
     op->name = strdup(o.name ? o.name : func);
@@ -318,16 +270,13 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     }
     op->library[lib_chars] = '\0';
     s = pd_aoti_fill_names(op, &o);
-    size_t lib_len = strlen(op->library);
-    bool cu_source = lib_len > 3 && strcmp(op->library + lib_len - 3, ".cu") == 0;
     if (s == PD_OK && is_source(op->library))
-        s = compile_source(op, &o);
+        s = pd__fail(PD_ERR_INVALID_ARGUMENT,
+                     WHO ": '%s' names a source; build it first with pd_jit_aot_build "
+                         "(pdext_jit.h), which returns the built library's spec to load",
+                     spec);
     if (s == PD_OK)
         s = open_library(op);
-    if (s == PD_OK && cu_source) { /* nvcc may link the CUDA runtime statically */
-        op->cuda = true;
-        op->device = "gpu";
-    }
     if ((s = pd_aoti_op_ready(op, s)) != PD_OK)
         return s; /* op freed */
 
