@@ -60,6 +60,12 @@ struct pd_op {
     bool plain_infer;        /* no infer functions and no setup_outputs: the default
                               * inference is one copy per mirroring output */
     bool may_block;          /* PD_OP_MAY_BLOCK: never run on a thread that must not wait */
+    /* A grad op's binding to its forward op (pd_op_grad_input_source / _output_target), set by
+     * module.c when the module is registered, before the op is published; a forward op's is
+     * all PD_GRAD_FROM_NONE / -1. */
+    int8_t grad_from[PD_MAX_INPUTS];       /* per input: a pd_grad_source */
+    int8_t grad_from_index[PD_MAX_INPUTS]; /* per input: its position there, or -1 */
+    int8_t grad_target[PD_MAX_OUTPUTS];    /* per output: the forward input, or -1 */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */

@@ -358,6 +358,19 @@ int32_t pd_op_output_mirrors(const pd_op *op, int32_t index)
     return (op && index >= 0 && index < op->n_outputs) ? op->default_source[index] : -1;
 }
 
+pd_grad_source pd_op_grad_input_source(const pd_op *grad, int32_t index, int32_t *position)
+{
+    bool ok = grad && index >= 0 && index < grad->n_inputs;
+    if (position)
+        *position = ok ? grad->grad_from_index[index] : -1;
+    return ok ? (pd_grad_source)grad->grad_from[index] : PD_GRAD_FROM_NONE;
+}
+
+int32_t pd_op_grad_output_target(const pd_op *grad, int32_t index)
+{
+    return (grad && index >= 0 && index < grad->n_outputs) ? grad->grad_target[index] : -1;
+}
+
 const char *pd_op_attr_name(const pd_op *op, int32_t index)
 {
     return (op && index >= 0 && index < op->n_attrs) ? op->attrs[index].name : NULL;
