@@ -20,17 +20,21 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(layers.AFolderMissingFromTheMapFails PROPERTIES
                        PASS_REGULAR_EXPRESSION "sdk/src/math is missing from the layer table")
   # One rule, one place (tools/check_rules_once.py): the identifier check, the reading of an
-  # AOT spec "FILE:FUNC", libpdext's directory and the sizing of vector outputs each have one
-  # implementation in the product folders; the second test shows a copy refused.
+  # AOT spec "FILE:FUNC", libpdext's directory, the sizing of vector outputs and the grad op's
+  # binding each have one implementation in the product folders; the second test shows copies
+  # refused.
   set(_pd_rules ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check_rules_once.py
                 --root ${PROJECT_SOURCE_DIR})
   add_test(NAME rules.EachRuleHasOnePlace COMMAND ${_pd_rules})
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.c
        "static bool is_identifier(const char *s);\n#define VECTOR_OUTPUT_CAPACITY 256\n")
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.py
+       "def grad_key(name):\n    return name + \"@GRAD\"\n")
   add_test(NAME rules.ASecondCopyFails
-           COMMAND ${_pd_rules} --extra ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.c)
+           COMMAND ${_pd_rules} --extra ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.c
+                   --extra ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.py)
   set_tests_properties(rules.ASecondCopyFails PROPERTIES PASS_REGULAR_EXPRESSION
-                       "2 copies of rules that have one place")
+                       "3 copies of rules that have one place")
 else()
   message(STATUS "layers: no Python 3 interpreter; the layer check (tools/check_layers.py) is not a test")
 endif()

@@ -9,6 +9,10 @@ place"); this fails when a second copy appears in a product folder (cli/, jit/, 
                dladdr in libpdext or its adapters
   vector-room  a vector output's items: the runner sizes them (tensors NULL, count 0;
                pd_arg_release), no guessed room (VECTOR_OUTPUT_CAPACITY, OUT_CAPACITY, ...)
+  grad-binding a grad op's inputs and outputs bound to its forward op's: computed once at
+               registration (sdk/src/ops/decl.c, published as pd_op_grad_input_source /
+               pd_op_grad_output_target, op.grad_inputs / op.grad_outputs in Python), no
+               "@GRAD" suffix matched anywhere else (name + "@GRAD", endswith("@GRAD"))
 
 Usage: check_rules_once.py [--root DIR] [--extra FILE]... (--extra: a file checked under every
 rule, to show the check biting); files with a reason to differ are listed with it in RULES. Exit 1 listing file:line per copy.
@@ -30,6 +34,8 @@ RULES = [
      ("cli/", "jit/", "python/", "sdk/src/"),
      {"python/pdext/paddle_native.cpp": "Paddle takes vector outputs only as inputs written in "
                                         "place: their items are the input's, never more"}),
+    ("grad-binding", re.compile(r"[\"']@GRAD[\"']"),
+     ("cli/", "jit/", "python/", "sdk/src/"), {"sdk/src/ops/decl.c": "the one place"}),
 ]
 EXTS = (".c", ".h", ".cc", ".cpp", ".cu", ".py")
 

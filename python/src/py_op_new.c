@@ -285,7 +285,7 @@ done:
 }
 
 /* A grad op's binding to its forward op, as pdext.h's pd_op_grad_input_source publishes it
- * (the fronts read it instead of matching "@GRAD" names): `grad_inputs`, per input
+ * (the fronts read it instead of matching names themselves): `grad_inputs`, per input
  * ("output_grad" | "input" | "output", index) or None when it binds to nothing;
  * `grad_outputs`, per output the forward input it is the gradient of, or None. Both None for a
  * forward op. */
