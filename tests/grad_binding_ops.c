@@ -7,11 +7,12 @@
  *             returns Y@GRAD before X@GRAD: X@GRAD = 2 g Out / X, Y@GRAD = g Out / Y (a
  *             front that binds by position, or confuses X with Y or Out, gets other numbers
  *             for X and Y away from zero)
- *   gb_stray  a grad op with an input ("Scale") and an output ("Scale@GRAD") that are none of
- *             the forward op's: bound to nothing
+ *   gb_stray  Out = X, with a grad op whose input "Scale" and output "Scale@GRAD" are none of
+ *             the forward op's: bound to nothing (the tape and gradcheck refuse it, naming it)
  *   gb_vec    a vector input, a vector output and their gradients: W, X@VECTOR -> Parts@VECTOR;
  *             grad inputs Parts@VECTOR@GRAD, X@VECTOR, W; outputs X@VECTOR@GRAD, W@GRAD
- * Only gb_mul's kernels are meant to run; the others exist for their declarations.
+ * Only gb_mul's kernels and gb_stray's forward one are meant to run; the others exist for
+ * their declarations.
  */
 #include "extension.h"
 
@@ -44,6 +45,17 @@ static void mul_bwd(pd_kernel_ctx *ctx)
     });
 }
 
+static void copy_fwd(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    PD_DISPATCH_FLOATING_TYPES(pd_dtype(x), "gb_stray", {
+        const data_t *px = (const data_t *)pd_data(x);
+        data_t *po = (data_t *)pd_data(pd_output(ctx, 0));
+        for (int64_t i = 0, n = pd_numel(x); i < n; ++i)
+            po[i] = px[i];
+    });
+}
+
 static void not_run(pd_kernel_ctx *ctx)
 {
     (void)ctx;
@@ -55,7 +67,7 @@ PD_BUILD_OP(gb_mul, .inputs = {"X", "Y"}, .outputs = {"Out"}, .kernel = mul_fwd,
 PD_BUILD_GRAD_OP(gb_mul, .inputs = {"Out", PD_GRAD("Out"), "Y", "X"},
                  .outputs = {PD_GRAD("Y"), PD_GRAD("X")}, .kernel = mul_bwd);
 
-PD_BUILD_OP(gb_stray, .inputs = {"X"}, .outputs = {"Out"}, .kernel = not_run);
+PD_BUILD_OP(gb_stray, .inputs = {"X"}, .outputs = {"Out"}, .kernel = copy_fwd);
 PD_BUILD_GRAD_OP(gb_stray, .inputs = {PD_GRAD("Out"), "Scale"},
                  .outputs = {PD_GRAD("X"), PD_GRAD("Scale")}, .kernel = not_run);
 

@@ -158,7 +158,7 @@ static int describe(pdext_OpObject *self)
             Py_SETREF(doc, PyUnicode_FromFormat("%U\n    %s: %s", doc, self->out[o].name, kind));
     }
     if (doc != NULL && pd_op_get_kind(self->op) != PD_OP_FORWARD)
-        Py_SETREF(doc, describe_grad_binding(self, doc));
+        doc = describe_grad_binding(self, doc); /* consumes the old doc */
     if (doc == NULL)
         goto fail;
     int rc = PyDict_SetItemString(self->dict, "__doc__", doc);
