@@ -117,3 +117,31 @@ PD_TEST(GradBinding, NothingElseBinds)
     PD_EXPECT_EQ((int)pd_op_grad_input_source(g, 1, NULL), (int)PD_GRAD_FROM_OUTPUT_GRAD);
     pd_registry_destroy(reg);
 }
+
+/* The binding follows the forward op the grad op is linked to: with the forward op's module
+ * unloaded the grad op binds to nothing, and with another version loaded (Y moved from input
+ * 1 to input 0) it binds to that version. */
+PD_TEST(GradBinding, FollowsTheForwardOpAcrossUnloadAndReload)
+{
+    pd_registry *reg = NULL;
+    pd_module *v1 = NULL, *v2 = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    PD_ASSERT_OK(pd_module_load(reg, pd_test_path("gb_split_fwd_v1.so"), &v1));
+    PD_ASSERT_OK(pd_module_load(reg, pd_test_path("gb_split_grad.so"), NULL));
+    const pd_op *g = find(reg, "gbs_grad");
+    expect_source(g, 0, PD_GRAD_FROM_INPUT, 1);
+    expect_source(g, 1, PD_GRAD_FROM_OUTPUT_GRAD, 0);
+    PD_EXPECT_EQ(pd_op_grad_output_target(g, 0), 1);
+
+    PD_ASSERT_OK(pd_module_unload(v1));
+    expect_source(g, 0, PD_GRAD_FROM_NONE, -1);
+    expect_source(g, 1, PD_GRAD_FROM_NONE, -1);
+    PD_EXPECT_EQ(pd_op_grad_output_target(g, 0), -1);
+
+    PD_ASSERT_OK(pd_module_load(reg, pd_test_path("gb_split_fwd_v2.so"), &v2));
+    expect_source(g, 0, PD_GRAD_FROM_INPUT, 0);
+    expect_source(g, 1, PD_GRAD_FROM_OUTPUT_GRAD, 0);
+    PD_EXPECT_EQ(pd_op_grad_output_target(g, 0), 0);
+    PD_EXPECT(pd_op_grad(find(reg, "gbs")) == g);
+    pd_registry_destroy(reg);
+}

@@ -225,9 +225,10 @@ int32_t pd_op_attr_count(const pd_op *op);
  * instead of repeating the rule. */
 int32_t pd_op_output_mirrors(const pd_op *op, int32_t index);
 /* How a grad op binds to the op it differentiates (its forward op: "x" for "x_grad", "x_grad"
- * for "x_grad_grad"), computed once when the grad op is registered and read by the tape,
- * pd_gradcheck and every framework front. Each input of the grad op is, by its name (without
- * @VECTOR / @OPTIONAL):
+ * for "x_grad_grad"), computed once when the registry links the two (the grad op's load, and
+ * any later load or unload that changes which op its forward op is), never per call; the
+ * tape, pd_gradcheck and every framework front read it. Each input of the grad op is, by its
+ * name (without @VECTOR / @OPTIONAL):
  *   - "<out>@GRAD" where <out> is a forward output: the gradient of that output
  *     (PD_GRAD_FROM_OUTPUT_GRAD, position = the output's index);
  *   - else the name of a forward input: that input's value (PD_GRAD_FROM_INPUT);
@@ -244,7 +245,8 @@ typedef enum pd_grad_source {
     PD_GRAD_FROM_OUTPUT = 3
 } pd_grad_source;
 /* Where input `index` of grad op `grad` comes from, and its position there in *position (may
- * be NULL). PD_GRAD_FROM_NONE with -1 for a forward op, a NULL op or an index out of range. */
+ * be NULL). PD_GRAD_FROM_NONE with -1 for a forward op, a grad op whose forward op is not
+ * registered (any more), a NULL op or an index out of range. Lock-free. */
 pd_grad_source pd_op_grad_input_source(const pd_op *grad, int32_t index, int32_t *position);
 /* The forward input whose gradient output `index` of grad op `grad` is ("X@GRAD" -> the
  * position of "X"), or -1 when it is none (or for a forward op, a NULL op, a bad index). */

@@ -145,28 +145,9 @@ static pd_status check_grad_attrs(const pd_op *grad, const pd_op *fwd)
     return PD_OK;
 }
 
-/* Stores grad op `grad`'s binding to `fwd` (NULL: grad is a forward op, bound to nothing):
- * the one place the rule of pdext.h's pd_grad_source is applied. */
-static void bind_grad(pd_op *grad, const pd_op *fwd)
-{
-    for (int32_t i = 0; i < grad->n_inputs; ++i) {
-        int32_t p = -1;
-        pd_grad_source from = fwd ? pd__decl_grad_input_source(fwd->inputs, fwd->n_inputs,
-                                                               fwd->outputs, fwd->n_outputs,
-                                                               grad->inputs[i].base, &p)
-                                  : PD_GRAD_FROM_NONE;
-        grad->grad_from[i] = (int8_t)from;
-        grad->grad_from_index[i] = (int8_t)(from == PD_GRAD_FROM_NONE ? -1 : p);
-    }
-    for (int32_t o = 0; o < grad->n_outputs; ++o)
-        grad->grad_target[o] = (int8_t)(fwd ? pd__decl_grad_source(fwd->inputs, fwd->n_inputs,
-                                                                   &grad->outputs[o])
-                                            : -1);
-}
-
-/* Checks of each op against the others and against the registry, and binds each grad op to
- * the forward op it was checked against. */
-static pd_status check_module_ops(const pd_registry *reg, pd_module *m, const pd_module *replace)
+/* Checks of each op against the others and against the registry. */
+static pd_status check_module_ops(const pd_registry *reg, const pd_module *m,
+                                  const pd_module *replace)
 {
     const pd__snapshot *snap = pd__registry_snapshot(reg);
     for (int32_t i = 0; i < m->n_ops; ++i) {
@@ -185,11 +166,9 @@ static pd_status check_module_ops(const pd_registry *reg, pd_module *m, const pd
                             op->name, old->module->path);
     }
     for (int32_t i = 0; i < m->n_ops; ++i) {
-        pd_op *op = &m->ops[i];
-        if (op->kind == PD_OP_FORWARD) {
-            bind_grad(op, NULL);
+        const pd_op *op = &m->ops[i];
+        if (op->kind == PD_OP_FORWARD)
             continue;
-        }
         char fwd_name[PD__NAME_MAX];
         (void)pd__op_registered_name(op->def->name, (pd_op_kind)(op->kind - 1), fwd_name,
                                      sizeof fwd_name);
@@ -202,7 +181,6 @@ static pd_status check_module_ops(const pd_registry *reg, pd_module *m, const pd
         pd_status s = check_grad_attrs(op, fwd);
         if (s != PD_OK)
             return s;
-        bind_grad(op, fwd);
     }
     return PD_OK;
 }

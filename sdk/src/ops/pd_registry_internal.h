@@ -60,12 +60,6 @@ struct pd_op {
     bool plain_infer;        /* no infer functions and no setup_outputs: the default
                               * inference is one copy per mirroring output */
     bool may_block;          /* PD_OP_MAY_BLOCK: never run on a thread that must not wait */
-    /* A grad op's binding to its forward op (pd_op_grad_input_source / _output_target), set by
-     * module.c when the module is registered, before the op is published; a forward op's is
-     * all PD_GRAD_FROM_NONE / -1. */
-    int8_t grad_from[PD_MAX_INPUTS];       /* per input: a pd_grad_source */
-    int8_t grad_from_index[PD_MAX_INPUTS]; /* per input: its position there, or -1 */
-    int8_t grad_target[PD_MAX_OUTPUTS];    /* per output: the forward input, or -1 */
 };
 
 /* --- registry.c / module.c ----------------------------------------------------------------- */
@@ -101,13 +95,23 @@ const pd_api *pd__runtime_api(void);
  * suggestions on error paths; (size_t)-1 when either is PD__NAME_MAX characters or longer. */
 PD__SIBLING_API size_t pd__edit_distance(const char *a, const char *b, bool fold_case);
 
+/* A grad op's binding to the forward op it is linked to (pdext.h: pd_grad_source), computed
+ * with the link (registry.c), so that it always describes the forward op pd_op_grad and the
+ * tape see, also after a reload replaced that op; all PD_GRAD_FROM_NONE / -1 without one. */
+typedef struct pd__grad_binding {
+    int8_t from[PD_MAX_INPUTS];       /* per input: a pd_grad_source */
+    int8_t from_index[PD_MAX_INPUTS]; /* per input: its position there, or -1 */
+    int8_t target[PD_MAX_OUTPUTS];    /* per output: the forward input, or -1 */
+} pd__grad_binding;
+
 /* One slot of a snapshot's hash table. */
 typedef struct pd__snap_entry {
     uint64_t hash;    /* pd__name_hash(name) */
     const char *name; /* copy owned by the snapshot */
     const pd_op *op;
-    const pd_op *grad;    /* the op registered as <name>_grad of the next kind, or NULL */
-    const pd_op *forward; /* for grad ops: the op they differentiate, or NULL */
+    const pd_op *grad;        /* the op registered as <name>_grad of the next kind, or NULL */
+    const pd_op *forward;     /* for grad ops: the op they differentiate, or NULL */
+    pd__grad_binding binding; /* for grad ops: how they bind to `forward` */
 } pd__snap_entry;
 
 /* An immutable index of the registered ops: one allocation, never changed once published. */

@@ -85,9 +85,28 @@ static const pd_op *find_kind(const pd__snapshot *snap, const char *name, bool o
     return (op && (int)op->kind == kind) ? op : NULL;
 }
 
+/* Grad op `grad`'s binding to `fwd` (NULL: none) into *b: the one place the rule of pdext.h's
+ * pd_grad_source is applied (the names are decl.c's to compare). */
+static void bind_grad(pd__grad_binding *b, const pd_op *grad, const pd_op *fwd)
+{
+    memset(b->from, PD_GRAD_FROM_NONE, sizeof b->from);
+    memset(b->from_index, -1, sizeof b->from_index);
+    memset(b->target, -1, sizeof b->target);
+    for (int32_t i = 0; fwd && i < grad->n_inputs; ++i) {
+        int32_t p = -1;
+        pd_grad_source from = pd__decl_grad_input_source(fwd->inputs, fwd->n_inputs, fwd->outputs,
+                                                         fwd->n_outputs, grad->inputs[i].base, &p);
+        b->from[i] = (int8_t)from;
+        b->from_index[i] = (int8_t)(from == PD_GRAD_FROM_NONE ? -1 : p);
+    }
+    for (int32_t o = 0; fwd && o < grad->n_outputs; ++o)
+        b->target[o] = (int8_t)pd__decl_grad_source(fwd->inputs, fwd->n_inputs, &grad->outputs[o]);
+}
+
 /* Resolves every entry's grad and forward links by naming convention, within the snapshot
- * being built (before anyone can read it). A forward op that happens to end in _grad is not
- * taken for a grad op: kinds must follow each other. */
+ * being built (before anyone can read it), and binds each grad op to its forward op. A
+ * forward op that happens to end in _grad is not taken for a grad op: kinds must follow each
+ * other. */
 static void link_ops(pd__snapshot *snap)
 {
     char name[PD__NAME_MAX + 8];
@@ -100,6 +119,7 @@ static void link_ops(pd__snapshot *snap)
                                (int)kind - 1);
         e->grad = find_kind(snap, name, pd__op_grad_name(e->name, kind, name, sizeof name),
                             (int)kind + 1);
+        bind_grad(&e->binding, e->op, e->forward);
     }
 }
 
@@ -358,17 +378,40 @@ int32_t pd_op_output_mirrors(const pd_op *op, int32_t index)
     return (op && index >= 0 && index < op->n_outputs) ? op->default_source[index] : -1;
 }
 
+/* Item `index` of grad op `grad`'s binding in its registry's current snapshot: input source
+ * and position (input) or output target (!input); false when there is none. */
+static bool bound(const pd_op *grad, bool input, int32_t index, int8_t *from, int8_t *p)
+{
+    if (grad == NULL || index < 0 || index >= (input ? grad->n_inputs : grad->n_outputs))
+        return false;
+    atomic_long *pin;
+    const pd__snap_entry *e = pd__snapshot_entry(pd__snapshot_pin(grad->module->reg, &pin),
+                                                 grad->name);
+    bool ok = e && e->op == grad && e->forward;
+    if (ok && input) {
+        *from = e->binding.from[index];
+        *p = e->binding.from_index[index];
+    } else if (ok) {
+        *p = e->binding.target[index];
+    }
+    pd__snapshot_unpin(pin);
+    return ok;
+}
+
 pd_grad_source pd_op_grad_input_source(const pd_op *grad, int32_t index, int32_t *position)
 {
-    bool ok = grad && index >= 0 && index < grad->n_inputs;
+    int8_t from = PD_GRAD_FROM_NONE, p = -1;
+    (void)bound(grad, true, index, &from, &p);
     if (position)
-        *position = ok ? grad->grad_from_index[index] : -1;
-    return ok ? (pd_grad_source)grad->grad_from[index] : PD_GRAD_FROM_NONE;
+        *position = p;
+    return (pd_grad_source)from;
 }
 
 int32_t pd_op_grad_output_target(const pd_op *grad, int32_t index)
 {
-    return (grad && index >= 0 && index < grad->n_outputs) ? grad->grad_target[index] : -1;
+    int8_t from = PD_GRAD_FROM_NONE, p = -1;
+    (void)bound(grad, false, index, &from, &p);
+    return p;
 }
 
 const char *pd_op_attr_name(const pd_op *op, int32_t index)
