@@ -109,18 +109,21 @@ typedef struct pd__snap_entry {
     uint64_t hash;    /* pd__name_hash(name) */
     const char *name; /* copy owned by the snapshot */
     const pd_op *op;
-    const pd_op *grad;        /* the op registered as <name>_grad of the next kind, or NULL */
-    const pd_op *forward;     /* for grad ops: the op they differentiate, or NULL */
-    pd__grad_binding binding; /* for grad ops: how they bind to `forward` */
+    const pd_op *grad;    /* the op registered as <name>_grad of the next kind, or NULL */
+    const pd_op *forward; /* for grad ops: the op they differentiate, or NULL */
+    /* With `forward`: how the grad op binds to it (in the snapshot's bindings, kept out of the
+     * slot so that a by-name probe reads no more memory); else NULL. */
+    const pd__grad_binding *binding;
 } pd__snap_entry;
 
 /* An immutable index of the registered ops: one allocation, never changed once published. */
 typedef struct pd__snapshot {
     struct pd__snapshot *retired_next; /* the registry's list of replaced snapshots */
     int32_t count;
-    uint32_t mask;         /* hash capacity - 1 (capacity a power of two >= 2 * count) */
-    pd__snap_entry *slots; /* open addressing, linear probing; op == NULL: empty */
-    const pd_op **sorted;  /* count ops sorted by name, for listing */
+    uint32_t mask;              /* hash capacity - 1 (capacity a power of two >= 2 * count) */
+    pd__snap_entry *slots;      /* open addressing, linear probing; op == NULL: empty */
+    const pd_op **sorted;       /* count ops sorted by name, for listing */
+    pd__grad_binding *bindings; /* room for count; the linked grad ops' use the first ones */
 } pd__snapshot;
 
 struct pd_module {

@@ -110,6 +110,7 @@ static void bind_grad(pd__grad_binding *b, const pd_op *grad, const pd_op *fwd)
 static void link_ops(pd__snapshot *snap)
 {
     char name[PD__NAME_MAX + 8];
+    int32_t bound = 0;
     for (uint32_t i = 0; i <= snap->mask; ++i) {
         pd__snap_entry *e = &snap->slots[i];
         if (e->op == NULL)
@@ -119,7 +120,10 @@ static void link_ops(pd__snapshot *snap)
                                (int)kind - 1);
         e->grad = find_kind(snap, name, pd__op_grad_name(e->name, kind, name, sizeof name),
                             (int)kind + 1);
-        bind_grad(&e->binding, e->op, e->forward);
+        if (e->forward) {
+            bind_grad(&snap->bindings[bound], e->op, e->forward);
+            e->binding = &snap->bindings[bound++];
+        }
     }
 }
 
@@ -171,9 +175,9 @@ pd__snapshot *pd__snapshot_build(pd_registry *reg, const pd_module *skip, const 
     size_t cap = 8;
     while (cap < 2 * n)
         cap *= 2;
-    /* One block: header, hash slots, sorted pointers, names. */
-    size_t bytes = sizeof(pd__snapshot) + cap * sizeof(pd__snap_entry) + n * sizeof(pd_op *) +
-                   name_bytes;
+    /* One block: header, hash slots, grad bindings, sorted pointers, names. */
+    size_t bytes = sizeof(pd__snapshot) + cap * sizeof(pd__snap_entry) +
+                   n * sizeof(pd__grad_binding) + n * sizeof(pd_op *) + name_bytes;
     pd__snapshot *snap = calloc(1, bytes);
     if (snap == NULL) {
         pd__fail(PD_ERR_OUT_OF_MEMORY, "out of memory indexing %zu ops", n);
@@ -181,7 +185,8 @@ pd__snapshot *pd__snapshot_build(pd_registry *reg, const pd_module *skip, const 
     }
     snap->mask = (uint32_t)(cap - 1);
     snap->slots = (pd__snap_entry *)(snap + 1);
-    snap->sorted = (const pd_op **)(snap->slots + cap);
+    snap->bindings = (pd__grad_binding *)(snap->slots + cap);
+    snap->sorted = (const pd_op **)(snap->bindings + n);
     char *pool = (char *)(snap->sorted + n);
     for (const pd_module *m = reg->first; m; m = m->next)
         if (m != skip)
@@ -387,12 +392,12 @@ static bool bound(const pd_op *grad, bool input, int32_t index, int8_t *from, in
     atomic_long *pin;
     const pd__snap_entry *e = pd__snapshot_entry(pd__snapshot_pin(grad->module->reg, &pin),
                                                  grad->name);
-    bool ok = e && e->op == grad && e->forward;
+    bool ok = e && e->op == grad && e->binding;
     if (ok && input) {
-        *from = e->binding.from[index];
-        *p = e->binding.from_index[index];
+        *from = e->binding->from[index];
+        *p = e->binding->from_index[index];
     } else if (ok) {
-        *p = e->binding.target[index];
+        *p = e->binding->target[index];
     }
     pd__snapshot_unpin(pin);
     return ok;
