@@ -99,9 +99,9 @@ PD__SIBLING_API size_t pd__edit_distance(const char *a, const char *b, bool fold
  * with the link (registry.c), so that it always describes the forward op pd_op_grad and the
  * tape see, also after a reload replaced that op; all PD_GRAD_FROM_NONE / -1 without one. */
 typedef struct pd__grad_binding {
-    int8_t from[PD_MAX_INPUTS];       /* per input: a pd_grad_source */
-    int8_t from_index[PD_MAX_INPUTS]; /* per input: its position there, or -1 */
-    int8_t target[PD_MAX_OUTPUTS];    /* per output: the forward input, or -1 */
+    int16_t from[PD_MAX_INPUTS];       /* per input: a pd_grad_source */
+    int16_t from_index[PD_MAX_INPUTS]; /* per input: its position there, or -1 */
+    int16_t target[PD_MAX_OUTPUTS];    /* per output: the forward input, or -1 */
 } pd__grad_binding;
 
 /* One slot of a snapshot's hash table. */

@@ -89,18 +89,21 @@ static const pd_op *find_kind(const pd__snapshot *snap, const char *name, bool o
  * pd_grad_source is applied (the names are decl.c's to compare). */
 static void bind_grad(pd__grad_binding *b, const pd_op *grad, const pd_op *fwd)
 {
-    memset(b->from, PD_GRAD_FROM_NONE, sizeof b->from);
-    memset(b->from_index, -1, sizeof b->from_index);
-    memset(b->target, -1, sizeof b->target);
-    for (int32_t i = 0; fwd && i < grad->n_inputs; ++i) {
+    for (int32_t i = 0; i < PD_MAX_INPUTS; ++i) {
         int32_t p = -1;
-        pd_grad_source from = pd__decl_grad_input_source(fwd->inputs, fwd->n_inputs, fwd->outputs,
-                                                         fwd->n_outputs, grad->inputs[i].base, &p);
-        b->from[i] = (int8_t)from;
-        b->from_index[i] = (int8_t)(from == PD_GRAD_FROM_NONE ? -1 : p);
+        pd_grad_source from = fwd && i < grad->n_inputs
+                                  ? pd__decl_grad_input_source(fwd->inputs, fwd->n_inputs,
+                                                               fwd->outputs, fwd->n_outputs,
+                                                               grad->inputs[i].base, &p)
+                                  : PD_GRAD_FROM_NONE;
+        b->from[i] = (int16_t)from;
+        b->from_index[i] = (int16_t)(from == PD_GRAD_FROM_NONE ? -1 : p);
     }
-    for (int32_t o = 0; fwd && o < grad->n_outputs; ++o)
-        b->target[o] = (int8_t)pd__decl_grad_source(fwd->inputs, fwd->n_inputs, &grad->outputs[o]);
+    for (int32_t o = 0; o < PD_MAX_OUTPUTS; ++o)
+        b->target[o] = (int16_t)(fwd && o < grad->n_outputs
+                                     ? pd__decl_grad_source(fwd->inputs, fwd->n_inputs,
+                                                            &grad->outputs[o])
+                                     : -1);
 }
 
 /* Resolves every entry's grad and forward links by naming convention, within the snapshot
@@ -385,7 +388,7 @@ int32_t pd_op_output_mirrors(const pd_op *op, int32_t index)
 
 /* Item `index` of grad op `grad`'s binding in its registry's current snapshot: input source
  * and position (input) or output target (!input); false when there is none. */
-static bool bound(const pd_op *grad, bool input, int32_t index, int8_t *from, int8_t *p)
+static bool bound(const pd_op *grad, bool input, int32_t index, int32_t *from, int32_t *p)
 {
     if (grad == NULL || index < 0 || index >= (input ? grad->n_inputs : grad->n_outputs))
         return false;
@@ -405,7 +408,7 @@ static bool bound(const pd_op *grad, bool input, int32_t index, int8_t *from, in
 
 pd_grad_source pd_op_grad_input_source(const pd_op *grad, int32_t index, int32_t *position)
 {
-    int8_t from = PD_GRAD_FROM_NONE, p = -1;
+    int32_t from = PD_GRAD_FROM_NONE, p = -1;
     (void)bound(grad, true, index, &from, &p);
     if (position)
         *position = p;
@@ -414,7 +417,7 @@ pd_grad_source pd_op_grad_input_source(const pd_op *grad, int32_t index, int32_t
 
 int32_t pd_op_grad_output_target(const pd_op *grad, int32_t index)
 {
-    int8_t from = PD_GRAD_FROM_NONE, p = -1;
+    int32_t from = PD_GRAD_FROM_NONE, p = -1;
     (void)bound(grad, false, index, &from, &p);
     return p;
 }
