@@ -33,8 +33,8 @@ if(Python3_Interpreter_FOUND)
                        "forbidden arrow adapters -> jit: adapters/uses_jit.c:1 includes pdext_jit.h")
   # One rule, one place (tools/check_rules_once.py): the identifier check, the reading of an
   # AOT spec "FILE:FUNC", libpdext's directory, the sizing of vector outputs, the rows of
-  # `pdext check` and its random filler each have one implementation in the product folders;
-  # the second test shows a copy refused.
+  # `pdext check` and its random filler, and the grad op's binding each have one implementation
+  # in the product folders; the second test shows copies refused.
   set(_pd_rules ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check_rules_once.py
                 --root ${PROJECT_SOURCE_DIR})
   add_test(NAME rules.EachRuleHasOnePlace COMMAND ${_pd_rules})
@@ -42,10 +42,13 @@ if(Python3_Interpreter_FOUND)
        "static bool is_identifier(const char *s);\n#define VECTOR_OUTPUT_CAPACITY 256\n"
        "row(s, op, dt, \"shapes+infer\", \"ok\", ran);\n"
        "s = s * 6364136223846793005ull + 1;\n")
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.py
+       "def grad_key(name):\n    return name + \"@GRAD\"\n")
   add_test(NAME rules.ASecondCopyFails
-           COMMAND ${_pd_rules} --extra ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.c)
+           COMMAND ${_pd_rules} --extra ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.c
+                   --extra ${CMAKE_CURRENT_BINARY_DIR}/rules_second_copy.py)
   set_tests_properties(rules.ASecondCopyFails PROPERTIES PASS_REGULAR_EXPRESSION
-                       "4 copies of rules that have one place")
+                       "5 copies of rules that have one place")
 else()
   message(STATUS "layers: no Python 3 interpreter; the layer check (tools/check_layers.py) is not a test")
 endif()

@@ -27,11 +27,17 @@ if(TARGET tape_train_test)
   add_dependencies(tape_train_test tp_train_ops tp_train_example rt_example_relu)
 endif()
 
-# The grad op's binding on its own (internal/grad_binding_test.c), against the static library.
-add_executable(grad_binding_test internal/grad_binding_test.c)
-target_include_directories(grad_binding_test PRIVATE ${CMAKE_SOURCE_DIR}/sdk/src)
-target_link_libraries(grad_binding_test PRIVATE pd_test_harness pdext_jit_static)
-target_compile_options(grad_binding_test PRIVATE ${PDEXT_WARNINGS})
-add_dependencies(grad_binding_test tp_tape_ops cli_relu)
-gtest_discover_tests(grad_binding_test DISCOVERY_MODE PRE_TEST
-                     PROPERTIES ENVIRONMENT "PDEXT_TEST=1")
+# The grad op's binding as pdext.h publishes it (grad_binding_test.c): ops whose grad ops bind
+# in every way the rule allows, the relu example and the ops above.
+pd_add_test_module(gb_ops grad_binding_ops.c)
+foreach(part 1 2 3)
+  set(_gb_split_name gb_split_fwd_v1 gb_split_fwd_v2 gb_split_grad)
+  math(EXPR _gb_i "${part} - 1")
+  list(GET _gb_split_name ${_gb_i} _gb_name)
+  pd_add_test_module(${_gb_name} grad_binding_split.c)
+  target_compile_definitions(${_gb_name} PRIVATE GB_PART=${part})
+endforeach()
+if(TARGET grad_binding_test)
+  add_dependencies(grad_binding_test gb_ops gb_split_fwd_v1 gb_split_fwd_v2 gb_split_grad
+                   tp_tape_ops cli_relu)
+endif()

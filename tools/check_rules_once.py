@@ -14,6 +14,10 @@ place"); this fails when a second copy appears in a product folder (cli/, jit/, 
                "deterministic", "gradcheck x2" as a string)
   random-fill  the random values gradcheck and the check run ops on: pd__random_tensor
                (sdk/src/autograd/args.c), no second copy of its generator (the LCG multiplier)
+  grad-binding a grad op's inputs and outputs bound to its forward op's: computed once at
+               registration (sdk/src/ops/decl.c, published as pd_op_grad_input_source /
+               pd_op_grad_output_target, op.grad_inputs / op.grad_outputs in Python), no
+               "@GRAD" suffix matched anywhere else (name + "@GRAD", endswith("@GRAD"))
 
 Usage: check_rules_once.py [--root DIR] [--extra FILE]... (--extra: a file checked under every
 rule, to show the check biting); files with a reason to differ are listed with it in RULES. Exit 1 listing file:line per copy.
@@ -39,6 +43,8 @@ RULES = [
      ("cli/", "jit/", "python/", "sdk/src/"), {"sdk/src/autograd/check.c": "the one place"}),
     ("random-fill", re.compile(r"\b6364136223846793005"),
      ("cli/", "jit/", "python/", "sdk/src/"), {"sdk/src/autograd/args.c": "the one place"}),
+    ("grad-binding", re.compile(r"[\"']@GRAD[\"']"),
+     ("cli/", "jit/", "python/", "sdk/src/"), {"sdk/src/ops/decl.c": "the one place"}),
 ]
 EXTS = (".c", ".h", ".cc", ".cpp", ".cu", ".py")
 

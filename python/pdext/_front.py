@@ -1,5 +1,6 @@
 """What every framework front (pdext.torch, pdext.jax, pdext.paddle, pdext.mindspore) shares:
-reading the ops a register() call is given, and the cache folder a front builds into."""
+reading the ops a register() call is given, binding a grad op's arguments, and the cache folder
+a front builds into."""
 
 import os
 
@@ -30,6 +31,26 @@ def ops_of(ops, front):
             "load_library or aot)" % (front, ops)
         )
     return getattr(ops, "__name__", "ops"), found
+
+
+def grad_args(grad, inputs, outputs, output_grads):
+    """The arguments of grad op `grad`, in its declared order, from the forward call: per
+    input, as grad.grad_inputs says (the binding libpdext computed when the grad op was
+    registered, the one the tape and gradcheck use), the forward input, the forward output or
+    the gradient of a forward output of that index; None for one bound to nothing. `inputs`,
+    `outputs` and `output_grads` are indexable in the forward op's declared order."""
+    src = {"input": inputs, "output": outputs, "output_grad": output_grads}
+    return [None if b is None else src[b[0]][b[1]] for b in grad.grad_inputs]
+
+
+def input_grads(grad, results, n_inputs):
+    """Per forward input (n_inputs of them), the result of grad op `grad` that is its gradient
+    (grad.grad_outputs), or None. `results` are the grad op's outputs in declared order."""
+    res = [None] * n_inputs
+    for r, p in zip(results, grad.grad_outputs):
+        if p is not None:
+            res[p] = r
+    return res
 
 
 def cache_dir(sub):

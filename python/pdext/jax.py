@@ -414,18 +414,15 @@ def _function(op, ops, vmap):
 
         def bwd(res, gouts):
             xs, outs = res
-            env = dict(zip(op.inputs, unflatten(xs)))
-            env.update(zip(op.outputs, outs))
-            for name, g, o in zip(op.outputs, gouts, outs):
-                if o is not None:
-                    env[name + "@GRAD"] = g
+            ograds = [g if o is not None else None for g, o in zip(gouts, outs)]
+            args = _front.grad_args(grad, unflatten(xs), outs, ograds)
             grad_attrs = {k: v for k, v in attrs.items() if k in grad.attrs}
-            res_g = grad_fn(*[env.get(n) for n in grad.inputs], **grad_attrs)
+            res_g = grad_fn(*args, **grad_attrs)
             res_g = res_g if isinstance(res_g, tuple) else (res_g,)
-            by_name = dict(zip(grad.outputs, res_g))
+            per_input = _front.input_grads(grad, res_g, len(op.inputs))
             flat_g = []
             for i, k in zip(present, layout):
-                g = by_name.get(op.inputs[i] + "@GRAD")
+                g = per_input[i]
                 xs_i = inputs_of(xs, i)
                 if k is None:
                     flat_g.append(g if g is not None else _zero_cotangent(xs_i[0]))

@@ -366,10 +366,10 @@ class _Registry:
         """The bprop of op's primitive: generated Python (MindSpore's graph compiler parses
         it) calling the grad op's primitive; None without a grad op."""
         grad = self.found.get(op.grad_op) if op.grad_op else None
-        xs, groups, k = [], {}, 0
-        for iname, n in zip(op.inputs, in_counts):
-            groups[iname] = ["x%d" % (k + j) for j in range(n)]
-            xs.extend(groups[iname])
+        xs, groups, k = [], [], 0  # groups: per forward input, its parameters' names
+        for n in in_counts:
+            groups.append(["x%d" % (k + j) for j in range(n)])
+            xs.extend(groups[-1])
             k += n
         why = None
         if grad is None:
@@ -383,19 +383,18 @@ class _Registry:
             src = "def bprop(%sout, dout):\n    raise TypeError(%r)\n" % (_args(xs), why)
             return _compile(src, "bprop", "%s_no_bprop" % op.__name__, {})
         n_out = len(op.outputs)
-        for j, oname in enumerate(op.outputs):
-            groups[oname] = ["out" if n_out == 1 else "out[%d]" % j]
-            groups[oname + "@GRAD"] = ["dout" if n_out == 1 else "dout[%d]" % j]
+        outs = [["out" if n_out == 1 else "out[%d]" % j] for j in range(n_out)]
+        douts = [["dout" if n_out == 1 else "dout[%d]" % j] for j in range(n_out)]
         args, counts = [], []
-        for gname in grad.inputs:
-            if gname not in groups:
+        for gname, g in zip(grad.inputs, _front.grad_args(grad, groups, outs, douts)):
+            if g is None:
                 raise TypeError(
                     "%s: grad op %s takes input '%s', which is neither an input nor an output "
                     "of %s (nor an output's gradient)" % (op.__name__, grad.__name__, gname,
                                                           op.__name__)
                 )
-            args.extend(groups[gname])
-            counts.append(len(groups[gname]))
+            args.extend(g)
+            counts.append(len(g))
         # The grad op gets the forward call's attrs, declared defaults applied (a grad op may
         # declare as required an attr the forward op defaults).
         full = {k: v for k, v in zip(op.attrs, _pdext.infer_facts(op)["attr_defaults"])
@@ -404,17 +403,15 @@ class _Registry:
         grad_attrs = {k: v for k, v in full.items() if k in grad.attrs}
         gp = self.primitive(grad.__name__, counts, grad_attrs)
         # The grad op's outputs, flat, as its primitive returns them.
-        flat_out, k = {}, 0
-        for gname, vec in zip(grad.outputs, grad.vector_outputs):
-            base = gname[: -len("@GRAD")] if gname.endswith("@GRAD") else None
-            n = len(groups.get(base, [None])) if vec else 1
-            flat_out[gname] = list(range(k, k + n))
+        flat_out, k = [], 0
+        for p, vec in zip(grad.grad_outputs, grad.vector_outputs):
+            n = len(groups[p]) if vec and p is not None else 1
+            flat_out.append(list(range(k, k + n)))
             k += n
         multi = gp.multi_output
         rets = []
-        for iname in op.inputs:
-            idx = flat_out.get(iname + "@GRAD")
-            for j, x in enumerate(groups[iname]):
+        for idx, group in zip(_front.input_grads(grad, flat_out, len(op.inputs)), groups):
+            for j, x in enumerate(group):
                 if idx is None:
                     rets.append("_zeros(%s)" % x)
                 else:

@@ -6,9 +6,10 @@ torch.autograd.Functions built from each forward op and its registered grad op, 
     y.sum().backward()              # x.grad filled by custom_relu_grad
 
 Tensors cross into pdext through DLPack without copying (CPU tensors). The grad op's inputs
-are bound by their declared names: the forward inputs ("X"), the forward outputs ("Out") and
-the output gradients ("Out@GRAD"); its outputs "X@GRAD" become the gradients of the forward
-inputs (None for an input it has none for). Where the grad op has a grad op of its own (a
+are bound as libpdext bound them when the grad op was registered (op.grad_inputs): the forward
+inputs ("X"), the forward outputs ("Out") and the output gradients ("Out@GRAD"); its outputs
+(op.grad_outputs, "X@GRAD") become the gradients of the forward inputs (None for an input it
+has none for). Where the grad op has a grad op of its own (a
 double grad op), the backward is itself an autograd function over it, so that
 torch.autograd.grad(..., create_graph=True) and gradgradcheck work. Vector inputs are lists
 of tensors, as for the op. Ops without a grad op, or with a vector output, are passed through
@@ -19,11 +20,7 @@ import types
 
 import torch as _torch
 
-from . import _pdext
-
-
-def _grad_key(name):
-    return name + "@GRAD"
+from . import _front, _pdext
 
 
 def _nest(flat, layout):
@@ -53,26 +50,20 @@ def _function(op, grad, grad_fn=None):
     grad op. Without it, the backward is once-differentiable. Vector inputs (lists of tensors)
     travel flattened through the autograd function."""
     in_names = op.inputs
-    out_names = op.outputs
     grad_attrs = set(grad.attrs)
 
     def run_backward(ctx, gouts):
         saved = ctx.saved_tensors
         n_flat = sum(1 if k is None else k for k in ctx.layout)
-        env = dict(zip(in_names, _nest(saved[:n_flat], ctx.layout)))
-        env.update(zip(out_names, saved[n_flat:]))
-        for name, g in zip(out_names, gouts):
-            env[_grad_key(name)] = g.contiguous() if g is not None else None
-        args = [env.get(n) for n in grad.inputs]
+        ograds = [g.contiguous() if g is not None else None for g in gouts]
+        args = _front.grad_args(grad, _nest(saved[:n_flat], ctx.layout), saved[n_flat:], ograds)
         if grad_fn is not None:
             res = grad_fn(*args, **ctx.attrs)
         else:
             res = grad(*_plain(args), **ctx.attrs)
         res = res if isinstance(res, tuple) else (res,)
-        by_name = dict(zip(grad.outputs, res))
         flat = []
-        for name, k in zip(in_names, ctx.layout):
-            g = by_name.get(_grad_key(name))
+        for g, k in zip(_front.input_grads(grad, res, len(in_names)), ctx.layout):
             if k is None:
                 flat.append(g)
             else:

@@ -109,6 +109,9 @@ class _Facts:
         self.attrs = op.attrs
         self.outputs = op.outputs
         self.vector_out = op.vector_outputs
+        # A grad op's binding to its forward op, as libpdext computed it (None: forward op).
+        self.grad_inputs = op.grad_inputs
+        self.grad_outputs = op.grad_outputs
         infer = _pdext.infer_facts(op)
         # Python names of the arguments ("Out@GRAD" -> "Out_GRAD"), as the op's call takes them.
         self.in_params = [_identifier(n) for n in self.inputs]
@@ -373,13 +376,12 @@ def _autograd(f, grad, qual_grad):
     """setup_context and backward for op `f` from its grad op `grad` (a _Facts), called as the
     torch op `qual_grad` so that its own autograd (from the double grad op) records history.
 
-    The grad op's inputs are bound by name: the forward inputs ("X"), the forward outputs
-    ("Out") and the output gradients ("Out@GRAD"); its outputs "X@GRAD" are the gradients of
-    the forward inputs (None for an input it has none for)."""
-    in_index = {n: i for i, n in enumerate(f.inputs)}
-    out_index = {n: o for o, n in enumerate(f.outputs)}
-    need_in = [in_index[n] for n in grad.inputs if n in in_index]
-    need_out = [out_index[n] for n in grad.inputs if n in out_index and n not in in_index]
+    The grad op's inputs are bound as libpdext bound them at registration (grad.grad_inputs):
+    the forward inputs ("X"), the forward outputs ("Out") and the output gradients
+    ("Out@GRAD"); its outputs (grad.grad_outputs, "X@GRAD") are the gradients of the forward
+    inputs (None for an input it has none for)."""
+    need_in = sorted({b[1] for b in grad.grad_inputs if b is not None and b[0] == "input"})
+    need_out = sorted({b[1] for b in grad.grad_inputs if b is not None and b[0] == "output"})
     grad_attrs = [a for a in grad.attrs if a in f.attrs]
     attr_pos = {a: f.n_in + f.attrs.index(a) for a in grad_attrs}
     grad_fn = [None]
@@ -402,26 +404,28 @@ def _autograd(f, grad, qual_grad):
 
     def backward(ctx, *gouts):
         saved = list(ctx.saved_tensors)
-        env, k = {}, 0
-        names = [f.inputs[i] for i in need_in] + [f.outputs[o] for o in need_out]
-        for name, n in zip(names, ctx.layout):
-            if n == -1:
-                env[name] = None
-            elif n is None:
-                env[name] = saved[k]
+        ins, outs, k = [None] * f.n_in, [None] * len(f.outputs), 0
+        slots = [(ins, i) for i in need_in] + [(outs, o) for o in need_out]
+        for (values, j), n in zip(slots, ctx.layout):
+            if n is None:
+                values[j] = saved[k]
                 k += 1
-            else:
-                env[name] = saved[k : k + n]
+            elif n != -1:
+                values[j] = saved[k : k + n]
                 k += n
-        for name, g in zip(f.outputs, gouts):
-            env[name + "@GRAD"] = g
+        # torch hands one gradient per returned output (an output written in place is not).
+        ograds = [None] * len(f.outputs)
+        for o, g in zip(f.returned, gouts):
+            ograds[o] = g
         if grad_fn[0] is None:
             ns, name = qual_grad.split("::")
             grad_fn[0] = getattr(getattr(_torch.ops, ns), name).default
-        res = grad_fn[0](*[env.get(n) for n in grad.inputs], **ctx.attrs)
+        res = grad_fn[0](*_front.grad_args(grad, ins, outs, ograds), **ctx.attrs)
         res = res if len(grad.returned) > 1 else (res,)
-        by_name = {grad.outputs[o]: r for o, r in zip(grad.returned, res)}
-        return tuple(by_name.get(n + "@GRAD") for n in f.inputs) + (None,) * len(f.attrs)
+        full = [None] * len(grad.outputs)
+        for o, r in zip(grad.returned, res):
+            full[o] = r
+        return tuple(_front.input_grads(grad, full, f.n_in)) + (None,) * len(f.attrs)
 
     return setup_context, backward
 

@@ -368,7 +368,8 @@ private:
 
 // --- autograd --------------------------------------------------------------------------------
 
-// Where a grad op's input comes from (pdext binds them by name: "X", "Out", "Out@GRAD").
+// Where a grad op's input comes from: libpdext's binding (pd_op_grad_input_source, read in
+// Python as op.grad_inputs), as torch_native.py's register_autograd hands it over.
 enum GradSource { FROM_INPUT = 0, FROM_OUTPUT = 1, FROM_OUTPUT_GRAD = 2, FROM_NOTHING = 3 };
 
 struct GradSpec {

@@ -96,28 +96,19 @@ def register_kernel(lib, f, namespace, key):
 def register_autograd(lib, f, grad, namespace):
     """The C++ autograd kernel of op f (torch_native.cpp AutogradKernel), calling grad op
     `grad` (a _Facts) in backward; grad None: f is not differentiable (its outputs never
-    require grad). The grad op's inputs are bound by name, as _autograd's."""
+    require grad). The grad op's inputs are bound as libpdext bound them at registration
+    (grad.grad_inputs, grad.grad_outputs), handed to the C++ kernel as its GradSource codes."""
     import ctypes
 
-    in_index = {n: i for i, n in enumerate(f.inputs)}
-    out_index = {n: o for o, n in enumerate(f.outputs)}
-    kind, index = [], []
     if grad is None:  # no grad op: the outputs never require grad (torch's usual error)
-        grad = types.SimpleNamespace(inputs=[], attrs=[], returned=[], outputs=[], name="")
-    for n in grad.inputs:
-        if n in in_index:
-            kind.append(0), index.append(in_index[n])
-        elif n in out_index:
-            kind.append(1), index.append(out_index[n])
-        elif n.endswith("@GRAD") and n[:-5] in out_index:
-            kind.append(2), index.append(out_index[n[:-5]])
-        else:
-            kind.append(3), index.append(-1)
+        grad = types.SimpleNamespace(inputs=[], attrs=[], returned=[], outputs=[], name="",
+                                     grad_inputs=(), grad_outputs=())
+    codes = {"input": 0, "output": 1, "output_grad": 2}  # torch_native.cpp's GradSource
+    kind = [3 if b is None else codes[b[0]] for b in grad.grad_inputs]
+    index = [-1 if b is None else b[1] for b in grad.grad_inputs]
     attr_src = [f.n_in + f.attrs.index(a) if a in f.attrs else -1 for a in grad.attrs]
-    out_to_input = []
-    for o in grad.returned:
-        n = grad.outputs[o]
-        out_to_input.append(in_index.get(n[:-5], -1) if n.endswith("@GRAD") else -1)
+    out_to_input = [-1 if grad.grad_outputs[o] is None else grad.grad_outputs[o]
+                    for o in grad.returned]
 
     def ints(xs):
         return (ctypes.c_int * max(1, len(xs)))(*xs)

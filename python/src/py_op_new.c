@@ -51,6 +51,42 @@ static const char *arg_kind(const pd_arg_info *a)
                         : (a->is_optional ? "array, optional" : "array");
 }
 
+/* The docstring's section on a grad op's binding to its forward op (grad_inputs,
+ * grad_outputs), appended to doc (consumed). */
+static PyObject *describe_grad_binding(const pdext_OpObject *self, PyObject *doc)
+{
+    static const char *const from_text[] = {"nothing of the forward op (cannot be bound)",
+                                            "the gradient of forward output", "forward input",
+                                            "forward output"};
+    Py_SETREF(doc, PyUnicode_FromFormat("%U\n\nBinding to the forward op (grad_inputs, "
+                                        "grad_outputs):",
+                                        doc));
+    for (int32_t i = 0; doc != NULL && i < self->n_in; ++i) {
+        int32_t p;
+        pd_grad_source from = pd_op_grad_input_source(self->op, i, &p);
+        if (from < PD_GRAD_FROM_NONE || from > PD_GRAD_FROM_OUTPUT)
+            from = PD_GRAD_FROM_NONE;
+        if (from == PD_GRAD_FROM_NONE)
+            Py_SETREF(doc, PyUnicode_FromFormat("%U\n    %U: %s", doc, self->in_names[i],
+                                                from_text[from]));
+        else
+            Py_SETREF(doc, PyUnicode_FromFormat("%U\n    %U: %s %d", doc, self->in_names[i],
+                                                from_text[from], (int)p));
+    }
+    for (int32_t o = 0; doc != NULL && o < self->n_out; ++o) {
+        int32_t p = pd_op_grad_output_target(self->op, o);
+        if (p >= 0)
+            Py_SETREF(doc, PyUnicode_FromFormat("%U\n    returns %s: the gradient of forward "
+                                                "input %d",
+                                                doc, self->out[o].name, (int)p));
+        else
+            Py_SETREF(doc, PyUnicode_FromFormat("%U\n    returns %s: the gradient of no forward "
+                                                "input",
+                                                doc, self->out[o].name));
+    }
+    return doc;
+}
+
 /* Docstring and __text_signature__ from the declaration. */
 static int describe(pdext_OpObject *self)
 {
@@ -121,6 +157,8 @@ static int describe(pdext_OpObject *self)
         else
             Py_SETREF(doc, PyUnicode_FromFormat("%U\n    %s: %s", doc, self->out[o].name, kind));
     }
+    if (doc != NULL && pd_op_get_kind(self->op) != PD_OP_FORWARD)
+        doc = describe_grad_binding(self, doc); /* consumes the old doc */
     if (doc == NULL)
         goto fail;
     int rc = PyDict_SetItemString(self->dict, "__doc__", doc);
@@ -246,6 +284,49 @@ done:
     return rc;
 }
 
+/* A grad op's binding to its forward op, as pdext.h's pd_op_grad_input_source publishes it
+ * (the fronts read it instead of matching names themselves): `grad_inputs`, per input
+ * ("output_grad" | "input" | "output", index) or None when it binds to nothing;
+ * `grad_outputs`, per output the forward input it is the gradient of, or None. Both None for a
+ * forward op. */
+static int expose_grad_binding(pdext_OpObject *self)
+{
+    static const char *const from_names[] = {NULL, "output_grad", "input", "output"};
+    if (pd_op_get_kind(self->op) == PD_OP_FORWARD)
+        return PyDict_SetItemString(self->dict, "grad_inputs", Py_None) < 0 ||
+                       PyDict_SetItemString(self->dict, "grad_outputs", Py_None) < 0
+                   ? -1
+                   : 0;
+    PyObject *in = PyTuple_New(self->n_in), *out = PyTuple_New(self->n_out);
+    int rc = -1;
+    if (in == NULL || out == NULL)
+        goto done;
+    for (int32_t i = 0; i < self->n_in; ++i) {
+        int32_t p;
+        pd_grad_source from = pd_op_grad_input_source(self->op, i, &p);
+        PyObject *v = from > PD_GRAD_FROM_NONE && from <= PD_GRAD_FROM_OUTPUT
+                          ? Py_BuildValue("(si)", from_names[from], (int)p)
+                          : Py_NewRef(Py_None);
+        if (v == NULL)
+            goto done;
+        PyTuple_SET_ITEM(in, i, v);
+    }
+    for (int32_t o = 0; o < self->n_out; ++o) {
+        int32_t p = pd_op_grad_output_target(self->op, o);
+        PyObject *v = p >= 0 ? PyLong_FromLong(p) : Py_NewRef(Py_None);
+        if (v == NULL)
+            goto done;
+        PyTuple_SET_ITEM(out, o, v);
+    }
+    if (PyDict_SetItemString(self->dict, "grad_inputs", in) == 0 &&
+        PyDict_SetItemString(self->dict, "grad_outputs", out) == 0)
+        rc = 0;
+done:
+    Py_XDECREF(in);
+    Py_XDECREF(out);
+    return rc;
+}
+
 PyObject *pdext_op_new(pdext_LibraryObject *lib, const pd_op *op)
 {
     pdext_OpObject *self = PyObject_GC_New(pdext_OpObject, &pdext_OpType);
@@ -297,7 +378,8 @@ PyObject *pdext_op_new(pdext_LibraryObject *lib, const pd_op *op)
         goto fail;
     }
     Py_DECREF(name);
-    if (make_result_type(self) < 0 || describe(self) < 0 || expose_declaration(self) < 0)
+    if (make_result_type(self) < 0 || describe(self) < 0 || expose_declaration(self) < 0 ||
+        expose_grad_binding(self) < 0)
         goto fail;
     return (PyObject *)self;
 fail:

@@ -224,6 +224,33 @@ int32_t pd_op_attr_count(const pd_op *op);
  * -1 when none. Hosts that carry symbolic sizes through the default inference read it here
  * instead of repeating the rule. */
 int32_t pd_op_output_mirrors(const pd_op *op, int32_t index);
+/* How a grad op binds to the op it differentiates (its forward op: "x" for "x_grad", "x_grad"
+ * for "x_grad_grad"), computed once when the registry links the two (the grad op's load, and
+ * any later load or unload that changes which op its forward op is), never per call; the
+ * tape, pd_gradcheck and every framework front read it. Each input of the grad op is, by its
+ * name (without @VECTOR / @OPTIONAL):
+ *   - "<out>@GRAD" where <out> is a forward output: the gradient of that output
+ *     (PD_GRAD_FROM_OUTPUT_GRAD, position = the output's index);
+ *   - else the name of a forward input: that input's value (PD_GRAD_FROM_INPUT);
+ *   - else the name of a forward output: that output's value (PD_GRAD_FROM_OUTPUT);
+ *   - else none of these (PD_GRAD_FROM_NONE, position -1): the tape and gradcheck refuse to
+ *     run such a grad op, naming the input.
+ * Each output "<in>@GRAD" of the grad op is the gradient of forward input <in>. The order of
+ * the grad op's declarations is free. Values are stable (ABI-minor rule: new ones get new
+ * numbers). */
+typedef enum pd_grad_source {
+    PD_GRAD_FROM_NONE = 0,
+    PD_GRAD_FROM_OUTPUT_GRAD = 1,
+    PD_GRAD_FROM_INPUT = 2,
+    PD_GRAD_FROM_OUTPUT = 3
+} pd_grad_source;
+/* Where input `index` of grad op `grad` comes from, and its position there in *position (may
+ * be NULL). PD_GRAD_FROM_NONE with -1 for a forward op, a grad op whose forward op is not
+ * registered (any more), a NULL op or an index out of range. Lock-free. */
+pd_grad_source pd_op_grad_input_source(const pd_op *grad, int32_t index, int32_t *position);
+/* The forward input whose gradient output `index` of grad op `grad` is ("X@GRAD" -> the
+ * position of "X"), or -1 when it is none (or for a forward op, a NULL op, a bad index). */
+int32_t pd_op_grad_output_target(const pd_op *grad, int32_t index);
 /* Attr index's name (without ": type") and type. */
 const char *pd_op_attr_name(const pd_op *op, int32_t index);
 pd_attr_type pd_op_attr_type(const pd_op *op, int32_t index);

@@ -46,6 +46,16 @@ def tape(pdext):
     return pdext.load("tape_ops", [str(TAPE_OPS)])
 
 
+GRAD_BINDING_OPS = ROOT / "tests" / "grad_binding_ops.c"
+
+
+@pytest.fixture(scope="session")
+def gbops(pdext):
+    """Grad ops bound to their forward ops in every way the rule allows: gb_mul's grad op
+    declares Out, Out@GRAD, Y, X and returns Y@GRAD, X@GRAD (tests/grad_binding_ops.c)."""
+    return pdext.load("grad_binding_ops", [str(GRAD_BINDING_OPS)])
+
+
 # --- frameworks -------------------------------------------------------------------------------
 # The frameworks pdext integrates with come from PyPI into the framework venv that
 # `./setup.sh test` makes (tests/python/frameworks.txt pins them). PDEXT_FRAMEWORKS names the

@@ -588,3 +588,14 @@ def test_example_training_runs_as_printed():
     readme = (ROOT / "examples" / "mindspore" / "README.md").read_text()
     for line in out.stdout.splitlines():
         assert "# " + line in readme, line
+
+
+def test_grad_op_bound_by_its_published_binding(pdext, gbops):
+    # gb_mul_grad declares Out, Out@GRAD, Y, X and returns Y@GRAD, X@GRAD: the generated bprop
+    # binds them through grad_inputs / grad_outputs. Out = X * X * Y.
+    gm = pms.register(gbops)
+    a = np.random.default_rng(17).uniform(0.5, 2.0, (4,))
+    b = np.random.default_rng(18).uniform(0.5, 2.0, (4,))
+    ga, gb = ms.grad(lambda p, q: gm.gb_mul(p, q).sum(), grad_position=(0, 1))(t(a), t(b))
+    np.testing.assert_allclose(ga.asnumpy(), 2 * a * b, rtol=1e-12)
+    np.testing.assert_allclose(gb.asnumpy(), a * a, rtol=1e-12)

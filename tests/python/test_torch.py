@@ -158,3 +158,16 @@ def test_results_come_back_as_torch_tensors_that_own_their_memory(relu):
     for y in ys:
         assert type(y) is torch.Tensor and y.tolist() == [0.0, 2.0, 0.0]
     assert len({y.data_ptr() for y in ys}) == 3
+
+
+def test_grad_op_bound_by_its_published_binding(pdext, gbops):
+    # gb_mul_grad declares Out, Out@GRAD, Y, X and returns Y@GRAD, X@GRAD: the wrapped
+    # backward binds them through grad_inputs / grad_outputs, and torch's gradcheck compares
+    # with finite differences of Out = X * X * Y.
+    gops = pdext.torch.wrap(gbops)
+    rng = np.random.default_rng(3)
+    x, y = (torch.tensor(rng.uniform(0.5, 2.0, (3, 2)), requires_grad=True) for _ in range(2))
+    assert torch.autograd.gradcheck(gops.gb_mul, (x, y))
+    gops.gb_mul(x, y).sum().backward()
+    torch.testing.assert_close(x.grad, 2 * x.detach() * y.detach())
+    torch.testing.assert_close(y.grad, x.detach() ** 2)

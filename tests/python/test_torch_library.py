@@ -547,3 +547,20 @@ def test_lazily_negated_view_reaches_the_kernel_resolved(reg):
     neg = torch.tensor([1 + 2j, -3 - 1j], dtype=torch.complex128).conj().imag
     assert neg.is_neg()
     assert torch.equal(torch.ops.pd_relu.custom_relu(neg), torch.relu(neg))
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_grad_op_bound_by_its_published_binding(pt, gbops, native):
+    # gb_mul_grad declares Out, Out@GRAD, Y, X and returns Y@GRAD, X@GRAD: both autograd
+    # kernels (Python's and the native C++ one) bind them through grad_inputs / grad_outputs.
+    if native and not pt.native_kernels()[0]:
+        pytest.skip("the native kernel could not be built here: %s" % pt.native_kernels()[1])
+    ns = "pd_gb_native" if native else "pd_gb_py"
+    assert pt.register(gbops, namespace=ns, native=native).native == native
+    op = getattr(torch.ops, ns).gb_mul.default
+    x = torch.rand(3, 2, dtype=torch.float64).add(0.5).requires_grad_()
+    y = torch.rand(3, 2, dtype=torch.float64).add(0.5).requires_grad_()
+    assert torch.autograd.gradcheck(op, (x, y))
+    op(x, y).sum().backward()
+    torch.testing.assert_close(x.grad, 2 * x.detach() * y.detach())
+    torch.testing.assert_close(y.grad, x.detach() ** 2)

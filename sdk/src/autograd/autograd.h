@@ -52,24 +52,6 @@ bool pd__dtype_differentiable(pd_data_type t);
  * strided); the old *acc is released. `who` names the op in messages. */
 pd_status pd__grad_add(const char *who, pd_tensor *acc, const pd_tensor *g);
 
-/* If `name` ends with "@GRAD", the length of what comes before it; else -1. */
-int32_t pd__grad_base_len(const char *name);
-
-/* The grad op's binding, the one rule the tape and gradcheck read (docs/workbench.md): grad op
- * g's input gi is, for forward op fwd, the gradient of forward output *index when named
- * "<output>@GRAD" (PD__GRAD_FROM_OUTPUT_GRAD), else forward input *index of its name
- * (PD__GRAD_FROM_INPUT), else forward output *index of its name (PD__GRAD_FROM_OUTPUT);
- * PD__GRAD_FROM_NONE (*index -1) when it is none of them or gi is out of range. */
-typedef enum pd__grad_from {
-    PD__GRAD_FROM_NONE,
-    PD__GRAD_FROM_OUTPUT_GRAD,
-    PD__GRAD_FROM_INPUT,
-    PD__GRAD_FROM_OUTPUT
-} pd__grad_from;
-pd__grad_from pd__grad_input_source(const pd_op *fwd, const pd_op *g, int32_t gi, int32_t *index);
-/* The forward input whose gradient grad op g's output go ("<input>@GRAD") is, or -1. */
-int32_t pd__grad_output_target(const pd_op *fwd, const pd_op *g, int32_t go);
-
 /* The declared input (input = true) or output position of op that argument slot `arg`, the
  * index-th of a call, binds to: by name (declared name or declaration) or by position. */
 int32_t pd__arg_position(const pd_op *op, bool input, const pd_arg *arg, int32_t index);

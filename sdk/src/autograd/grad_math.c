@@ -77,14 +77,6 @@ pd_status pd__grad_add(const char *who, pd_tensor *acc, const pd_tensor *g)
     return st;
 }
 
-int32_t pd__grad_base_len(const char *name)
-{
-    size_t n = strlen(name), k = strlen("@GRAD");
-    if (n <= k || strcmp(name + n - k, "@GRAD") != 0)
-        return -1;
-    return (int32_t)(n - k);
-}
-
 const char *pd__shape_text(const pd_tensor *t, char *buf, size_t size)
 {
     size_t used = 0;
@@ -96,45 +88,6 @@ const char *pd__shape_text(const pd_tensor *t, char *buf, size_t size)
     if (used < size)
         snprintf(buf + used, size - used, "]");
     return buf;
-}
-
-/* The declared input (or output) position of `op` whose name is base[0 .. len), or -1. */
-static int32_t find_arg(const pd_op *op, bool input, const char *base, size_t len)
-{
-    int32_t n = input ? pd_op_input_count(op) : pd_op_output_count(op);
-    for (int32_t i = 0; i < n; ++i) {
-        pd_arg_info info;
-        if ((input ? pd_op_input_info(op, i, &info) : pd_op_output_info(op, i, &info)) != PD_OK)
-            continue;
-        if (strlen(info.name) == len && strncmp(info.name, base, len) == 0)
-            return i;
-    }
-    return -1;
-}
-
-pd__grad_from pd__grad_input_source(const pd_op *fwd, const pd_op *g, int32_t gi, int32_t *index)
-{
-    pd_arg_info info;
-    *index = -1;
-    if (pd_op_input_info(g, gi, &info) != PD_OK)
-        return PD__GRAD_FROM_NONE;
-    int32_t blen = pd__grad_base_len(info.name);
-    if (blen >= 0 && (*index = find_arg(fwd, false, info.name, (size_t)blen)) >= 0)
-        return PD__GRAD_FROM_OUTPUT_GRAD;
-    if ((*index = find_arg(fwd, true, info.name, strlen(info.name))) >= 0)
-        return PD__GRAD_FROM_INPUT;
-    if ((*index = find_arg(fwd, false, info.name, strlen(info.name))) >= 0)
-        return PD__GRAD_FROM_OUTPUT;
-    return PD__GRAD_FROM_NONE;
-}
-
-int32_t pd__grad_output_target(const pd_op *fwd, const pd_op *g, int32_t go)
-{
-    pd_arg_info info;
-    if (pd_op_output_info(g, go, &info) != PD_OK)
-        return -1;
-    int32_t blen = pd__grad_base_len(info.name);
-    return blen >= 0 ? find_arg(fwd, true, info.name, (size_t)blen) : -1;
 }
 
 /* The declared position an argument slot binds to: by name (declared name or declaration) or,

@@ -156,7 +156,7 @@ static int32_t pick_wrt(const pd_op *op, const pd_op *g, const pd__args *args, g
             continue;
         bool declared = false;
         for (int32_t o = 0, no = pd_op_output_count(g); o < no; ++o)
-            declared = declared || pd__grad_output_target(op, g, o) == p;
+            declared = declared || pd_op_grad_output_target(g, o) == p;
         for (int32_t k = 0; k < args->arg[p].count; ++k) {
             const pd_tensor *t = &args->arg[p].tensors[k];
             if (!pd_defined(t))
@@ -304,12 +304,12 @@ static pd_status grad_op_args(const pd_op *op, const pd_op *g, const pd__args *a
         if (st != PD_OK)
             break;
         int32_t p;
-        pd__grad_from from = pd__grad_input_source(op, g, i, &p);
-        if (from == PD__GRAD_FROM_OUTPUT_GRAD && p < outs->n)
+        pd_grad_source from = pd_op_grad_input_source(g, i, &p);
+        if (from == PD_GRAD_FROM_OUTPUT_GRAD && p < outs->n)
             st = copy_slot(ga, i, &w->arg[p], &outs->arg[p]);
-        else if (from == PD__GRAD_FROM_INPUT && p < args->n)
+        else if (from == PD_GRAD_FROM_INPUT && p < args->n)
             st = copy_slot(ga, i, &args->arg[p], &args->arg[p]);
-        else if (from == PD__GRAD_FROM_OUTPUT && p < outs->n)
+        else if (from == PD_GRAD_FROM_OUTPUT && p < outs->n)
             st = copy_slot(ga, i, &outs->arg[p], &outs->arg[p]);
         else
             st = pd__fail(PD_ERR_INVALID_ARGUMENT,

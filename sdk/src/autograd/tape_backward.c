@@ -118,11 +118,11 @@ static pd_status bind_input(const tape_record *r, int32_t index, const pd_op *g,
         return st;
     const char *fwd = pd_op_name(r->op);
     int32_t p;
-    pd__grad_from from = pd__grad_input_source(r->op, g, gi, &p);
-    bool is_grad = from == PD__GRAD_FROM_OUTPUT_GRAD;
-    const tape_slot *src = from == PD__GRAD_FROM_INPUT  ? &r->in[p]
-                           : from != PD__GRAD_FROM_NONE ? &r->out[p]
-                                                        : NULL;
+    pd_grad_source from = pd_op_grad_input_source(g, gi, &p);
+    bool is_grad = from == PD_GRAD_FROM_OUTPUT_GRAD;
+    const tape_slot *src = from == PD_GRAD_FROM_INPUT  ? &r->in[p]
+                           : from != PD_GRAD_FROM_NONE ? &r->out[p]
+                                                       : NULL;
     if (!src)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: grad op '%s' declares input '%s', which is neither an input nor "
@@ -164,7 +164,7 @@ static pd_status bind_output(const tape_record *r, const pd_op *g, int32_t go, g
     pd_status st = pd_op_output_info(g, go, &info);
     if (st != PD_OK)
         return st;
-    int32_t p = pd__grad_output_target(r->op, g, go);
+    int32_t p = pd_op_grad_output_target(g, go);
     if (p < 0)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: grad op '%s' declares output '%s', which is not the gradient "

@@ -118,15 +118,42 @@ const char *pd__decl_names(const pd__arg_decl *decls, int32_t n, char *buf, size
     return n ? buf : "none";
 }
 
-int32_t pd__decl_grad_source(const pd__arg_decl *inputs, int32_t n, const pd__arg_decl *grad)
+/* The declaration among decls[0 .. n) whose base name is name[0 .. len), or -1. */
+static int32_t find_base(const pd__arg_decl *decls, int32_t n, const char *name, size_t len)
 {
-    size_t len = strlen(grad->base);
-    if (len <= 5 || memcmp(grad->base + len - 5, "@GRAD", 5) != 0)
-        return -1;
     for (int32_t i = 0; i < n; ++i)
-        if (strncmp(inputs[i].base, grad->base, len - 5) == 0 && inputs[i].base[len - 5] == '\0')
+        if (strncmp(decls[i].base, name, len) == 0 && decls[i].base[len] == '\0')
             return i;
     return -1;
+}
+
+/* The length of `name` without a final "@GRAD", or -1 when it has none (or nothing before). */
+static ptrdiff_t grad_base_len(const char *name)
+{
+    size_t len = strlen(name);
+    if (len <= 5 || memcmp(name + len - 5, "@GRAD", 5) != 0)
+        return -1;
+    return (ptrdiff_t)(len - 5);
+}
+
+int32_t pd__decl_grad_source(const pd__arg_decl *inputs, int32_t n, const pd__arg_decl *grad)
+{
+    ptrdiff_t len = grad_base_len(grad->base);
+    return len < 0 ? -1 : find_base(inputs, n, grad->base, (size_t)len);
+}
+
+pd_grad_source pd__decl_grad_input_source(const pd__arg_decl *fwd_in, int32_t n_in,
+                                          const pd__arg_decl *fwd_out, int32_t n_out,
+                                          const char *name, int32_t *index)
+{
+    ptrdiff_t len = grad_base_len(name);
+    if (len >= 0 && (*index = find_base(fwd_out, n_out, name, (size_t)len)) >= 0)
+        return PD_GRAD_FROM_OUTPUT_GRAD;
+    if ((*index = find_base(fwd_in, n_in, name, strlen(name))) >= 0)
+        return PD_GRAD_FROM_INPUT;
+    if ((*index = find_base(fwd_out, n_out, name, strlen(name))) >= 0)
+        return PD_GRAD_FROM_OUTPUT;
+    return PD_GRAD_FROM_NONE;
 }
 
 /* --- Attr types ---------------------------------------------------------------------------- */

@@ -66,6 +66,13 @@ const char *pd__decl_attr_names(const pd__attr_decl *attrs, int32_t n, bool type
 /* The input whose gradient output `grad` names ("X@GRAD" -> the input "X"), or -1. */
 int32_t pd__decl_grad_source(const pd__arg_decl *inputs, int32_t n, const pd__arg_decl *grad);
 
+/* Where a grad op's input named `name` (its base name) comes from, against the forward op's
+ * declared inputs and outputs: the rule pdext.h states at pd_grad_source. The position goes
+ * to *index (-1 for PD_GRAD_FROM_NONE). */
+pd_grad_source pd__decl_grad_input_source(const pd__arg_decl *fwd_in, int32_t n_in,
+                                          const pd__arg_decl *fwd_out, int32_t n_out,
+                                          const char *name, int32_t *index);
+
 /* The registered name of an op of `kind` for forward name `name` into buf (false: too long). */
 bool pd__op_registered_name(const char *name, pd_op_kind kind, char *buf, size_t size);
 /* The registered name of the op one kind up from registered `name` of `kind` ("x_grad" for

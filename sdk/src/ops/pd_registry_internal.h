@@ -95,6 +95,15 @@ const pd_api *pd__runtime_api(void);
  * suggestions on error paths; (size_t)-1 when either is PD__NAME_MAX characters or longer. */
 PD__SIBLING_API size_t pd__edit_distance(const char *a, const char *b, bool fold_case);
 
+/* A grad op's binding to the forward op it is linked to (pdext.h: pd_grad_source), computed
+ * with the link (registry.c), so that it always describes the forward op pd_op_grad and the
+ * tape see, also after a reload replaced that op; all PD_GRAD_FROM_NONE / -1 without one. */
+typedef struct pd__grad_binding {
+    int16_t from[PD_MAX_INPUTS];       /* per input: a pd_grad_source */
+    int16_t from_index[PD_MAX_INPUTS]; /* per input: its position there, or -1 */
+    int16_t target[PD_MAX_OUTPUTS];    /* per output: the forward input, or -1 */
+} pd__grad_binding;
+
 /* One slot of a snapshot's hash table. */
 typedef struct pd__snap_entry {
     uint64_t hash;    /* pd__name_hash(name) */
@@ -102,15 +111,19 @@ typedef struct pd__snap_entry {
     const pd_op *op;
     const pd_op *grad;    /* the op registered as <name>_grad of the next kind, or NULL */
     const pd_op *forward; /* for grad ops: the op they differentiate, or NULL */
+    /* With `forward`: how the grad op binds to it (in the snapshot's bindings, kept out of the
+     * slot so that a by-name probe reads no more memory); else NULL. */
+    const pd__grad_binding *binding;
 } pd__snap_entry;
 
 /* An immutable index of the registered ops: one allocation, never changed once published. */
 typedef struct pd__snapshot {
     struct pd__snapshot *retired_next; /* the registry's list of replaced snapshots */
     int32_t count;
-    uint32_t mask;         /* hash capacity - 1 (capacity a power of two >= 2 * count) */
-    pd__snap_entry *slots; /* open addressing, linear probing; op == NULL: empty */
-    const pd_op **sorted;  /* count ops sorted by name, for listing */
+    uint32_t mask;              /* hash capacity - 1 (capacity a power of two >= 2 * count) */
+    pd__snap_entry *slots;      /* open addressing, linear probing; op == NULL: empty */
+    const pd_op **sorted;       /* count ops sorted by name, for listing */
+    pd__grad_binding *bindings; /* room for count; the linked grad ops' use the first ones */
 } pd__snapshot;
 
 struct pd_module {

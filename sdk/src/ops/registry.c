@@ -85,12 +85,35 @@ static const pd_op *find_kind(const pd__snapshot *snap, const char *name, bool o
     return (op && (int)op->kind == kind) ? op : NULL;
 }
 
+/* Grad op `grad`'s binding to `fwd` (NULL: none) into *b: the one place the rule of pdext.h's
+ * pd_grad_source is applied (the names are decl.c's to compare). */
+static void bind_grad(pd__grad_binding *b, const pd_op *grad, const pd_op *fwd)
+{
+    for (int32_t i = 0; i < PD_MAX_INPUTS; ++i) {
+        int32_t p = -1;
+        pd_grad_source from = fwd && i < grad->n_inputs
+                                  ? pd__decl_grad_input_source(fwd->inputs, fwd->n_inputs,
+                                                               fwd->outputs, fwd->n_outputs,
+                                                               grad->inputs[i].base, &p)
+                                  : PD_GRAD_FROM_NONE;
+        b->from[i] = (int16_t)from;
+        b->from_index[i] = (int16_t)(from == PD_GRAD_FROM_NONE ? -1 : p);
+    }
+    for (int32_t o = 0; o < PD_MAX_OUTPUTS; ++o)
+        b->target[o] = (int16_t)(fwd && o < grad->n_outputs
+                                     ? pd__decl_grad_source(fwd->inputs, fwd->n_inputs,
+                                                            &grad->outputs[o])
+                                     : -1);
+}
+
 /* Resolves every entry's grad and forward links by naming convention, within the snapshot
- * being built (before anyone can read it). A forward op that happens to end in _grad is not
- * taken for a grad op: kinds must follow each other. */
+ * being built (before anyone can read it), and binds each grad op to its forward op. A
+ * forward op that happens to end in _grad is not taken for a grad op: kinds must follow each
+ * other. */
 static void link_ops(pd__snapshot *snap)
 {
     char name[PD__NAME_MAX + 8];
+    int32_t bound = 0;
     for (uint32_t i = 0; i <= snap->mask; ++i) {
         pd__snap_entry *e = &snap->slots[i];
         if (e->op == NULL)
@@ -100,6 +123,10 @@ static void link_ops(pd__snapshot *snap)
                                (int)kind - 1);
         e->grad = find_kind(snap, name, pd__op_grad_name(e->name, kind, name, sizeof name),
                             (int)kind + 1);
+        if (e->forward) {
+            bind_grad(&snap->bindings[bound], e->op, e->forward);
+            e->binding = &snap->bindings[bound++];
+        }
     }
 }
 
@@ -151,9 +178,9 @@ pd__snapshot *pd__snapshot_build(pd_registry *reg, const pd_module *skip, const 
     size_t cap = 8;
     while (cap < 2 * n)
         cap *= 2;
-    /* One block: header, hash slots, sorted pointers, names. */
-    size_t bytes = sizeof(pd__snapshot) + cap * sizeof(pd__snap_entry) + n * sizeof(pd_op *) +
-                   name_bytes;
+    /* One block: header, hash slots, grad bindings, sorted pointers, names. */
+    size_t bytes = sizeof(pd__snapshot) + cap * sizeof(pd__snap_entry) +
+                   n * sizeof(pd__grad_binding) + n * sizeof(pd_op *) + name_bytes;
     pd__snapshot *snap = calloc(1, bytes);
     if (snap == NULL) {
         pd__fail(PD_ERR_OUT_OF_MEMORY, "out of memory indexing %zu ops", n);
@@ -161,7 +188,8 @@ pd__snapshot *pd__snapshot_build(pd_registry *reg, const pd_module *skip, const 
     }
     snap->mask = (uint32_t)(cap - 1);
     snap->slots = (pd__snap_entry *)(snap + 1);
-    snap->sorted = (const pd_op **)(snap->slots + cap);
+    snap->bindings = (pd__grad_binding *)(snap->slots + cap);
+    snap->sorted = (const pd_op **)(snap->bindings + n);
     char *pool = (char *)(snap->sorted + n);
     for (const pd_module *m = reg->first; m; m = m->next)
         if (m != skip)
@@ -356,6 +384,42 @@ int32_t pd_op_attr_count(const pd_op *op) { return op ? op->n_attrs : 0; }
 int32_t pd_op_output_mirrors(const pd_op *op, int32_t index)
 {
     return (op && index >= 0 && index < op->n_outputs) ? op->default_source[index] : -1;
+}
+
+/* Item `index` of grad op `grad`'s binding in its registry's current snapshot: input source
+ * and position (input) or output target (!input); false when there is none. */
+static bool bound(const pd_op *grad, bool input, int32_t index, int32_t *from, int32_t *p)
+{
+    if (grad == NULL || index < 0 || index >= (input ? grad->n_inputs : grad->n_outputs))
+        return false;
+    atomic_long *pin;
+    const pd__snap_entry *e = pd__snapshot_entry(pd__snapshot_pin(grad->module->reg, &pin),
+                                                 grad->name);
+    bool ok = e && e->op == grad && e->binding;
+    if (ok && input) {
+        *from = e->binding->from[index];
+        *p = e->binding->from_index[index];
+    } else if (ok) {
+        *p = e->binding->target[index];
+    }
+    pd__snapshot_unpin(pin);
+    return ok;
+}
+
+pd_grad_source pd_op_grad_input_source(const pd_op *grad, int32_t index, int32_t *position)
+{
+    int32_t from = PD_GRAD_FROM_NONE, p = -1;
+    (void)bound(grad, true, index, &from, &p);
+    if (position)
+        *position = p;
+    return (pd_grad_source)from;
+}
+
+int32_t pd_op_grad_output_target(const pd_op *grad, int32_t index)
+{
+    int32_t from = PD_GRAD_FROM_NONE, p = -1;
+    (void)bound(grad, false, index, &from, &p);
+    return p;
 }
 
 const char *pd_op_attr_name(const pd_op *op, int32_t index)
