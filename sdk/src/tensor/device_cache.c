@@ -16,6 +16,12 @@
  * work is not ordered with. A block used on more streams than it remembers waits, when it
  * dies, for every stream of its device.
  *
+ * Order between streams. A block also remembers the stream that used it last. An op call or
+ * a copy about to use it on another stream makes that stream wait for the last one (one
+ * event, recorded there and waited for here: no host synchronization) and notes the new
+ * stream for the cache. Calls that stay on one stream, a host's or pdext's, make no device
+ * call for it at all.
+ *
  * Sizes. Requests round up to 512 bytes (to 2 MiB from 1 MiB up), and a cached block serves a
  * request of at least half its size, so blocks of one shape of tensor meet again. The cache
  * holds at most PDEXT_DEVICE_CACHE_MB MiB per device (default 1024; 0 turns caching off);
@@ -55,6 +61,10 @@ struct pd__device_block {
      * the slots hold (the cache then waits for all of the device's streams). */
     void *used_on[USED_ON_MAX];
     bool used_on_more;
+    /* The stream the last op call or copy that used it was queued on (the one it was
+     * allocated on until another uses it; NULL for pinned memory): a use on another stream
+     * waits for that one first (pd__device_block_order). */
+    _Atomic(void *) last;
 };
 
 /* A device block's storage header and the cache's record of it, in one malloc: the cached
@@ -113,6 +123,50 @@ void pd__device_record_stream(pd_storage *s, void *stream)
             s->dev->used_on_more = true;
     }
     pthread_mutex_unlock(&d->lock);
+}
+
+pd_status pd__device_block_order(const char *who, pd_storage *s, void *stream)
+{
+    struct pd__device_block *b = s->dev;
+    if (b == NULL || stream == NULL || s->place.type == PD_PLACE_GPU_PINNED)
+        return PD_OK;
+    void *last = atomic_load_explicit(&b->last, memory_order_acquire);
+    if (last == stream) /* the steady state: the stream's own order is enough */
+        return PD_OK;
+    pd__device *d = b->device;
+    int32_t id = s->place.device_id;
+    pthread_mutex_lock(&d->lock);
+    bool live = last != NULL && pd__device_stream_live(d, last); /* destroyed: its work is done */
+    pthread_mutex_unlock(&d->lock);
+    if (live) {
+        /* One event, made for this move and given back once the wait is queued (a device
+         * keeps what a queued wait needs, as cudaEventDestroy does): moves between streams
+         * are rare next to the calls on one stream, which make none. */
+        const pd_device_table *t = d->table;
+        void *event = NULL;
+        pd_status st = t->event_create(t->user, id, &event);
+        if (st == PD_OK) {
+            st = t->event_record(t->user, id, event, last);
+            if (st == PD_OK)
+                st = t->event_wait(t->user, id, stream, event);
+            (void)t->event_destroy(t->user, id, event);
+        }
+        if (st != PD_OK)
+            return pd__device_failed(who, d, s->place,
+                                     "waiting for the stream that last used the memory", st);
+    }
+    atomic_store_explicit(&b->last, stream, memory_order_release);
+    pd__device_record_stream(s, stream); /* the cache waits for this stream too */
+    return PD_OK;
+}
+
+pd_status pd__device_order_on_current(const char *who, pd_storage *s)
+{
+    if (s == NULL || s->dev == NULL || s->place.type == PD_PLACE_GPU_PINNED)
+        return PD_OK;
+    void *stream = NULL;
+    pd_status st = pd__device_stream_of(who, s->dev->device, s->place, &stream);
+    return st == PD_OK ? pd__device_block_order(who, s, stream) : st;
 }
 
 /* Whether work on `other` cannot touch the block any more for an allocation on `stream`:
@@ -226,6 +280,7 @@ pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, s
     }
     s->place = place;
     s->dev->stream = stream;
+    atomic_store_explicit(&s->dev->last, stream, memory_order_relaxed);
     s->dev->cache_next = NULL;
     for (int32_t k = 0; k < USED_ON_MAX; ++k)
         s->dev->used_on[k] = NULL;

@@ -85,6 +85,11 @@ static struct {
     int32_t current; /* set_device / get_device: one per process is enough for a simulation */
 } sim = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Table calls by member (pd_sim_calls_get): counted without the lock, at each member's entry,
+ * so that counting changes nothing about how the members order or block. */
+static pd_sim_calls calls;
+#define CALLED(member) __atomic_fetch_add(&calls.member, 1, __ATOMIC_RELAXED)
+
 /* --- Memory -------------------------------------------------------------------------------- */
 
 /* The allocation of `device` (any device if < 0) that holds [addr, addr + bytes) of device
@@ -142,6 +147,7 @@ static pd_status sim_get_device(void *user, int32_t *device)
 
 static pd_status sim_alloc_fn(void *user, int32_t device, size_t bytes, void **ptr)
 {
+    CALLED(alloc);
     (void)user;
     size_t page = 4096, mapped = (bytes + page - 1) / page * page;
     pthread_mutex_lock(&sim.lock);
@@ -286,6 +292,7 @@ static pd_status submit(sim_stream *s, const job *proto)
 
 static pd_status sim_free_fn(void *user, int32_t device, void *ptr, size_t bytes)
 {
+    CALLED(free);
     (void)user;
     (void)bytes;
     /* Queued work may still use the memory: finish every stream first, as cudaFree does. */
@@ -319,6 +326,7 @@ static pd_status sim_free_fn(void *user, int32_t device, void *ptr, size_t bytes
 static pd_status sim_memset(void *user, int32_t device, void *ptr, int value, size_t bytes,
                             pd_device_stream stream)
 {
+    CALLED(memset);
     (void)user;
     void *dst = resolve(device, ptr, bytes);
     if (dst == NULL)
@@ -342,6 +350,7 @@ static pd_status copy(sim_stream *s, void *dst, const void *src, size_t bytes, i
 static pd_status sim_h2d(void *user, int32_t device, void *dst, const void *src, size_t bytes,
                          pd_device_stream stream)
 {
+    CALLED(copy);
     (void)user;
     return copy(stream, resolve(device, dst, bytes), src, bytes, &sim.stats.copies_h2d);
 }
@@ -349,6 +358,7 @@ static pd_status sim_h2d(void *user, int32_t device, void *dst, const void *src,
 static pd_status sim_d2h(void *user, int32_t device, void *dst, const void *src, size_t bytes,
                          pd_device_stream stream)
 {
+    CALLED(copy);
     (void)user;
     return copy(stream, dst, resolve(device, src, bytes), bytes, &sim.stats.copies_d2h);
 }
@@ -356,6 +366,7 @@ static pd_status sim_d2h(void *user, int32_t device, void *dst, const void *src,
 static pd_status sim_d2d(void *user, int32_t dst_device, void *dst, int32_t src_device,
                          const void *src, size_t bytes, pd_device_stream stream)
 {
+    CALLED(copy);
     (void)user;
     return copy(stream, resolve(dst_device, dst, bytes), resolve(src_device, src, bytes), bytes,
                 &sim.stats.copies_d2d);
@@ -363,6 +374,7 @@ static pd_status sim_d2d(void *user, int32_t dst_device, void *dst, int32_t src_
 
 pd_status pd_sim_launch(pd_device_stream stream, void (*fn)(void *arg), void *arg)
 {
+    CALLED(launch);
     if (fn == NULL)
         return PD_ERR_INVALID_ARGUMENT;
     job j = {.kind = JOB_LAUNCH, .fn = fn, .arg = arg, .counter = &sim.stats.launches};
@@ -375,6 +387,7 @@ static pd_status sim_convert(void *user, int32_t device, void *dst, pd_data_type
                              const void *src, pd_data_type src_dtype, int32_t ndim,
                              const int64_t *shape, const int64_t *strides, pd_device_stream stream)
 {
+    CALLED(convert);
     (void)user;
     if (!sim_convert_supported(dst_dtype, src_dtype) || ndim < 0 || ndim > PD_MAX_DIMS)
         return PD_ERR_UNAVAILABLE;
@@ -411,6 +424,7 @@ static pd_status sim_convert(void *user, int32_t device, void *dst, pd_data_type
 
 static pd_status sim_stream_create(void *user, int32_t device, pd_device_stream *stream)
 {
+    CALLED(stream_create);
     (void)user;
     sim_stream *s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -435,6 +449,7 @@ static pd_status sim_stream_create(void *user, int32_t device, pd_device_stream 
 
 static pd_status sim_stream_synchronize(void *user, int32_t device, pd_device_stream stream)
 {
+    CALLED(stream_synchronize);
     (void)user;
     (void)device;
     drain(stream, UINT64_MAX);
@@ -443,8 +458,11 @@ static pd_status sim_stream_synchronize(void *user, int32_t device, pd_device_st
 
 static pd_status sim_stream_destroy(void *user, int32_t device, pd_device_stream stream)
 {
+    CALLED(stream_destroy);
     sim_stream *s = stream;
-    sim_stream_synchronize(user, device, s);
+    (void)user;
+    (void)device;
+    drain(s, UINT64_MAX); /* its work first (not counted as a stream_synchronize call) */
     pthread_mutex_lock(&sim.lock);
     for (int i = 0; i < n_streams; ++i)
         if (all_streams[i] == s) {
@@ -460,6 +478,7 @@ static pd_status sim_stream_destroy(void *user, int32_t device, pd_device_stream
 
 static pd_status sim_stream_query(void *user, int32_t device, pd_device_stream stream, bool *done)
 {
+    CALLED(stream_query);
     (void)user;
     (void)device;
     sim_stream *s = stream;
@@ -473,6 +492,7 @@ static pd_status sim_stream_query(void *user, int32_t device, pd_device_stream s
 
 static pd_status sim_event_create(void *user, int32_t device, pd_device_event *event)
 {
+    CALLED(event_create);
     (void)user;
     (void)device;
     sim_event *e = calloc(1, sizeof *e);
@@ -487,6 +507,7 @@ static pd_status sim_event_create(void *user, int32_t device, pd_device_event *e
 
 static pd_status sim_event_destroy(void *user, int32_t device, pd_device_event event)
 {
+    CALLED(event_destroy);
     (void)user;
     (void)device;
     free(event);
@@ -499,6 +520,7 @@ static pd_status sim_event_destroy(void *user, int32_t device, pd_device_event e
 static pd_status sim_event_record(void *user, int32_t device, pd_device_event event,
                                   pd_device_stream stream)
 {
+    CALLED(event_record);
     (void)user;
     (void)device;
     sim_event *e = event;
@@ -515,6 +537,7 @@ static pd_status sim_event_record(void *user, int32_t device, pd_device_event ev
 static pd_status sim_event_wait(void *user, int32_t device, pd_device_stream stream,
                                 pd_device_event event)
 {
+    CALLED(event_wait);
     (void)user;
     (void)device;
     sim_event *e = event;
@@ -530,6 +553,7 @@ static pd_status sim_event_wait(void *user, int32_t device, pd_device_stream str
 
 static pd_status sim_event_synchronize(void *user, int32_t device, pd_device_event event)
 {
+    CALLED(event_synchronize);
     (void)user;
     (void)device;
     sim_event *e = event;
@@ -590,4 +614,14 @@ void pd_sim_set_capacity(size_t bytes)
     pthread_mutex_lock(&sim.lock);
     sim.capacity = bytes;
     pthread_mutex_unlock(&sim.lock);
+}
+
+void pd_sim_calls_get(pd_sim_calls *out)
+{
+#define READ(member) out->member = __atomic_load_n(&calls.member, __ATOMIC_RELAXED)
+    READ(alloc), READ(free), READ(memset), READ(copy), READ(convert), READ(launch);
+    READ(stream_create), READ(stream_destroy), READ(stream_synchronize), READ(stream_query);
+    READ(event_create), READ(event_destroy), READ(event_record), READ(event_wait);
+    READ(event_synchronize);
+#undef READ
 }
