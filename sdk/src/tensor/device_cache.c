@@ -204,24 +204,42 @@ static pd_storage **cache_of(pd__device *d, pd_place place, size_t **bytes)
     return &d->cached[place.device_id];
 }
 
+/* Whether the block is known usable on `stream` without asking the device: its own stream
+ * (or none), and no other stream's use noted. */
+static bool block_quiet(const pd_storage *s, void *stream)
+{
+    if (s->dev->stream != stream && s->dev->stream != NULL)
+        return false;
+    for (int32_t k = 0; k < USED_ON_MAX; ++k)
+        if (s->dev->used_on[k] != NULL)
+            return false;
+    return true;
+}
+
 /* A cached block for `size` usable on `stream`, unlinked; NULL if none. Under d->lock. A
  * block whose stream is NULL is idle: its stream finished and was destroyed (or it is
- * pinned host memory). */
+ * pinned host memory). Blocks of the stream itself are looked at first: a block of another
+ * stream costs a stream_query, which a caller that stays on one stream (a host's, switching
+ * now and then) need not pay while its own blocks serve it. */
 static pd_storage *take(pd__device *d, pd_place place, size_t size, void *stream)
 {
     int32_t id = place.device_id;
     size_t *cached_bytes = NULL;
     pd_storage **list = cache_of(d, place, &cached_bytes);
     pd_storage **best = NULL;
-    for (pd_storage **p = list; *p; p = &(*p)->dev->cache_next) {
-        pd_storage *s = *p;
-        if (s->capacity < size || s->capacity / 2 > size || !block_usable(d, id, s, stream))
-            continue;
-        if (best == NULL || s->capacity < (*best)->capacity)
-            best = p;
-        if (s->capacity == size)
-            break;
-    }
+    for (int pass = 0; pass < 2 && best == NULL; ++pass)
+        for (pd_storage **p = list; *p; p = &(*p)->dev->cache_next) {
+            pd_storage *s = *p;
+            if (s->capacity < size || s->capacity / 2 > size)
+                continue;
+            if (pass == 0 ? !block_quiet(s, stream)
+                          : block_quiet(s, stream) || !block_usable(d, id, s, stream))
+                continue; /* the second pass asks only of the blocks the first left */
+            if (best == NULL || s->capacity < (*best)->capacity)
+                best = p;
+            if (s->capacity == size)
+                break;
+        }
     if (best == NULL)
         return NULL;
     pd_storage *s = *best;
