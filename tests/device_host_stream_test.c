@@ -257,3 +257,87 @@ PD_TEST(HostStream, TheCacheKeepsABlockTheHostsStreamStillUses)
     PD_EXPECT_OK(pd_device_cache_release(sim(0)));
     pd_registry_destroy(reg);
 }
+
+/* --- pd_tensor_ready_on: a consumer's stream (a DLPack consumer's) -------------------------- */
+
+typedef struct read_job {
+    const float *from; /* host address of sim memory */
+    float *to;
+    int64_t n;
+} read_job;
+
+static void read_values(void *arg)
+{
+    read_job *j = arg;
+    for (int64_t i = 0; i < j->n; ++i)
+        j->to[i] = j->from[i];
+}
+
+/* A consumer pdext never saw (a raw stream of the device's own API) reads memory the default
+ * stream is still computing: pd_tensor_ready_on orders it by one event, no host wait. */
+PD_TEST(HostStream, ReadyOnMakesAnUnknownConsumersStreamWaitByAnEvent)
+{
+    pd_registry *reg = rt_registry1("ds_sim_ops");
+    PD_ASSERT(reg != NULL);
+    const pd_device_table *t = pd_sim_device_table();
+    pd_device_stream raw = NULL;
+    PD_ASSERT_OK(t->stream_create(t->user, 0, &raw));
+    const int64_t n = 6;
+    PD_ASSERT_OK(pd_stream_set_current(sim(0), NULL));
+    pd_tensor x = device_iota(n);
+    pd_tensor y = relu(reg, &x); /* queued on the default stream */
+    pd_sim_calls before = calls();
+    int64_t ran = launches_run();
+    PD_ASSERT_OK(pd_tensor_ready_on(&y, raw));
+    pd_sim_calls after = calls();
+    PD_EXPECT_EQ(after.event_record - before.event_record, 1);
+    PD_EXPECT_EQ(after.event_wait - before.event_wait, 1);
+    PD_EXPECT_EQ(after.stream_synchronize - before.stream_synchronize, 0);
+    PD_EXPECT_EQ(launches_run(), ran); /* nothing ran: the order is on the device */
+    float got[6] = {-1, -1, -1, -1, -1, -1};
+    read_job job = {pd_sim_host_address(y.data), got, n};
+    PD_ASSERT_OK(pd_sim_launch(raw, read_values, &job));
+    PD_ASSERT_OK(t->stream_synchronize(t->user, 0, raw)); /* runs y's kernel first */
+    for (int64_t i = 0; i < n; ++i)
+        PD_EXPECT_EQ(got[i], i - n / 2 > 0 ? (float)(i - n / 2) : 0.0f);
+    /* The stream that used it last is the consumer: nothing to wait for. */
+    PD_ASSERT_OK(pd_stream_set_current(sim(0), NULL));
+    before = calls();
+    PD_ASSERT_OK(pd_tensor_ready_on(&x, pd_stream_handle(pd_stream_current(sim(0)))));
+    after = calls();
+    PD_EXPECT_EQ(after.event_record - before.event_record, 0);
+    PD_EXPECT_ERROR(pd_tensor_ready_on(NULL, raw), PD_ERR_INVALID_ARGUMENT,
+                    "pd_tensor_ready_on: t is NULL");
+    PD_EXPECT_ERROR(pd_tensor_ready_on(&y, NULL), PD_ERR_INVALID_ARGUMENT,
+                    "pd_tensor_ready_on: consumer is NULL");
+    pd_tensor_release(&x);
+    pd_tensor_release(&y);
+    PD_EXPECT_OK(t->stream_destroy(t->user, 0, raw));
+    pd_registry_destroy(reg);
+}
+
+/* A consumer pdext knows (the host's wrapped stream) becomes the memory's last stream: pdext's
+ * next call there needs no event, and one back on the default stream waits for it. */
+PD_TEST(HostStream, ReadyOnAKnownStreamMakesItTheMemorysLast)
+{
+    pd_registry *reg = rt_registry1("ds_sim_ops");
+    PD_ASSERT(reg != NULL);
+    host_stream h = host_stream_make();
+    const int64_t n = 8;
+    PD_ASSERT_OK(pd_stream_set_current(sim(0), NULL));
+    pd_tensor x = device_iota(n);
+    pd_tensor y = relu(reg, &x);
+    PD_ASSERT_OK(pd_tensor_ready_on(&y, h.handle));
+    PD_ASSERT_OK(pd_stream_set_current(sim(0), h.wrapper));
+    pd_sim_calls before = calls();
+    pd_tensor z = relu(reg, &y);
+    pd_sim_calls after = calls();
+    PD_EXPECT_EQ(after.event_record - before.event_record, 0);
+    PD_EXPECT_EQ(after.event_wait - before.event_wait, 0);
+    expect_relu_of_iota(&z, n);
+    pd_tensor *all[] = {&x, &y, &z};
+    for (int i = 0; i < 3; ++i)
+        pd_tensor_release(all[i]);
+    host_stream_end(&h);
+    pd_registry_destroy(reg);
+}

@@ -125,6 +125,34 @@ void pd__device_record_stream(pd_storage *s, void *stream)
     pthread_mutex_unlock(&d->lock);
 }
 
+/* Makes `stream` wait for the work queued on `last` so far (both streams of d's device
+ * `place`): one event, made for this and given back once the wait is queued (a device keeps
+ * what a queued wait needs, as cudaEventDestroy does). Moves between streams are rare next to
+ * the calls on one stream, which make none. Nothing when `last` no longer exists (destroyed
+ * after finishing its work). */
+static pd_status wait_for_stream(const char *who, pd__device *d, pd_place place, void *last,
+                                 void *stream)
+{
+    pthread_mutex_lock(&d->lock);
+    bool live = pd__device_stream_live(d, last);
+    pthread_mutex_unlock(&d->lock);
+    if (!live)
+        return PD_OK;
+    const pd_device_table *t = d->table;
+    int32_t id = place.device_id;
+    void *event = NULL;
+    pd_status st = t->event_create(t->user, id, &event);
+    if (st == PD_OK) {
+        st = t->event_record(t->user, id, event, last);
+        if (st == PD_OK)
+            st = t->event_wait(t->user, id, stream, event);
+        (void)t->event_destroy(t->user, id, event);
+    }
+    return st == PD_OK ? PD_OK
+                       : pd__device_failed(who, d, place,
+                                           "waiting for the stream that last used the memory", st);
+}
+
 pd_status pd__device_block_order(const char *who, pd_storage *s, void *stream)
 {
     struct pd__device_block *b = s->dev;
@@ -133,28 +161,9 @@ pd_status pd__device_block_order(const char *who, pd_storage *s, void *stream)
     void *last = atomic_load_explicit(&b->last, memory_order_acquire);
     if (last == stream) /* the steady state: the stream's own order is enough */
         return PD_OK;
-    pd__device *d = b->device;
-    int32_t id = s->place.device_id;
-    pthread_mutex_lock(&d->lock);
-    bool live = last != NULL && pd__device_stream_live(d, last); /* destroyed: its work is done */
-    pthread_mutex_unlock(&d->lock);
-    if (live) {
-        /* One event, made for this move and given back once the wait is queued (a device
-         * keeps what a queued wait needs, as cudaEventDestroy does): moves between streams
-         * are rare next to the calls on one stream, which make none. */
-        const pd_device_table *t = d->table;
-        void *event = NULL;
-        pd_status st = t->event_create(t->user, id, &event);
-        if (st == PD_OK) {
-            st = t->event_record(t->user, id, event, last);
-            if (st == PD_OK)
-                st = t->event_wait(t->user, id, stream, event);
-            (void)t->event_destroy(t->user, id, event);
-        }
-        if (st != PD_OK)
-            return pd__device_failed(who, d, s->place,
-                                     "waiting for the stream that last used the memory", st);
-    }
+    pd_status st = last ? wait_for_stream(who, b->device, s->place, last, stream) : PD_OK;
+    if (st != PD_OK)
+        return st;
     atomic_store_explicit(&b->last, stream, memory_order_release);
     pd__device_record_stream(s, stream); /* the cache waits for this stream too */
     return PD_OK;
@@ -396,4 +405,33 @@ pd_status pd_tensor_record_stream(const pd_tensor *t, pd_stream_t *s)
     pd__device_record_stream(t->storage,
                              pd_stream_handle(s)); /* memory the host wrapped: its own */
     return PD_OK;
+}
+
+pd_status pd_tensor_ready_on(const pd_tensor *t, pd_device_stream consumer)
+{
+    static const char who[] = "pd_tensor_ready_on";
+    if (t == NULL || consumer == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who, t ? "consumer" : "t");
+    if (pd_place_is_host(t->place))
+        return PD_OK;
+    pd_status st = pd__tensor_ready(t); /* an async call may still be queueing it */
+    pd__device *d = st == PD_OK ? pd__device_of(who, t->place) : NULL;
+    if (d == NULL)
+        return st == PD_OK ? pd_last_status() : st;
+    pd_storage *s = t->storage;
+    if (s != NULL && s->dev != NULL && s->place.type != PD_PLACE_GPU_PINNED) {
+        pthread_mutex_lock(&d->lock);
+        bool known = pd__device_stream_live(d, consumer);
+        pthread_mutex_unlock(&d->lock);
+        if (known) /* ordered both ways from now on, as a call on `consumer` would be */
+            return pd__device_block_order(who, s, consumer);
+        void *last = atomic_load_explicit(&s->dev->last, memory_order_acquire);
+        return last == NULL || last == consumer ? PD_OK
+                                                : wait_for_stream(who, d, t->place, last, consumer);
+    }
+    void *current = NULL; /* memory the host wrapped: pdext's work on it is on this stream */
+    st = pd__device_stream_of(who, d, t->place, &current);
+    if (st != PD_OK || current == consumer)
+        return st;
+    return wait_for_stream(who, d, t->place, current, consumer);
 }
