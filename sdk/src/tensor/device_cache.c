@@ -420,14 +420,15 @@ pd_status pd_tensor_ready_on(const pd_tensor *t, pd_device_stream consumer)
         return st == PD_OK ? pd_last_status() : st;
     pd_storage *s = t->storage;
     if (s != NULL && s->dev != NULL && s->place.type != PD_PLACE_GPU_PINNED) {
+        void *last = atomic_load_explicit(&s->dev->last, memory_order_acquire);
+        if (last == NULL || last == consumer) /* the usual case: no lock, no device call */
+            return PD_OK;
         pthread_mutex_lock(&d->lock);
         bool known = pd__device_stream_live(d, consumer);
         pthread_mutex_unlock(&d->lock);
-        if (known) /* ordered both ways from now on, as a call on `consumer` would be */
-            return pd__device_block_order(who, s, consumer);
-        void *last = atomic_load_explicit(&s->dev->last, memory_order_acquire);
-        return last == NULL || last == consumer ? PD_OK
-                                                : wait_for_stream(who, d, t->place, last, consumer);
+        return known /* ordered both ways from now on, as a call on `consumer` would be */
+                   ? pd__device_block_order(who, s, consumer)
+                   : wait_for_stream(who, d, t->place, last, consumer);
     }
     void *current = NULL; /* memory the host wrapped: pdext's work on it is on this stream */
     st = pd__device_stream_of(who, d, t->place, &current);

@@ -12,14 +12,18 @@
  * Streams. A stream is a FIFO of jobs (copy, memset, launched function, wait for an event)
  * that runs only when something waits for it: drain() pops and runs jobs in order on the
  * waiting thread. One mutex guards all lists and counters and is never held while a job
- * runs (a job may drain another stream); a stream's `draining` lock keeps two waiters from
- * running its jobs out of order. Events are (stream, sequence number) pairs: recording
- * takes the count of jobs enqueued so far, and the event is done once that many have run.
+ * runs (a job may drain another stream). One recursive lock, `running`, is held while jobs
+ * run: two waiters never run a stream's jobs out of order, and a wait job that drains
+ * another stream (which may wait on the first in turn, later in its queue) takes no second
+ * lock, so two streams waiting on each other's events at different times cannot deadlock
+ * (one lock per stream could: A draining B while B drains A). Events are (stream, sequence
+ * number) pairs: recording takes the count of jobs enqueued so far, and the event is done
+ * once that many have run.
  *
  * Pinned host memory (host_alloc) is plain mapped pages the CPU may use, counted; the convert
  * kernel (strided copies and casts on the device) is sim_convert.c, run as a stream job.
  *
- * A little over 500 lines: the table is one unit that a custom-device author reads top to
+ * About 600 lines: the table is one unit that a custom-device author reads top to
  * bottom, so memory, streams and events stay together.
  */
 #include "pd_sim_device.h"
@@ -67,7 +71,6 @@ typedef struct sim_stream {
     int32_t device;
     job *head, *tail;
     uint64_t enqueued, completed;
-    pthread_mutex_t draining;
 } sim_stream;
 
 typedef struct sim_event {
@@ -228,10 +231,22 @@ static void run(job *j)
     }
 }
 
+/* The lock held while jobs run (recursive: a wait job drains another stream), made once. */
+static pthread_mutex_t running;
+static pthread_once_t running_once = PTHREAD_ONCE_INIT;
+static void running_init(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&running, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
 /* Runs s's jobs in order until `upto` of them have completed (UINT64_MAX: all). Returns at
  * once when they have: a wait job for an event of its own stream (or of a stream draining
- * this one) is met by the stream's order, and draining would take the `draining` lock that
- * the thread running the wait already holds. */
+ * this one) is met by the stream's order, so a nested drain of a stream this thread is
+ * draining never runs its later jobs early. */
 static void drain(sim_stream *s, uint64_t upto)
 {
     pthread_mutex_lock(&sim.lock);
@@ -239,7 +254,8 @@ static void drain(sim_stream *s, uint64_t upto)
     pthread_mutex_unlock(&sim.lock);
     if (reached)
         return;
-    pthread_mutex_lock(&s->draining);
+    pthread_once(&running_once, running_init);
+    pthread_mutex_lock(&running);
     for (;;) {
         pthread_mutex_lock(&sim.lock);
         job *j = s->completed < upto ? s->head : NULL;
@@ -259,7 +275,7 @@ static void drain(sim_stream *s, uint64_t upto)
         pthread_mutex_unlock(&sim.lock);
         free(j);
     }
-    pthread_mutex_unlock(&s->draining);
+    pthread_mutex_unlock(&running);
 }
 
 /* Enqueues *proto on s, or runs it now when s is NULL. */
@@ -430,7 +446,6 @@ static pd_status sim_stream_create(void *user, int32_t device, pd_device_stream 
     if (s == NULL)
         return PD_ERR_OUT_OF_MEMORY;
     s->device = device;
-    pthread_mutex_init(&s->draining, NULL);
     pthread_mutex_lock(&sim.lock);
     bool room = n_streams < 256;
     if (room) {
@@ -439,7 +454,6 @@ static pd_status sim_stream_create(void *user, int32_t device, pd_device_stream 
     }
     pthread_mutex_unlock(&sim.lock);
     if (!room) {
-        pthread_mutex_destroy(&s->draining);
         free(s);
         return PD_ERR_UNAVAILABLE;
     }
@@ -471,7 +485,6 @@ static pd_status sim_stream_destroy(void *user, int32_t device, pd_device_stream
         }
     sim.stats.live_streams--;
     pthread_mutex_unlock(&sim.lock);
-    pthread_mutex_destroy(&s->draining);
     free(s);
     return PD_OK;
 }
