@@ -13,6 +13,7 @@
  * for where it is used next), the first time only.
  */
 #include "pd_sim_device.h"
+#include "pdext_executor.h"
 #include "runner_helpers.h"
 
 static pd_place sim(int32_t id)
@@ -338,6 +339,36 @@ PD_TEST(HostStream, ReadyOnAKnownStreamMakesItTheMemorysLast)
     pd_tensor *all[] = {&x, &y, &z};
     for (int i = 0; i < 3; ++i)
         pd_tensor_release(all[i]);
+    host_stream_end(&h);
+    pd_registry_destroy(reg);
+}
+
+/* --- The executor: an input last used on another stream than the submitter's ---------------- */
+
+/* y is computed on the host's stream; the submitter then goes back to the default stream and
+ * hands y to the executor: the executor's stream waits for the host's (an event at
+ * submission), not only for the submitter's current stream. */
+PD_TEST(HostStream, AnExecutorCallWaitsForTheStreamThatUsedItsInputLast)
+{
+    pd_registry *reg = rt_registry1("ds_sim_ops");
+    PD_ASSERT(reg != NULL);
+    pd_executor_options o = {sizeof o, 1, 0, -1};
+    pd_executor *ex = NULL;
+    PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
+    host_stream h = host_stream_make();
+    const int64_t n = 11;
+    PD_ASSERT_OK(pd_stream_set_current(sim(0), h.wrapper));
+    pd_tensor x = device_iota(n);
+    pd_tensor y = relu(reg, &x); /* queued on the host's stream */
+    PD_ASSERT_OK(pd_stream_set_current(sim(0), NULL));
+    pd_tensor z = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(&y), out = pd_arg_of(&z);
+    PD_ASSERT_OK(pd_run_async(ex, 0, "sim_relu", &in, 1, NULL, 0, &out, 1));
+    expect_relu_of_iota(&z, n); /* waits for z's call, whose stream waits for y's kernel */
+    pd_tensor *all[] = {&x, &y, &z};
+    for (int i = 0; i < 3; ++i)
+        pd_tensor_release(all[i]);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
     host_stream_end(&h);
     pd_registry_destroy(reg);
 }

@@ -169,6 +169,11 @@ pd_status pd__device_block_order(const char *who, pd_storage *s, void *stream)
     return PD_OK;
 }
 
+void *pd__device_block_last(const pd_storage *s)
+{
+    return s->dev == NULL ? NULL : atomic_load_explicit(&s->dev->last, memory_order_acquire);
+}
+
 pd_status pd__device_order_on_current(const char *who, pd_storage *s)
 {
     if (s == NULL || s->dev == NULL || s->place.type == PD_PLACE_GPU_PINNED)

@@ -171,6 +171,8 @@ void pd__device_record_stream(pd_storage *s, void *stream);
  * s's last, and noted for the cache. Nothing for memory pdext did not allocate on a device,
  * pinned memory, or s's last stream itself. The message names `who`. */
 pd_status pd__device_block_order(const char *who, pd_storage *s, void *stream);
+/* The device handle of the stream that used s last (NULL for memory that is no device block). */
+void *pd__device_block_last(const pd_storage *s);
 /* pd__device_block_order on the thread's stream of s's device (NULL s: nothing). */
 pd_status pd__device_order_on_current(const char *who, pd_storage *s);
 
