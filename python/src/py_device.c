@@ -76,25 +76,33 @@ static _Thread_local struct {
 static _Thread_local int torch_stream_count;
 
 /* For a torch CUDA tensor: makes torch's current stream of its device this thread's current
- * stream for `place`, so the call runs on it (and the DLPack exchange names it: torch has
- * nothing to wait for). torch's legacy default stream (handle 0) cannot be wrapped: pdext's
- * own default stream is used, ordered by the DLPack exchange. 0, or -1 with an exception. */
+ * stream for `place`, so the call runs on it and the DLPack exchange names it: torch has
+ * nothing to wait for on its side (no event), and pdext's output, read on that same stream,
+ * nothing on pdext's (no synchronize). torch's default stream is the legacy default stream,
+ * handle 0, which pdext cannot wrap (0 means "none" to it): it is named by CUDA's other
+ * handle for the same stream, cudaStreamLegacy (1), as DLPack and torch_native.cpp name it.
+ * A thread cycling through more streams than the table holds runs on pdext's default stream
+ * (the exchange orders it, with an event each way). 0, or -1 with an exception. */
 static int follow_torch_stream(PyObject *obj, pd_place place)
 {
     PyObject *h = pdext_torch_stream(NULL, obj);
     if (h == NULL)
         return -1;
-    void *handle = h == Py_None ? NULL : PyLong_AsVoidPtr(h);
+    if (h == Py_None) { /* not a torch CUDA tensor */
+        Py_DECREF(h);
+        return 0;
+    }
+    void *handle = PyLong_AsVoidPtr(h);
     Py_DECREF(h);
     if (PyErr_Occurred())
         return -1;
+    if (handle == NULL)
+        handle = (void *)(uintptr_t)1; /* cudaStreamLegacy */
     pd_stream_t *stream = NULL;
-    for (int i = 0; handle != NULL && i < torch_stream_count; ++i)
+    for (int i = 0; i < torch_stream_count; ++i)
         if (torch_streams[i].handle == handle && pd_place_equal(torch_streams[i].place, place))
             stream = torch_streams[i].stream;
-    if (handle != NULL && stream == NULL) {
-        if (torch_stream_count == TORCH_STREAMS_MAX) /* a thread cycling through streams */
-            return 0;                                /* runs on pdext's; DLPack orders it */
+    if (stream == NULL && torch_stream_count < TORCH_STREAMS_MAX) {
         if (pd_stream_wrap(place, handle, &stream) != PD_OK) {
             pdext_raise_status(pd_last_status(), NULL);
             return -1;
@@ -103,7 +111,7 @@ static int follow_torch_stream(PyObject *obj, pd_place place)
         torch_streams[torch_stream_count].handle = handle;
         torch_streams[torch_stream_count++].stream = stream;
     }
-    if (h != Py_None && pd_stream_set_current(place, stream) != PD_OK) {
+    if (pd_stream_set_current(place, stream) != PD_OK) { /* NULL: pdext's default stream */
         pdext_raise_status(pd_last_status(), NULL);
         return -1;
     }

@@ -211,22 +211,29 @@ static PyObject *tensor_dlpack(pdext_TensorObject *self, PyObject *args, PyObjec
     if (pdext_tensor_ready(self) < 0) /* an executor may still be computing it */
         return NULL;
     if (stream != Py_None && pd_is_gpu(&self->t)) {
-        /* The consumer reads on its stream `stream`: work pdext queued for this tensor on
-         * another stream must be done first. pdext cannot make a foreign stream wait on an
-         * event, so it waits for its own stream, unless the consumer names that one. */
-        pd_stream_t *mine = pd_stream_current(self->t.place);
-        if (mine == NULL)
-            return pdext_raise_status(PD_ERR_UNAVAILABLE, "pdext.Tensor.__dlpack__()");
+        /* The consumer reads on its stream `stream` (a CUDA handle; 1 and 2 name CUDA's
+         * default streams, -1 asks for no order): it waits, on the device, for the work
+         * pdext queued that uses this memory (pd_tensor_ready_on: one event, nothing when
+         * the consumer names the stream that work is on, as torch does once pdext runs on
+         * torch's stream). The host waits only when no stream is named (0, or no int). */
+        long number = PyLong_Check(stream) ? PyLong_AsLong(stream) : 0;
+        PyErr_Clear(); /* a handle past LONG_MAX: not -1 */
         void *theirs = PyLong_Check(stream) ? PyLong_AsVoidPtr(stream) : NULL;
         if (PyErr_Occurred())
             return NULL;
-        if (theirs != pd_stream_handle(mine)) {
+        pd_status st = PD_OK;
+        if (number != -1) {
             PyThreadState *ts = PyEval_SaveThread();
-            pd_status st = pd_stream_synchronize(mine);
+            if (theirs != NULL) {
+                st = pd_tensor_ready_on(&self->t, theirs);
+            } else { /* 0 names no CUDA stream (the protocol forbids it): the host waits */
+                pd_stream_t *mine = pd_stream_current(self->t.place);
+                st = mine ? pd_stream_synchronize(mine) : pd_last_status();
+            }
             PyEval_RestoreThread(ts);
-            if (st != PD_OK)
-                return pdext_raise_status(st, "pdext.Tensor.__dlpack__()");
         }
+        if (st != PD_OK)
+            return pdext_raise_status(st, "pdext.Tensor.__dlpack__()");
     }
     return pdext_dlpack_export(self);
 }

@@ -247,6 +247,15 @@ struct pd_tensor; /* pd_tensor.h */
  * PD_ERR_INVALID_ARGUMENT for NULL, a tensor without storage or on host memory, and a
  * stream of another device. */
 pd_status pd_tensor_record_stream(const struct pd_tensor *t, pd_stream_t *stream);
+/* Makes `consumer` (a device handle of a stream of t's device, such as the stream a DLPack
+ * consumer names, which pdext need not know) wait for the work pdext queued that uses t's
+ * memory, without blocking the host: an event recorded on the stream that used the memory
+ * last (for memory pdext did not allocate, the thread's current stream of the device) and
+ * waited for on `consumer`; nothing when that stream is `consumer` itself, or for host
+ * memory. A consumer pdext knows (wrapped or its own) becomes the memory's last stream, so
+ * that pdext's later work on it waits for the consumer's in turn. PD_ERR_INVALID_ARGUMENT
+ * for a NULL tensor or consumer. */
+pd_status pd_tensor_ready_on(const struct pd_tensor *t, pd_device_stream consumer);
 /* The place of the stream's device. */
 pd_place pd_stream_place(const pd_stream_t *stream);
 

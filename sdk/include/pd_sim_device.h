@@ -58,6 +58,18 @@ typedef struct pd_sim_stats {
 } pd_sim_stats;
 void pd_sim_stats_get(pd_sim_stats *out);
 
+/* Calls the runtime (or anyone) made of the sim's table members since the process started,
+ * one counter per member: what a test counts to prove which device calls a path makes, such
+ * as no stream_synchronize and no event per op call on a host's stream. Where pd_sim_stats
+ * counts work done, this counts requests, each when it is made (a queued copy counts at once).
+ * Copies are one counter (h2d, d2h and d2d). */
+typedef struct pd_sim_calls {
+    int64_t alloc, free, memset, copy, convert, launch;
+    int64_t stream_create, stream_destroy, stream_synchronize, stream_query;
+    int64_t event_create, event_destroy, event_record, event_wait, event_synchronize;
+} pd_sim_calls;
+void pd_sim_calls_get(pd_sim_calls *out);
+
 /* Bytes each device can hold (0: the default, 1 GiB); the live allocations are not touched. */
 void pd_sim_set_capacity(size_t bytes);
 

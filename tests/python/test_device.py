@@ -140,6 +140,21 @@ def test_gpu_import_shares_memory_with_the_producer(pdext):
     assert data_pointer(alias) == data_pointer(g)
 
 
+def test_gpu_export_on_the_consumers_stream_or_none_keeps_values(pdext, gops):
+    # A consumer naming the stream pdext ran on (what torch does once pdext follows torch's
+    # stream) and one asking for no order (-1) both get the memory; a call's result read
+    # back through them has the kernel's values (the sim runs queued work only when waited).
+    a = np.array([-2.0, 0.5, 3.0], np.float32)
+    first = Producer(on_gpu(pdext, a))
+    y = gops.custom_relu(first)
+    (handle,) = first.streams
+    for stream in (handle, -1):
+        alias = pdext.from_dlpack(Producer(y))  # asks with pdext's stream
+        assert data_pointer(alias) == data_pointer(y)
+        assert y.__dlpack__(stream=stream) is not None
+    np.testing.assert_array_equal(y.to("cpu").numpy(), np.maximum(a, 0))
+
+
 def test_producer_with_a_malformed_dlpack_device_is_refused(gops):
     class Wrong:
         def __dlpack_device__(self):

@@ -311,9 +311,25 @@ void *pd__ctx_stream(pd_kernel_ctx *ctx)
 
 pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx)
 {
+    /* Device memory pdext allocated (a storage with a device block) another stream used last
+     * makes the call's stream (the thread's stream of that device, the call's) wait for that
+     * one (pd__device_block_order: nothing while the memory stays on one stream). Borrowed
+     * tensors have no storage: their order is the host's, and a place no device serves is
+     * left to the kernel's own check. */
+    const char *who = ctx->op->name;
     for (int32_t i = 0; i < ctx->n_inputs; ++i)
         for (int32_t k = 0; k < ctx->in[i].count; ++k) {
-            pd_status s = pd__tensor_ready(&ctx->in[i].tensors[k]);
+            const pd_tensor *t = &ctx->in[i].tensors[k];
+            pd_status s = pd__tensor_ready(t);
+            if (s == PD_OK && t->storage != NULL)
+                s = pd__device_order_on_current(who, t->storage);
+            if (s != PD_OK)
+                return s;
+        }
+    /* The host's destinations: the kernel writes them on the call's stream. */
+    for (int32_t o = 0; ctx->has_dest && o < ctx->n_outputs; ++o)
+        for (int32_t k = 0; ctx->out[o].dest != NULL && k < ctx->out[o].n_dest; ++k) {
+            pd_status s = pd__device_order_on_current(who, ctx->out[o].dest[k].storage);
             if (s != PD_OK)
                 return s;
         }

@@ -310,7 +310,9 @@ void pd__ctx_prepare_inputs(pd_kernel_ctx *ctx);
 /* --- ctx.c: pending inputs ------------------------------------------------------------------ */
 
 /* What the synchronous runner does with inputs that may be pending: waits for each; the
- * error of a poisoned one ends the call (as the thread's last error). */
+ * error of a poisoned one ends the call (as the thread's last error). On a device it also
+ * orders the call's stream after the stream that last used each input's (and destination's)
+ * memory, where that is another one. */
 pd_status pd__ctx_wait_inputs(const pd_kernel_ctx *ctx);
 
 /* --- The implementations of the function table --------------------------------------------- */

@@ -152,10 +152,20 @@ static pd_status choose_device_stream(pd_executor *ex, pd__exec_call *call)
         s = pd_event_record(call->host_event, host);
     if (s != PD_OK)
         return pd__fail_prefix("%s: ", ctx->op->name);
-    for (int32_t j = 0; j < call->n_inputs; ++j)
-        if (call->inputs[j].storage != NULL)
-            pd__device_record_stream(call->inputs[j].storage, pd_stream_handle(call->dev_stream));
-    return PD_OK;
+    /* An input another stream than the submitter's used last (a synchronous call's output on
+     * a host's stream the submitter has left since): the call's stream waits for that one
+     * too, by an event queued now (pd__device_block_order; inputs of the submitter's stream
+     * are the host event's). */
+    pd_device_stream dev = pd_stream_handle(call->dev_stream), mine = pd_stream_handle(host);
+    for (int32_t j = 0; j < call->n_inputs && s == PD_OK; ++j) {
+        pd_storage *in = call->inputs[j].storage;
+        if (in == NULL)
+            continue;
+        pd__device_record_stream(in, dev);
+        if (in->dev != NULL && pd__device_block_last(in) != mine)
+            s = pd__device_block_order(ctx->op->name, in, dev);
+    }
+    return s;
 }
 
 /* The caller's steps with its thread's stream on the call's device swapped for the call's

@@ -46,6 +46,11 @@ pd_status pd__copy_across(const char *who, void *dst, pd_place dst_place, pd_dat
         pd__copy_to_dense(dst, dst_type, src);
         return PD_OK;
     }
+    /* The copy runs on the thread's stream of src's device: after the work of the stream
+     * that used src's memory last, where that is another one. */
+    pd_status ordered = src_host ? PD_OK : pd__device_order_on_current(who, src->storage);
+    if (ordered != PD_OK)
+        return ordered;
     size_t bytes = (size_t)pd_numel(src) * pd_dtype_size(dst_type);
     if (dst_type == src->dtype && pd_is_contiguous(src))
         return pd__device_copy(who, dst_place, dst, src->place, src->data, bytes);

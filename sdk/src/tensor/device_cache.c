@@ -16,6 +16,12 @@
  * work is not ordered with. A block used on more streams than it remembers waits, when it
  * dies, for every stream of its device.
  *
+ * Order between streams. A block also remembers the stream that used it last. An op call or
+ * a copy about to use it on another stream makes that stream wait for the last one (one
+ * event, recorded there and waited for here: no host synchronization) and notes the new
+ * stream for the cache. Calls that stay on one stream, a host's or pdext's, make no device
+ * call for it at all.
+ *
  * Sizes. Requests round up to 512 bytes (to 2 MiB from 1 MiB up), and a cached block serves a
  * request of at least half its size, so blocks of one shape of tensor meet again. The cache
  * holds at most PDEXT_DEVICE_CACHE_MB MiB per device (default 1024; 0 turns caching off);
@@ -55,6 +61,10 @@ struct pd__device_block {
      * the slots hold (the cache then waits for all of the device's streams). */
     void *used_on[USED_ON_MAX];
     bool used_on_more;
+    /* The stream the last op call or copy that used it was queued on (the one it was
+     * allocated on until another uses it; NULL for pinned memory): a use on another stream
+     * waits for that one first (pd__device_block_order). */
+    _Atomic(void *) last;
 };
 
 /* A device block's storage header and the cache's record of it, in one malloc: the cached
@@ -115,6 +125,64 @@ void pd__device_record_stream(pd_storage *s, void *stream)
     pthread_mutex_unlock(&d->lock);
 }
 
+/* Makes `stream` wait for the work queued on `last` so far (both streams of d's device
+ * `place`): one event, made for this and given back once the wait is queued (a device keeps
+ * what a queued wait needs, as cudaEventDestroy does). Moves between streams are rare next to
+ * the calls on one stream, which make none. Nothing when `last` no longer exists (destroyed
+ * after finishing its work). */
+static pd_status wait_for_stream(const char *who, pd__device *d, pd_place place, void *last,
+                                 void *stream)
+{
+    pthread_mutex_lock(&d->lock);
+    bool live = pd__device_stream_live(d, last);
+    pthread_mutex_unlock(&d->lock);
+    if (!live)
+        return PD_OK;
+    const pd_device_table *t = d->table;
+    int32_t id = place.device_id;
+    void *event = NULL;
+    pd_status st = t->event_create(t->user, id, &event);
+    if (st == PD_OK) {
+        st = t->event_record(t->user, id, event, last);
+        if (st == PD_OK)
+            st = t->event_wait(t->user, id, stream, event);
+        (void)t->event_destroy(t->user, id, event);
+    }
+    return st == PD_OK ? PD_OK
+                       : pd__device_failed(who, d, place,
+                                           "waiting for the stream that last used the memory", st);
+}
+
+pd_status pd__device_block_order(const char *who, pd_storage *s, void *stream)
+{
+    struct pd__device_block *b = s->dev;
+    if (b == NULL || stream == NULL || s->place.type == PD_PLACE_GPU_PINNED)
+        return PD_OK;
+    void *last = atomic_load_explicit(&b->last, memory_order_acquire);
+    if (last == stream) /* the steady state: the stream's own order is enough */
+        return PD_OK;
+    pd_status st = last ? wait_for_stream(who, b->device, s->place, last, stream) : PD_OK;
+    if (st != PD_OK)
+        return st;
+    atomic_store_explicit(&b->last, stream, memory_order_release);
+    pd__device_record_stream(s, stream); /* the cache waits for this stream too */
+    return PD_OK;
+}
+
+void *pd__device_block_last(const pd_storage *s)
+{
+    return s->dev == NULL ? NULL : atomic_load_explicit(&s->dev->last, memory_order_acquire);
+}
+
+pd_status pd__device_order_on_current(const char *who, pd_storage *s)
+{
+    if (s == NULL || s->dev == NULL || s->place.type == PD_PLACE_GPU_PINNED)
+        return PD_OK;
+    void *stream = NULL;
+    pd_status st = pd__device_stream_of(who, s->dev->device, s->place, &stream);
+    return st == PD_OK ? pd__device_block_order(who, s, stream) : st;
+}
+
 /* Whether work on `other` cannot touch the block any more for an allocation on `stream`:
  * none, the same stream (whose order puts the new work after), destroyed (after finishing
  * its work: stream.c keeps which handles exist, and a dead handle must never reach
@@ -150,24 +218,42 @@ static pd_storage **cache_of(pd__device *d, pd_place place, size_t **bytes)
     return &d->cached[place.device_id];
 }
 
+/* Whether the block is known usable on `stream` without asking the device: its own stream
+ * (or none), and no other stream's use noted. */
+static bool block_quiet(const pd_storage *s, void *stream)
+{
+    if (s->dev->stream != stream && s->dev->stream != NULL)
+        return false;
+    for (int32_t k = 0; k < USED_ON_MAX; ++k)
+        if (s->dev->used_on[k] != NULL)
+            return false;
+    return true;
+}
+
 /* A cached block for `size` usable on `stream`, unlinked; NULL if none. Under d->lock. A
  * block whose stream is NULL is idle: its stream finished and was destroyed (or it is
- * pinned host memory). */
+ * pinned host memory). Blocks of the stream itself are looked at first: a block of another
+ * stream costs a stream_query, which a caller that stays on one stream (a host's, switching
+ * now and then) need not pay while its own blocks serve it. */
 static pd_storage *take(pd__device *d, pd_place place, size_t size, void *stream)
 {
     int32_t id = place.device_id;
     size_t *cached_bytes = NULL;
     pd_storage **list = cache_of(d, place, &cached_bytes);
     pd_storage **best = NULL;
-    for (pd_storage **p = list; *p; p = &(*p)->dev->cache_next) {
-        pd_storage *s = *p;
-        if (s->capacity < size || s->capacity / 2 > size || !block_usable(d, id, s, stream))
-            continue;
-        if (best == NULL || s->capacity < (*best)->capacity)
-            best = p;
-        if (s->capacity == size)
-            break;
-    }
+    for (int pass = 0; pass < 2 && best == NULL; ++pass)
+        for (pd_storage **p = list; *p; p = &(*p)->dev->cache_next) {
+            pd_storage *s = *p;
+            if (s->capacity < size || s->capacity / 2 > size)
+                continue;
+            if (pass == 0 ? !block_quiet(s, stream)
+                          : block_quiet(s, stream) || !block_usable(d, id, s, stream))
+                continue; /* the second pass asks only of the blocks the first left */
+            if (best == NULL || s->capacity < (*best)->capacity)
+                best = p;
+            if (s->capacity == size)
+                break;
+        }
     if (best == NULL)
         return NULL;
     pd_storage *s = *best;
@@ -226,6 +312,7 @@ pd_status pd__device_block_new(const char *who, pd__device *d, pd_place place, s
     }
     s->place = place;
     s->dev->stream = stream;
+    atomic_store_explicit(&s->dev->last, stream, memory_order_relaxed);
     s->dev->cache_next = NULL;
     for (int32_t k = 0; k < USED_ON_MAX; ++k)
         s->dev->used_on[k] = NULL;
@@ -323,4 +410,34 @@ pd_status pd_tensor_record_stream(const pd_tensor *t, pd_stream_t *s)
     pd__device_record_stream(t->storage,
                              pd_stream_handle(s)); /* memory the host wrapped: its own */
     return PD_OK;
+}
+
+pd_status pd_tensor_ready_on(const pd_tensor *t, pd_device_stream consumer)
+{
+    static const char who[] = "pd_tensor_ready_on";
+    if (t == NULL || consumer == NULL)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who, t ? "consumer" : "t");
+    if (pd_place_is_host(t->place))
+        return PD_OK;
+    pd_status st = pd__tensor_ready(t); /* an async call may still be queueing it */
+    pd__device *d = st == PD_OK ? pd__device_of(who, t->place) : NULL;
+    if (d == NULL)
+        return st == PD_OK ? pd_last_status() : st;
+    pd_storage *s = t->storage;
+    if (s != NULL && s->dev != NULL && s->place.type != PD_PLACE_GPU_PINNED) {
+        void *last = atomic_load_explicit(&s->dev->last, memory_order_acquire);
+        if (last == NULL || last == consumer) /* the usual case: no lock, no device call */
+            return PD_OK;
+        pthread_mutex_lock(&d->lock);
+        bool known = pd__device_stream_live(d, consumer);
+        pthread_mutex_unlock(&d->lock);
+        return known /* ordered both ways from now on, as a call on `consumer` would be */
+                   ? pd__device_block_order(who, s, consumer)
+                   : wait_for_stream(who, d, t->place, last, consumer);
+    }
+    void *current = NULL; /* memory the host wrapped: pdext's work on it is on this stream */
+    st = pd__device_stream_of(who, d, t->place, &current);
+    if (st != PD_OK || current == consumer)
+        return st;
+    return wait_for_stream(who, d, t->place, current, consumer);
 }

@@ -165,6 +165,16 @@ void pd__device_block_free(pd_storage *s);
  * device): the cache reuses s only once that stream is idle (device_cache.c). Host and
  * pinned memory are left alone. */
 void pd__device_record_stream(pd_storage *s, void *stream);
+/* Orders work about to be queued on `stream` (a device handle of s's device) that uses s after
+ * the work of the stream that used s last, when that is another stream that still exists: an
+ * event recorded there and waited for on `stream`, no host synchronization; then `stream` is
+ * s's last, and noted for the cache. Nothing for memory pdext did not allocate on a device,
+ * pinned memory, or s's last stream itself. The message names `who`. */
+pd_status pd__device_block_order(const char *who, pd_storage *s, void *stream);
+/* The device handle of the stream that used s last (NULL for memory that is no device block). */
+void *pd__device_block_last(const pd_storage *s);
+/* pd__device_block_order on the thread's stream of s's device (NULL s: nothing). */
+pd_status pd__device_order_on_current(const char *who, pd_storage *s);
 
 /* --- pending.c: tensors an async call has not computed yet (completions: pending.h) --------- */
 /* Drops the storage's completion (its last reference is going). */

@@ -12,14 +12,18 @@
  * Streams. A stream is a FIFO of jobs (copy, memset, launched function, wait for an event)
  * that runs only when something waits for it: drain() pops and runs jobs in order on the
  * waiting thread. One mutex guards all lists and counters and is never held while a job
- * runs (a job may drain another stream); a stream's `draining` lock keeps two waiters from
- * running its jobs out of order. Events are (stream, sequence number) pairs: recording
- * takes the count of jobs enqueued so far, and the event is done once that many have run.
+ * runs (a job may drain another stream). One recursive lock, `running`, is held while jobs
+ * run: two waiters never run a stream's jobs out of order, and a wait job that drains
+ * another stream (which may wait on the first in turn, later in its queue) takes no second
+ * lock, so two streams waiting on each other's events at different times cannot deadlock
+ * (one lock per stream could: A draining B while B drains A). Events are (stream, sequence
+ * number) pairs: recording takes the count of jobs enqueued so far, and the event is done
+ * once that many have run.
  *
  * Pinned host memory (host_alloc) is plain mapped pages the CPU may use, counted; the convert
  * kernel (strided copies and casts on the device) is sim_convert.c, run as a stream job.
  *
- * A little over 500 lines: the table is one unit that a custom-device author reads top to
+ * About 600 lines: the table is one unit that a custom-device author reads top to
  * bottom, so memory, streams and events stay together.
  */
 #include "pd_sim_device.h"
@@ -67,7 +71,6 @@ typedef struct sim_stream {
     int32_t device;
     job *head, *tail;
     uint64_t enqueued, completed;
-    pthread_mutex_t draining;
 } sim_stream;
 
 typedef struct sim_event {
@@ -84,6 +87,11 @@ static struct {
     int64_t waits;   /* event waits run (not part of pd_sim_stats) */
     int32_t current; /* set_device / get_device: one per process is enough for a simulation */
 } sim = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Table calls by member (pd_sim_calls_get): counted without the lock, at each member's entry,
+ * so that counting changes nothing about how the members order or block. */
+static pd_sim_calls calls;
+#define CALLED(member) __atomic_fetch_add(&calls.member, 1, __ATOMIC_RELAXED)
 
 /* --- Memory -------------------------------------------------------------------------------- */
 
@@ -142,6 +150,7 @@ static pd_status sim_get_device(void *user, int32_t *device)
 
 static pd_status sim_alloc_fn(void *user, int32_t device, size_t bytes, void **ptr)
 {
+    CALLED(alloc);
     (void)user;
     size_t page = 4096, mapped = (bytes + page - 1) / page * page;
     pthread_mutex_lock(&sim.lock);
@@ -222,10 +231,22 @@ static void run(job *j)
     }
 }
 
+/* The lock held while jobs run (recursive: a wait job drains another stream), made once. */
+static pthread_mutex_t running;
+static pthread_once_t running_once = PTHREAD_ONCE_INIT;
+static void running_init(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&running, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
 /* Runs s's jobs in order until `upto` of them have completed (UINT64_MAX: all). Returns at
  * once when they have: a wait job for an event of its own stream (or of a stream draining
- * this one) is met by the stream's order, and draining would take the `draining` lock that
- * the thread running the wait already holds. */
+ * this one) is met by the stream's order, so a nested drain of a stream this thread is
+ * draining never runs its later jobs early. */
 static void drain(sim_stream *s, uint64_t upto)
 {
     pthread_mutex_lock(&sim.lock);
@@ -233,7 +254,8 @@ static void drain(sim_stream *s, uint64_t upto)
     pthread_mutex_unlock(&sim.lock);
     if (reached)
         return;
-    pthread_mutex_lock(&s->draining);
+    pthread_once(&running_once, running_init);
+    pthread_mutex_lock(&running);
     for (;;) {
         pthread_mutex_lock(&sim.lock);
         job *j = s->completed < upto ? s->head : NULL;
@@ -253,7 +275,7 @@ static void drain(sim_stream *s, uint64_t upto)
         pthread_mutex_unlock(&sim.lock);
         free(j);
     }
-    pthread_mutex_unlock(&s->draining);
+    pthread_mutex_unlock(&running);
 }
 
 /* Enqueues *proto on s, or runs it now when s is NULL. */
@@ -286,6 +308,7 @@ static pd_status submit(sim_stream *s, const job *proto)
 
 static pd_status sim_free_fn(void *user, int32_t device, void *ptr, size_t bytes)
 {
+    CALLED(free);
     (void)user;
     (void)bytes;
     /* Queued work may still use the memory: finish every stream first, as cudaFree does. */
@@ -319,6 +342,7 @@ static pd_status sim_free_fn(void *user, int32_t device, void *ptr, size_t bytes
 static pd_status sim_memset(void *user, int32_t device, void *ptr, int value, size_t bytes,
                             pd_device_stream stream)
 {
+    CALLED(memset);
     (void)user;
     void *dst = resolve(device, ptr, bytes);
     if (dst == NULL)
@@ -342,6 +366,7 @@ static pd_status copy(sim_stream *s, void *dst, const void *src, size_t bytes, i
 static pd_status sim_h2d(void *user, int32_t device, void *dst, const void *src, size_t bytes,
                          pd_device_stream stream)
 {
+    CALLED(copy);
     (void)user;
     return copy(stream, resolve(device, dst, bytes), src, bytes, &sim.stats.copies_h2d);
 }
@@ -349,6 +374,7 @@ static pd_status sim_h2d(void *user, int32_t device, void *dst, const void *src,
 static pd_status sim_d2h(void *user, int32_t device, void *dst, const void *src, size_t bytes,
                          pd_device_stream stream)
 {
+    CALLED(copy);
     (void)user;
     return copy(stream, dst, resolve(device, src, bytes), bytes, &sim.stats.copies_d2h);
 }
@@ -356,6 +382,7 @@ static pd_status sim_d2h(void *user, int32_t device, void *dst, const void *src,
 static pd_status sim_d2d(void *user, int32_t dst_device, void *dst, int32_t src_device,
                          const void *src, size_t bytes, pd_device_stream stream)
 {
+    CALLED(copy);
     (void)user;
     return copy(stream, resolve(dst_device, dst, bytes), resolve(src_device, src, bytes), bytes,
                 &sim.stats.copies_d2d);
@@ -363,6 +390,7 @@ static pd_status sim_d2d(void *user, int32_t dst_device, void *dst, int32_t src_
 
 pd_status pd_sim_launch(pd_device_stream stream, void (*fn)(void *arg), void *arg)
 {
+    CALLED(launch);
     if (fn == NULL)
         return PD_ERR_INVALID_ARGUMENT;
     job j = {.kind = JOB_LAUNCH, .fn = fn, .arg = arg, .counter = &sim.stats.launches};
@@ -375,6 +403,7 @@ static pd_status sim_convert(void *user, int32_t device, void *dst, pd_data_type
                              const void *src, pd_data_type src_dtype, int32_t ndim,
                              const int64_t *shape, const int64_t *strides, pd_device_stream stream)
 {
+    CALLED(convert);
     (void)user;
     if (!sim_convert_supported(dst_dtype, src_dtype) || ndim < 0 || ndim > PD_MAX_DIMS)
         return PD_ERR_UNAVAILABLE;
@@ -411,12 +440,12 @@ static pd_status sim_convert(void *user, int32_t device, void *dst, pd_data_type
 
 static pd_status sim_stream_create(void *user, int32_t device, pd_device_stream *stream)
 {
+    CALLED(stream_create);
     (void)user;
     sim_stream *s = calloc(1, sizeof *s);
     if (s == NULL)
         return PD_ERR_OUT_OF_MEMORY;
     s->device = device;
-    pthread_mutex_init(&s->draining, NULL);
     pthread_mutex_lock(&sim.lock);
     bool room = n_streams < 256;
     if (room) {
@@ -425,7 +454,6 @@ static pd_status sim_stream_create(void *user, int32_t device, pd_device_stream 
     }
     pthread_mutex_unlock(&sim.lock);
     if (!room) {
-        pthread_mutex_destroy(&s->draining);
         free(s);
         return PD_ERR_UNAVAILABLE;
     }
@@ -435,6 +463,7 @@ static pd_status sim_stream_create(void *user, int32_t device, pd_device_stream 
 
 static pd_status sim_stream_synchronize(void *user, int32_t device, pd_device_stream stream)
 {
+    CALLED(stream_synchronize);
     (void)user;
     (void)device;
     drain(stream, UINT64_MAX);
@@ -443,8 +472,11 @@ static pd_status sim_stream_synchronize(void *user, int32_t device, pd_device_st
 
 static pd_status sim_stream_destroy(void *user, int32_t device, pd_device_stream stream)
 {
+    CALLED(stream_destroy);
     sim_stream *s = stream;
-    sim_stream_synchronize(user, device, s);
+    (void)user;
+    (void)device;
+    drain(s, UINT64_MAX); /* its work first (not counted as a stream_synchronize call) */
     pthread_mutex_lock(&sim.lock);
     for (int i = 0; i < n_streams; ++i)
         if (all_streams[i] == s) {
@@ -453,13 +485,13 @@ static pd_status sim_stream_destroy(void *user, int32_t device, pd_device_stream
         }
     sim.stats.live_streams--;
     pthread_mutex_unlock(&sim.lock);
-    pthread_mutex_destroy(&s->draining);
     free(s);
     return PD_OK;
 }
 
 static pd_status sim_stream_query(void *user, int32_t device, pd_device_stream stream, bool *done)
 {
+    CALLED(stream_query);
     (void)user;
     (void)device;
     sim_stream *s = stream;
@@ -473,6 +505,7 @@ static pd_status sim_stream_query(void *user, int32_t device, pd_device_stream s
 
 static pd_status sim_event_create(void *user, int32_t device, pd_device_event *event)
 {
+    CALLED(event_create);
     (void)user;
     (void)device;
     sim_event *e = calloc(1, sizeof *e);
@@ -487,6 +520,7 @@ static pd_status sim_event_create(void *user, int32_t device, pd_device_event *e
 
 static pd_status sim_event_destroy(void *user, int32_t device, pd_device_event event)
 {
+    CALLED(event_destroy);
     (void)user;
     (void)device;
     free(event);
@@ -499,6 +533,7 @@ static pd_status sim_event_destroy(void *user, int32_t device, pd_device_event e
 static pd_status sim_event_record(void *user, int32_t device, pd_device_event event,
                                   pd_device_stream stream)
 {
+    CALLED(event_record);
     (void)user;
     (void)device;
     sim_event *e = event;
@@ -515,6 +550,7 @@ static pd_status sim_event_record(void *user, int32_t device, pd_device_event ev
 static pd_status sim_event_wait(void *user, int32_t device, pd_device_stream stream,
                                 pd_device_event event)
 {
+    CALLED(event_wait);
     (void)user;
     (void)device;
     sim_event *e = event;
@@ -530,6 +566,7 @@ static pd_status sim_event_wait(void *user, int32_t device, pd_device_stream str
 
 static pd_status sim_event_synchronize(void *user, int32_t device, pd_device_event event)
 {
+    CALLED(event_synchronize);
     (void)user;
     (void)device;
     sim_event *e = event;
@@ -590,4 +627,14 @@ void pd_sim_set_capacity(size_t bytes)
     pthread_mutex_lock(&sim.lock);
     sim.capacity = bytes;
     pthread_mutex_unlock(&sim.lock);
+}
+
+void pd_sim_calls_get(pd_sim_calls *out)
+{
+#define READ(member) out->member = __atomic_load_n(&calls.member, __ATOMIC_RELAXED)
+    READ(alloc), READ(free), READ(memset), READ(copy), READ(convert), READ(launch);
+    READ(stream_create), READ(stream_destroy), READ(stream_synchronize), READ(stream_query);
+    READ(event_create), READ(event_destroy), READ(event_record), READ(event_wait);
+    READ(event_synchronize);
+#undef READ
 }
