@@ -215,6 +215,7 @@ typedef struct pd__plan {
     bool link_stubs;      /* link obj/pd_missing.o, the stubs of jit_stubs.c (set after a link) */
     char *pch;            /* the precompiled paddle/extension.h (jit_pch.c), or NULL */
     pd__strv pch_sources; /* the sources compiled with it */
+    char *pch_todo;       /* the directory whose header to make after the build, or NULL */
     /* PD_JIT_ONNXRUNTIME: the custom-op domain, and the archives linked in after the objects
      * (absolute: libpdext_onnxruntime.a, libpdext.a) with their identities for the key */
     const char *ort_domain;
@@ -293,9 +294,12 @@ extern const char *const pd__tpl_bundle_ort_map;
 
 /* Before a cold build (unless PDEXT_JIT_PCH=0): when C++ sources of the plan include
  * paddle/extension.h and the cache holds its precompiled header for the plan's compiler and
- * flags, sets p->pch and p->pch_sources; when it holds none and none is being made, starts
- * making it in the background for later builds (this one compiles without it). */
+ * flags, sets p->pch and p->pch_sources; when it holds none, notes (p->pch_todo) that it is
+ * to be made. */
 void pd__pch_prepare(pd__plan *p);
+/* After the cold build (failed or not, unless interrupted): starts making the noted header
+ * in the background for later builds, unless a job is making it already. */
+void pd__pch_after_build(pd__plan *p);
 /* Whether source i is compiled with the precompiled header. */
 bool pd__pch_used_by(const pd__plan *p, int32_t i);
 

@@ -8,14 +8,15 @@
  *
  * In the background: making the .gch costs about 3 s, more than it saves one module (under
  * 1 s of a 4-5 s compile at -O3, where code generation dominates), so no build waits for it.
- * The first build that finds none compiles its module without it and starts the .gch's
- * compile detached (jit_spawn.c: nice 19, a session of its own, reaped by init; its output in
- * pch/<key>/build.log), holding the directory's lock (pch/<key>/lock) until it is done; every
- * later build of the cache with the same compiler and flags uses it. A build that finds the
- * lock held (the .gch is being made) compiles without it and starts nothing, so concurrent
- * builds never make it twice. The job writes temporaries and renames them into place; the
- * next build to hold the lock adopts what it published (checks that no header it read
- * changed since it started, writes the stamp); a compile that failed leaves a `failed` mark,
+ * The first build that finds none compiles its module without it and then (so that the two
+ * compiles do not share the CPU; after a failed build too, since the next attempt wants it)
+ * starts the .gch's compile detached (jit_spawn.c: nice 19, a session of its own, reaped by
+ * init; its output in pch/<key>/build.log), holding the directory's lock (pch/<key>/lock)
+ * until it is done; every later build of the cache with the same compiler and flags uses it.
+ * A build that finds the lock held (the .gch is being made) compiles without it and starts
+ * nothing, so concurrent builds never make it twice. The job writes temporaries and renames them
+ * into place; the next build to hold the lock adopts what it published (checks that no header it
+ * read changed since it started, writes the stamp); a compile that failed leaves a `failed` mark,
  * and no new attempt is made while it is newer than every header in the SDK's paddle/. Ctrl-C
  * (pd_jit_interrupt) stops this process's builds, not the cache's job, which can only publish
  * a whole .gch.
@@ -262,10 +263,10 @@ static bool pch_wanted(pd__plan *p)
     return p->pch_sources.n > 0 && !p->pch_sources.oom;
 }
 
-/* With the lock of dir free: whether its .gch is usable (adopting one just published);
- * when there is none, starts the job that makes it. With the lock held (the job is running),
- * false at once. */
-static bool pch_take_or_start(pd__plan *p, const char *dir)
+/* Whether dir's .gch is usable, adopting one the job just published (under the lock, which
+ * is busy while a job runs: then false at once); with `start`, when there is none, starts
+ * the job that makes it, which holds the lock on. */
+static bool pch_take_or_start(pd__plan *p, const char *dir, bool start)
 {
     char *lock = in_dir(dir, "lock");
     int fd = lock != NULL ? open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
@@ -275,7 +276,7 @@ static bool pch_take_or_start(pd__plan *p, const char *dir)
     bool ok = false;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
         ok = pch_fresh(p, dir, true);
-        if (!ok && !pch_failed_before(p, dir) && !pd__interrupted(p->interrupt_gen)) {
+        if (!ok && start && !pch_failed_before(p, dir)) {
             if (pch_start(p, dir, fd) == PD_OK)
                 pd__jit_log(p,
                             "pdext: module '%s': precompiling paddle/extension.h in the "
@@ -294,6 +295,8 @@ void pd__pch_prepare(pd__plan *p)
 {
     free(p->pch);
     p->pch = NULL;
+    free(p->pch_todo);
+    p->pch_todo = NULL;
     pd__strv_free(&p->pch_sources);
     if (!pch_wanted(p)) {
         pd__strv_free(&p->pch_sources);
@@ -302,13 +305,24 @@ void pd__pch_prepare(pd__plan *p)
     pd__sb dir = {0};
     pd__sb_addf(&dir, "%s/pch/%016llx", p->cache_root, (unsigned long long)pch_key(p));
     bool ok = !dir.oom && pch_fresh(p, dir.s, false);
-    if (!ok && !dir.oom && pd__mkdirs(p->who, dir.s, NULL) == PD_OK)
-        ok = pch_take_or_start(p, dir.s);
+    if (!ok && !dir.oom && pd__mkdirs(p->who, dir.s, NULL) == PD_OK) {
+        ok = pch_take_or_start(p, dir.s, false);
+        if (!ok)
+            p->pch_todo = strdup(dir.s); /* NULL when out of memory: not made */
+    }
     if (ok)
         p->pch = in_dir(dir.s, "pd_pch.h");
     if (p->pch == NULL)
         pd__strv_free(&p->pch_sources);
     pd__sb_free(&dir);
+}
+
+void pd__pch_after_build(pd__plan *p)
+{
+    if (p->pch_todo != NULL && !pd__interrupted(p->interrupt_gen))
+        pch_take_or_start(p, p->pch_todo, true);
+    free(p->pch_todo);
+    p->pch_todo = NULL;
 }
 
 bool pd__pch_used_by(const pd__plan *p, int32_t i)
