@@ -153,6 +153,11 @@ typedef void (*pd__line_fn)(void *user, const char *line);
  * is the plan's "interrupted" error (PD_ERR_BUILD). */
 pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int keep_fd,
                     unsigned long gen, pd__line_fn on_line, void *user, int *exit_code);
+/* Starts argv in the background, detached (a session of its own, nice 19, reaped by init),
+ * in `dir`, with stdout and stderr to log_path and keep_fd (a lock it then holds) inherited;
+ * returns once it started, without waiting for it. */
+pd_status pd__spawn_detached(const char *who, char *const argv[], const char *dir, int keep_fd,
+                             const char *log_path);
 
 /* --- jit_interrupt.c ---------------------------------------------------------------------- */
 
@@ -210,6 +215,7 @@ typedef struct pd__plan {
     bool link_stubs;      /* link obj/pd_missing.o, the stubs of jit_stubs.c (set after a link) */
     char *pch;            /* the precompiled paddle/extension.h (jit_pch.c), or NULL */
     pd__strv pch_sources; /* the sources compiled with it */
+    char *pch_todo;       /* the directory whose header to make after the build, or NULL */
     /* PD_JIT_ONNXRUNTIME: the custom-op domain, and the archives linked in after the objects
      * (absolute: libpdext_onnxruntime.a, libpdext.a) with their identities for the key */
     const char *ort_domain;
@@ -289,11 +295,14 @@ extern const char *const pd__tpl_bundle_aot_entry;
 
 /* --- jit_pch.c ----------------------------------------------------------------------------- */
 
-/* Before a cold build, with PDEXT_JIT_PCH=1: when C++ sources of the plan include
- * paddle/extension.h, makes sure the cache holds its precompiled header for the plan's
- * compiler and flags (building it under its lock) and sets p->pch and p->pch_sources; on any
- * failure leaves them empty (the sources compile without it). */
+/* Before a cold build (unless PDEXT_JIT_PCH=0): when C++ sources of the plan include
+ * paddle/extension.h and the cache holds its precompiled header for the plan's compiler and
+ * flags, sets p->pch and p->pch_sources; when it holds none, notes (p->pch_todo) that it is
+ * to be made. */
 void pd__pch_prepare(pd__plan *p);
+/* After the cold build (failed or not, unless interrupted): starts making the noted header
+ * in the background for later builds, unless a job is making it already. */
+void pd__pch_after_build(pd__plan *p);
 /* Whether source i is compiled with the precompiled header. */
 bool pd__pch_used_by(const pd__plan *p, int32_t i);
 

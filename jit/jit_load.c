@@ -367,6 +367,9 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
         close(lock_fd);
     }
     pd__manifest_free(&pre);
+    /* after the build, failed or not (the next attempt wants it): no build waits for the
+     * header, and this one's compile does not share the CPU with it */
+    pd__pch_after_build((pd__plan *)p);
     return s;
 }
 

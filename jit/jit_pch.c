@@ -1,32 +1,43 @@
 /*
  * jit_pch.c - a precompiled header for paddle/extension.h, shared by the modules of a cache.
  * That header (with the C++ standard library it pulls in) is most of what a Paddle-style
- * source makes the compiler read: parsing it is a second or more of every cold build. So
- * the first C++ build that includes it compiles it once (`c++ -x c++-header`) into
- * <cache>/pch/<key>/pd_pch.h.gch, and each C++ source of a module that includes
- * paddle/extension.h is compiled with `-include <that dir>/pd_pch.h -fpch-deps`: the
- * compiler loads the .gch in place of the header's text.
+ * source makes the compiler parse: about a second of every cold build. It is compiled once
+ * (`c++ -x c++-header`) into <cache>/pch/<key>/pd_pch.h.gch, and each C++ source of a module
+ * that includes paddle/extension.h is compiled with `-include <that dir>/pd_pch.h
+ * -fpch-deps`: the compiler loads the .gch in place of the header's text.
+ *
+ * In the background: making the .gch costs about 3 s, more than it saves one module (under
+ * 1 s of a 4-5 s compile at -O3, where code generation dominates), so no build waits for it.
+ * The first build that finds none compiles its module without it and then (so that the two
+ * compiles do not share the CPU; after a failed build too, since the next attempt wants it)
+ * starts the .gch's compile detached (jit_spawn.c: nice 19, a session of its own, reaped by
+ * init; its output in pch/<key>/build.log), holding the directory's lock (pch/<key>/lock)
+ * until it is done; every later build of the cache with the same compiler and flags uses it.
+ * A build that finds the lock held (the .gch is being made) compiles without it and starts
+ * nothing, so concurrent builds never make it twice. The job writes temporaries and renames them
+ * into place; the next build to hold the lock adopts what it published (checks that no header it
+ * read changed since it started, writes the stamp); a compile that failed leaves a `failed` mark,
+ * and no new attempt is made while it is newer than every header in the SDK's paddle/. Ctrl-C
+ * (pd_jit_interrupt) stops this process's builds, not the cache's job, which can only publish
+ * a whole .gch.
  *
  * The key is the C++ compiler (path, extra words, size and mtime) with the module's complete
  * C++ flags and the SDK's include directory: only a module compiled exactly so uses it (a
  * .gch is valid only for the flags it was made with). A header it read changing (the
- * stamp: the size and mtime of each file its depfile names) makes it built again. It is made
- * under a lock of its own (pch/<key>/lock) and published by rename, so concurrent builds
- * neither see half a file nor make it twice. When anything goes wrong (it does not compile,
- * the cache cannot be written) the module is compiled as it would be without: GCC, given no
- * -Winvalid-pch, silently reads the header's text when a .gch does not fit either. -fpch-deps
- * keeps the module's depfile complete (the headers inside the .gch too), so the manifest
- * still notices a header change.
+ * stamp: the size and mtime of each file its depfile names) makes it built again. When
+ * anything goes wrong the module is compiled as it would be without: GCC, given no
+ * -Winvalid-pch, silently reads the header's text when a .gch does not fit (or is damaged).
+ * -fpch-deps keeps the module's depfile complete (the headers inside the .gch too), so the
+ * manifest still notices a header change.
  *
- * Opt-in (PDEXT_JIT_PCH=1): making the .gch costs more (about 3 s) than it saves one module
- * (under 1 s of a 4-5 s compile at -O3, where code generation, not parsing, dominates), so
- * by default a one-off cold build stays the faster plain compile; bench/paddle_bench.py
- * measures both (paddle_cold_build, paddle_cold_pch_first, paddle_cold_pch_warm).
+ * On by default; PDEXT_JIT_PCH=0 turns it off. bench/paddle_bench.py measures the first build
+ * (paddle_cold_build), the next (paddle_cold_warm) and one without (paddle_cold_nopch).
  */
 #include "jit_internal.h"
 
 #include "io/io_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -66,8 +77,9 @@ static uint64_t pch_key(const pd__plan *p)
 }
 
 /* The stamp of the headers that the depfile `dep` names: a hash of their paths, sizes and
- * mtimes; 0 when the depfile cannot be read or a header is gone. */
-static uint64_t headers_stamp(const pd__plan *p, const char *dep)
+ * mtimes; 0 when the depfile cannot be read, a header is gone or one changed after
+ * `not_after_ns` (INT64_MAX: any time). */
+static uint64_t headers_stamp(const pd__plan *p, const char *dep, int64_t not_after_ns)
 {
     char *text = pd__read_file(dep, NULL);
     if (text == NULL)
@@ -78,7 +90,7 @@ static uint64_t headers_stamp(const pd__plan *p, const char *dep)
     uint64_t h = paths.oom || paths.n == 0 ? 0 : PD__HASH_SEED;
     for (int32_t i = 0; h != 0 && i < paths.n; ++i) {
         pd__file_stat st;
-        if (!pd__stat_file(paths.v[i], &st)) {
+        if (!pd__stat_file(paths.v[i], &st) || st.mtime_ns > not_after_ns) {
             h = 0;
             break;
         }
@@ -89,94 +101,146 @@ static uint64_t headers_stamp(const pd__plan *p, const char *dep)
     return h == 0 ? 0 : h | 1;
 }
 
-/* Whether dir holds a usable precompiled header: a .gch and a stamp matching its headers. */
-static bool pch_fresh(const pd__plan *p, const char *dir)
+/* dir/name, or NULL when out of memory (the caller frees it). */
+static char *in_dir(const char *dir, const char *name)
 {
-    pd__sb gch = {0}, dep = {0}, stamp = {0};
-    pd__sb_addf(&gch, "%s/pd_pch.h.gch", dir);
-    pd__sb_addf(&dep, "%s/pd_pch.h.d", dir);
-    pd__sb_addf(&stamp, "%s/stamp", dir);
-    bool fresh = false;
-    char *text = stamp.oom ? NULL : pd__read_file(stamp.s, NULL);
-    if (text != NULL && !gch.oom && !dep.oom && access(gch.s, R_OK) == 0) {
-        uint64_t want = strtoull(text, NULL, 16), now = headers_stamp(p, dep.s);
-        fresh = want != 0 && want == now;
+    pd__sb b = {0};
+    pd__sb_addf(&b, "%s/%s", dir, name);
+    if (b.oom) {
+        pd__sb_free(&b);
+        return NULL;
     }
-    free(text);
-    pd__sb_free(&gch);
-    pd__sb_free(&dep);
-    pd__sb_free(&stamp);
+    return b.s;
+}
+
+/* The file's mtime in ns, or -1 when it cannot be read. */
+static int64_t mtime_of(const char *dir, const char *name)
+{
+    char *path = in_dir(dir, name);
+    pd__file_stat st;
+    bool ok = path != NULL && pd__stat_file(path, &st);
+    free(path);
+    return ok ? st.mtime_ns : -1;
+}
+
+/* Whether dir holds a usable precompiled header: a .gch and a stamp matching its headers.
+ * With `adopt` (the caller holds the lock), a .gch the background job published without a
+ * stamp is taken when no header it read changed after the job started (when it wrote
+ * pd_pch.h), and its stamp written. */
+static bool pch_fresh(const pd__plan *p, const char *dir, bool adopt)
+{
+    char *gch = in_dir(dir, "pd_pch.h.gch"), *dep = in_dir(dir, "pd_pch.h.d");
+    char *stamp = in_dir(dir, "stamp");
+    bool fresh = false;
+    if (gch != NULL && dep != NULL && stamp != NULL && access(gch, R_OK) == 0) {
+        char *text = pd__read_file(stamp, NULL);
+        if (text != NULL) {
+            uint64_t want = strtoull(text, NULL, 16);
+            fresh = want != 0 && want == headers_stamp(p, dep, INT64_MAX);
+        } else if (adopt && errno == ENOENT) {
+            int64_t started = mtime_of(dir, "pd_pch.h");
+            uint64_t h = started < 0 ? 0 : headers_stamp(p, dep, started);
+            char line[32];
+            snprintf(line, sizeof line, "%016llx\n", (unsigned long long)h);
+            fresh = h != 0 && pd__write_atomic(p->who, stamp, line, strlen(line), 0600) == PD_OK;
+            if (fresh)
+                pd__jit_log(p, "pdext: precompiled paddle/extension.h in %s", dir);
+        }
+        free(text);
+    }
+    free(gch);
+    free(dep);
+    free(stamp);
     return fresh;
 }
 
-/* Compiles dir/pd_pch.h into dir/pd_pch.h.gch (temporaries renamed into place), then writes
- * the stamp; PD_OK or the reason it failed (the caller logs it). */
-static pd_status pch_build(const pd__plan *p, const char *dir)
+/* Whether a failed attempt at this .gch is newer than every header of the SDK's paddle/
+ * (so that trying again would fail again). */
+static bool pch_failed_before(const pd__plan *p, const char *dir)
 {
-    pd__sb hdr = {0}, gch = {0}, gtmp = {0}, dep = {0}, dtmp = {0}, stamp = {0};
-    pd__sb_addf(&hdr, "%s/pd_pch.h", dir);
-    pd__sb_addf(&gch, "%s/pd_pch.h.gch", dir);
-    pd__sb_addf(&gtmp, "%s/pd_pch.h.gch.%ld.tmp", dir, (long)getpid());
-    pd__sb_addf(&dep, "%s/pd_pch.h.d", dir);
-    pd__sb_addf(&dtmp, "%s/pd_pch.h.d.%ld.tmp", dir, (long)getpid());
-    pd__sb_addf(&stamp, "%s/stamp", dir);
+    int64_t failed = mtime_of(dir, "failed");
+    if (failed < 0)
+        return false;
+    char *sub = in_dir(p->sdk_include ? p->sdk_include : "", "paddle");
+    DIR *d = sub ? opendir(sub) : NULL;
+    bool newer = d != NULL;
+    for (struct dirent *e; newer && (e = readdir(d)) != NULL;)
+        newer = e->d_name[0] == '.' || mtime_of(sub, e->d_name) < failed;
+    if (d != NULL)
+        closedir(d);
+    free(sub);
+    return newer;
+}
+
+/* The background job: runs the compiler (the words after its own four) and, when it succeeds,
+ * renames the depfile and then the .gch into place; else removes them, and marks `failed`
+ * when the compiler refused (not when it was killed: that is no reason not to try again). */
+static const char job_script[] =
+    "g=$1 d=$2 G=$3 D=$4; shift 4\n"
+    "\"$@\"; rc=$?\n"
+    "if [ $rc -eq 0 ] && mv -f \"$d\" \"$D\" && mv -f \"$g\" \"$G\"; then exit 0; fi\n"
+    "rm -f \"$g\" \"$d\"\n"
+    "if [ $rc -ne 0 ] && [ $rc -lt 128 ]; then : > failed; fi\n"
+    "echo \"pdext: precompiling paddle/extension.h failed (exit $rc)\"\n"
+    "exit 1\n";
+
+/* Under the lock (fd): clears what an older .gch left, writes dir/pd_pch.h and starts the job
+ * that compiles it, which inherits the lock; PD_OK or the reason it could not start. */
+static pd_status pch_start(const pd__plan *p, const char *dir, int fd)
+{
+    /* the stamp first: a reader without the lock trusts nothing without it */
+    static const char *const names[] = {"stamp",  "pd_pch.h.gch",     "pd_pch.h.d",
+                                        "failed", "pd_pch.h.gch.tmp", "pd_pch.h.d.tmp"};
+    char *path[6] = {0};
+    char *hdr = in_dir(dir, "pd_pch.h"), *log = in_dir(dir, "build.log");
+    bool oom = hdr == NULL || log == NULL;
+    for (int i = 0; i < 6; ++i) {
+        path[i] = in_dir(dir, names[i]);
+        oom = oom || path[i] == NULL;
+        if (path[i] != NULL && i < 4)
+            unlink(path[i]);
+    }
     static const char header[] =
         "// pd_pch.h - written by the pdext JIT (jit/jit_pch.c): the header precompiled into\n"
         "// pd_pch.h.gch beside it, which C++ modules including paddle/extension.h load.\n"
         "#include \"paddle/extension.h\"\n";
-    pd_status s = hdr.oom || gch.oom || gtmp.oom || dep.oom || dtmp.oom || stamp.oom
-                      ? pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who)
-                      : pd__write_atomic(p->who, hdr.s, header, strlen(header), 0600);
-    int32_t n = 0, cap = p->cxx.extra.n + p->cxxflags.n + 16;
+    pd_status s = oom ? pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who)
+                      : pd__write_atomic(p->who, hdr, header, strlen(header), 0600);
+    int32_t n = 0, cap = p->cxx.extra.n + p->cxxflags.n + 24;
     char **argv = s == PD_OK ? calloc((size_t)cap, sizeof *argv) : NULL;
     if (s == PD_OK && argv == NULL)
         s = pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->who);
     if (s == PD_OK && argv != NULL) { /* (argv is set whenever s is PD_OK) */
+        argv[n++] = (char *)"/bin/sh";
+        argv[n++] = (char *)"-c";
+        argv[n++] = (char *)job_script;
+        argv[n++] = (char *)"pdext-pch";
+        argv[n++] = path[4];
+        argv[n++] = path[5];
+        argv[n++] = path[1];
+        argv[n++] = path[2];
         argv[n++] = p->cxx.path;
         for (int32_t i = 0; i < p->cxx.extra.n; ++i)
             argv[n++] = p->cxx.extra.v[i];
         argv[n++] = (char *)"-pipe";
         argv[n++] = (char *)"-MMD";
         argv[n++] = (char *)"-MF";
-        argv[n++] = dtmp.s;
+        argv[n++] = path[5];
         for (int32_t i = 0; i < p->cxxflags.n; ++i)
             argv[n++] = p->cxxflags.v[i];
         argv[n++] = (char *)"-x";
         argv[n++] = (char *)"c++-header";
-        argv[n++] = hdr.s;
+        argv[n++] = hdr;
         argv[n++] = (char *)"-o";
-        argv[n++] = gtmp.s;
+        argv[n++] = path[4];
         argv[n] = NULL;
-        int code = 0;
-        s = pd__spawn(p->who, argv, dir, -1, p->interrupt_gen, NULL, NULL, &code);
-        if (s == PD_OK && code != 0)
-            s = pd__fail(PD_ERR_BUILD, "%s: precompiling paddle/extension.h failed (exit %d)",
-                         p->who, code);
+        s = pd__spawn_detached(p->who, argv, dir, fd, log);
     }
     free(argv);
-    /* the depfile first (the stamp is made from it), the .gch, the stamp last: a reader
-     * that sees the stamp sees the files it stands for */
-    if (s == PD_OK && (rename(dtmp.s, dep.s) != 0 || rename(gtmp.s, gch.s) != 0))
-        s = pd__fail(PD_ERR_BUILD, "%s: publishing the precompiled header in %s: %s", p->who, dir,
-                     strerror(errno));
-    uint64_t h = s == PD_OK ? headers_stamp(p, dep.s) : 0;
-    if (s == PD_OK && h == 0)
-        s = pd__fail(PD_ERR_BUILD, "%s: the precompiled header's depfile names no headers", p->who);
-    if (s == PD_OK) {
-        char text[32];
-        snprintf(text, sizeof text, "%016llx\n", (unsigned long long)h);
-        s = pd__write_atomic(p->who, stamp.s, text, strlen(text), 0600);
-    }
-    if (s != PD_OK) {
-        unlink(gtmp.s);
-        unlink(dtmp.s);
-    }
-    pd__sb_free(&hdr);
-    pd__sb_free(&gch);
-    pd__sb_free(&gtmp);
-    pd__sb_free(&dep);
-    pd__sb_free(&dtmp);
-    pd__sb_free(&stamp);
+    free(hdr);
+    free(log);
+    for (int i = 0; i < 6; ++i)
+        free(path[i]);
     return s;
 }
 
@@ -184,7 +248,7 @@ static pd_status pch_build(const pd__plan *p, const char *dir)
 static bool pch_wanted(pd__plan *p)
 {
     const char *on = getenv("PDEXT_JIT_PCH");
-    if (on == NULL || strcmp(on, "1") != 0 || !p->default_dir || p->cache_root == NULL ||
+    if ((on != NULL && strcmp(on, "0") == 0) || !p->default_dir || p->cache_root == NULL ||
         !p->uses[PD__LANG_CXX] || p->launcher[PD__LANG_CXX] != NULL || p->cxx.path == NULL)
         return false;
     for (int32_t i = 0; i < p->sources.n; ++i) {
@@ -199,47 +263,66 @@ static bool pch_wanted(pd__plan *p)
     return p->pch_sources.n > 0 && !p->pch_sources.oom;
 }
 
+/* Whether dir's .gch is usable, adopting one the job just published (under the lock, which
+ * is busy while a job runs: then false at once); with `start`, when there is none, starts
+ * the job that makes it, which holds the lock on. */
+static bool pch_take_or_start(pd__plan *p, const char *dir, bool start)
+{
+    char *lock = in_dir(dir, "lock");
+    int fd = lock != NULL ? open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+    free(lock);
+    if (fd < 0)
+        return false;
+    bool ok = false;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        ok = pch_fresh(p, dir, true);
+        if (!ok && start && !pch_failed_before(p, dir)) {
+            if (pch_start(p, dir, fd) == PD_OK)
+                pd__jit_log(p,
+                            "pdext: module '%s': precompiling paddle/extension.h in the "
+                            "background into %s (for later builds)",
+                            p->name, dir);
+            else
+                pd__jit_log(p, "pdext: module '%s': could not precompile paddle/extension.h: %s",
+                            p->name, pd_last_error());
+        }
+    }
+    close(fd); /* our hold on the lock; a job started holds it on */
+    return ok;
+}
+
 void pd__pch_prepare(pd__plan *p)
 {
     free(p->pch);
     p->pch = NULL;
+    free(p->pch_todo);
+    p->pch_todo = NULL;
     pd__strv_free(&p->pch_sources);
     if (!pch_wanted(p)) {
         pd__strv_free(&p->pch_sources);
         return;
     }
-    pd__sb dir = {0}, lock = {0};
+    pd__sb dir = {0};
     pd__sb_addf(&dir, "%s/pch/%016llx", p->cache_root, (unsigned long long)pch_key(p));
-    pd__sb_addf(&lock, "%s/lock", pd__sb_str(&dir));
-    bool ok = !dir.oom && !lock.oom && pch_fresh(p, dir.s);
-    if (!ok && !dir.oom && !lock.oom && pd__mkdirs(p->who, dir.s, NULL) == PD_OK) {
-        int fd = open(lock.s, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (fd >= 0 && flock(fd, LOCK_EX) == 0) {
-            ok = pch_fresh(p, dir.s); /* made by another build while we waited */
-            if (!ok) {
-                pd_status s = pch_build(p, dir.s);
-                ok = s == PD_OK;
-                if (ok)
-                    pd__jit_log(p, "pdext: precompiled paddle/extension.h into %s", dir.s);
-                else
-                    pd__jit_log(p,
-                                "pdext: module '%s': could not precompile paddle/extension.h "
-                                "(compiling without it): %s",
-                                p->name, pd_last_error());
-            }
-        }
-        if (fd >= 0)
-            close(fd); /* releases the lock */
+    bool ok = !dir.oom && pch_fresh(p, dir.s, false);
+    if (!ok && !dir.oom && pd__mkdirs(p->who, dir.s, NULL) == PD_OK) {
+        ok = pch_take_or_start(p, dir.s, false);
+        if (!ok)
+            p->pch_todo = strdup(dir.s); /* NULL when out of memory: not made */
     }
-    if (ok) {
-        pd__sb hdr = {0};
-        pd__sb_addf(&hdr, "%s/pd_pch.h", dir.s);
-        p->pch = hdr.oom ? NULL : hdr.s;
-    }
+    if (ok)
+        p->pch = in_dir(dir.s, "pd_pch.h");
     if (p->pch == NULL)
         pd__strv_free(&p->pch_sources);
-    pd__sb_free(&lock);
     pd__sb_free(&dir);
+}
+
+void pd__pch_after_build(pd__plan *p)
+{
+    if (p->pch_todo != NULL && !pd__interrupted(p->interrupt_gen))
+        pch_take_or_start(p, p->pch_todo, true);
+    free(p->pch_todo);
+    p->pch_todo = NULL;
 }
 
 bool pd__pch_used_by(const pd__plan *p, int32_t i)

@@ -430,6 +430,7 @@ void pd__plan_free(pd__plan *p)
     pd__strv_free(&p->ort_archives);
     free(p->pch);
     pd__strv_free(&p->pch_sources);
+    free(p->pch_todo);
     memset(p, 0, sizeof *p);
 }
 

@@ -8,6 +8,13 @@
  * lock: the compilers it runs stay in that session, a daemon they start leaves it. While
  * the child runs, the parent polls for pd_jit_interrupt (jit_interrupt.c) and stops the
  * session when it comes.
+ *
+ * pd__spawn_detached starts a job that outlives the call and may outlive the host (the
+ * background precompiled header, jit_pch.c): a grandchild, so that init reaps it and the host
+ * never holds a zombie; in a session of its own, so that neither a terminal's Ctrl-C nor
+ * pd_jit_interrupt (which stops this process's builds, not the cache's shared work) reaches
+ * it; at the lowest priority (nice 19), so that it takes no CPU the host's own compiles want;
+ * its output to a log file, its only descriptor besides the lock it holds.
  */
 #include "jit_internal.h"
 
@@ -19,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -256,5 +264,70 @@ pd_status pd__spawn(const char *who, char *const argv[], const char *dir, int ke
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory reading the output of '%s'", who,
                         argv[0]);
     *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return PD_OK;
+}
+
+/* In the grandchild of pd__spawn_detached: only async-signal-safe calls. */
+static void detached_exec(char *const argv[], const char *dir, int log_fd, int keep_fd)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    static const int reset[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
+    for (size_t i = 0; i < sizeof reset / sizeof reset[0]; ++i)
+        sigaction(reset[i], &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    setpriority(PRIO_PROCESS, 0, 19);
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0 && null_fd != 0) {
+        dup2(null_fd, 0);
+        close(null_fd);
+    }
+    dup2(log_fd, 1);
+    dup2(log_fd, 2);
+    /* Nothing of the host's but the lock: a descriptor it left inheritable (a pipe, a
+     * build's .busy) must not be held open for as long as this job runs. */
+    for (int fd = 3; fd < 1024; ++fd)
+        if (fd != keep_fd)
+            close(fd);
+    if (keep_fd >= 0)
+        fcntl(keep_fd, F_SETFD, fcntl(keep_fd, F_GETFD) & ~FD_CLOEXEC);
+    if (dir && chdir(dir) != 0)
+        child_fail("cannot enter the directory", dir, errno);
+    execve(argv[0], argv, environ);
+    child_fail("cannot run", argv[0], errno);
+}
+
+pd_status pd__spawn_detached(const char *who, char *const argv[], const char *dir, int keep_fd,
+                             const char *log_path)
+{
+    int log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (log_fd < 0)
+        return pd__fail(PD_ERR_IO, "%s: cannot write '%s': %s", who, log_path, strerror(errno));
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pid_t job = fork();
+        if (job == 0)
+            detached_exec(argv, dir, log_fd, keep_fd);
+        _exit(job < 0 ? 127 : 0);
+    }
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(log_fd);
+    if (pid < 0)
+        return pd__fail(PD_ERR_IO, "%s: cannot start '%s': %s", who, argv[0], strerror(e));
+    int status = 0;
+    pid_t r;
+    while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    /* ECHILD: the host ignores SIGCHLD, so the kernel reaped the child itself */
+    if (r == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        return pd__fail(PD_ERR_IO, "%s: cannot start '%s' in the background", who, argv[0]);
     return PD_OK;
 }

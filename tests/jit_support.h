@@ -9,12 +9,14 @@
 #include "pd_test.h"
 #include "pdext_jit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -134,12 +136,34 @@ static inline void jit_setup(void)
     unsetenv("CMAKE_CXX_COMPILER_LAUNCHER");
     unsetenv("CMAKE_CUDA_COMPILER_LAUNCHER");
     unsetenv("PDEXT_JIT_PORTABLE");
-    unsetenv("PDEXT_JIT_PCH");
+    /* The precompiled paddle/extension.h is made by a job that outlives the build (jit_pch.c);
+     * tests turn it on where they wait for it. */
+    setenv("PDEXT_JIT_PCH", "0", 1);
     unsetenv("NVCC");
+}
+
+/* Waits for the background jobs making precompiled headers in the test's cache (each holds
+ * its directory's lock until it exits). */
+static inline void jit_pch_wait(void)
+{
+    DIR *d = opendir(tmp_path("cache/pch"));
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        char rel[160];
+        snprintf(rel, sizeof rel, "cache/pch/%.64s/lock", e->d_name);
+        int fd = e->d_name[0] == '.' ? -1 : open(tmp_path(rel), O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+            while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+                ;
+            close(fd);
+        }
+    }
+    if (d)
+        closedir(d);
 }
 
 static inline void jit_teardown(void)
 {
+    jit_pch_wait();
     char cmd[512];
     snprintf(cmd, sizeof cmd, "/bin/rm -rf '%s'", tmp_root);
     if (system(cmd) != 0)

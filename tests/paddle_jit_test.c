@@ -4,15 +4,19 @@
  * JIT links stubs for the functions nothing defines (jit/jit_stubs.c), so the module loads
  * and its CPU path runs; calling a missing function is an op error naming it, never a crash;
  * a rebuild from the cache stays a cache hit; a module that misses nothing gets no stubs;
- * the source is compiled once, the relink with stubs reusing its object; with PDEXT_JIT_PCH=1
- * paddle/extension.h is precompiled once per compiler and flags into the cache
- * (jit/jit_pch.c) and reused by the next module, and a module the precompiled header does
- * not fit still builds; without it nothing is precompiled.
+ * the source is compiled once, the relink with stubs reusing its object; paddle/extension.h
+ * is precompiled in the background once per compiler and flags into the cache
+ * (jit/jit_pch.c) by the first build, which does not wait for it, and loaded by the next
+ * (asserted from the compile commands); a build in another process meanwhile neither waits
+ * nor makes it again; a header that fails to precompile is said in its log only and not
+ * tried again; a module the precompiled header does not fit (or a broken one) still builds;
+ * with PDEXT_JIT_PCH=0 nothing is precompiled.
  */
 #include "jit_support.h"
 #include "runner_helpers.h"
 
 #include <dirent.h>
+#include <sys/wait.h>
 
 /* A module of tests/paddle_ops/<file> built by the JIT into the test's private cache. */
 static pd_status jit_paddle(pd_registry *reg, const char *name, const char *file, pd_module **m)
@@ -112,7 +116,7 @@ PD_TEST(PaddleJit, TheSourceIsCompiledOnceThoughItsModuleIsLinkedAgainWithStubs)
     PD_EXPECT_EQ(lines_with("cxx.runs", "-c "), 2);
     PD_EXPECT_EQ(lines_with("cxx.runs", "missing/pd_missing.cc"), 1);
     PD_EXPECT_EQ(lines_with("cxx.runs", "-shared"), 2);
-    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 0); /* no PDEXT_JIT_PCH=1 */
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 0); /* PDEXT_JIT_PCH=0 (jit_setup) */
     PD_EXPECT_EQ(pch_dirs(), 0);
     int64_t n = 2;
     pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2}), out = PD_TENSOR_UNDEFINED;
@@ -124,25 +128,70 @@ PD_TEST(PaddleJit, TheSourceIsCompiledOnceThoughItsModuleIsLinkedAgainWithStubs)
     jit_teardown();
 }
 
-PD_TEST(PaddleJit, PaddleExtensionIsPrecompiledOnceAndReusedByTheNextSource)
+/* Installs a c++ that logs each of its runs into cxx.runs and, when compiling a header,
+ * first runs `header_step` (shell text: wait for a gate, fail, ...). */
+static void log_cxx_runs_with(const char *header_step)
+{
+    char script[2048];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\necho \"$*\" >> '%s'\n"
+             "case \"$*\" in *c++-header*) %s ;; esac\nexec c++ \"$@\"\n",
+             tmp_path("cxx.runs"), header_step);
+    write_script(tmp_path("bin/logcxx"), script);
+    setenv("CXX", tmp_path("bin/logcxx"), 1);
+}
+
+/* The line of cxx.runs that compiles tests/paddle_ops/<file> (-c), or "" (a static buffer). */
+static const char *compile_line(const char *file)
+{
+    static char line[4096];
+    line[0] = '\0';
+    char *text = read_text(tmp_path("cxx.runs"));
+    for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l;
+         l = strtok_r(NULL, "\n", &save))
+        if (pd_test_contains(l, file) && pd_test_contains(l, "-c "))
+            snprintf(line, sizeof line, "%s", l);
+    return line;
+}
+
+/* A file of the one precompiled header directory of the test's cache, read ("" if none). */
+static const char *pch_file(const char *name)
+{
+    static char rel[256];
+    DIR *d = opendir(tmp_path("cache/pch"));
+    rel[0] = '\0';
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
+        if (e->d_name[0] != '.')
+            snprintf(rel, sizeof rel, "cache/pch/%.64s/%s", e->d_name, name);
+    if (d)
+        closedir(d);
+    char *text = rel[0] ? read_text(tmp_path(rel)) : NULL;
+    return text ? text : "";
+}
+
+PD_TEST(PaddleJit, PaddleExtensionIsPrecompiledInTheBackgroundAndUsedByTheNextBuild)
 {
     jit_setup();
     log_cxx_runs();
-    setenv("PDEXT_JIT_PCH", "1", 1);
+    unsetenv("PDEXT_JIT_PCH"); /* the default */
     pd_registry *reg = NULL;
     PD_ASSERT_OK(pd_registry_create(&reg));
     pd_module *m = NULL;
     PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
+    /* The first build compiles without it and starts its job. */
+    PD_EXPECT(!pd_test_contains(compile_line("paddle_missing_cu.cc"), "-fpch-deps"));
     PD_EXPECT_EQ(pch_dirs(), 1);
+    jit_pch_wait();
     PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 1);
     PD_ASSERT_OK(jit_paddle(reg, "pp_forms", "paddle_forms.cc", &m));
-    /* not made again: both sources' compiles load it */
+    /* The next loads it, and nothing is made again. */
+    PD_EXPECT_CONTAINS(compile_line("paddle_forms.cc"), "/pd_pch.h -fpch-deps");
+    jit_pch_wait();
     PD_EXPECT_EQ(pch_dirs(), 1);
     PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 1);
-    PD_EXPECT_EQ(lines_with("cxx.runs", "/pd_pch.h -fpch-deps"), 2);
-    PD_EXPECT_EQ(lines_with("cxx.runs", "paddle_ops/paddle_forms.cc"), 1);
     /* The stubs source does not include paddle/extension.h: compiled without it. */
     PD_EXPECT_EQ(lines_with("cxx.runs", "missing/pd_missing.cc"), 1);
+    PD_EXPECT_EQ(lines_with("cxx.runs", "/pd_pch.h -fpch-deps"), 1);
     int64_t n = 3;
     pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2, 3}), out = PD_TENSOR_UNDEFINED;
     PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
@@ -155,7 +204,72 @@ PD_TEST(PaddleJit, PaddleExtensionIsPrecompiledOnceAndReusedByTheNextSource)
     PD_ASSERT(manifest != NULL);
     PD_EXPECT_CONTAINS(manifest, "paddle/tensor.h");
     pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+PD_TEST(PaddleJit, ABuildInAnotherProcessWhileTheHeaderIsBeingMadeDoesNotMakeItAgain)
+{
+    jit_setup();
+    /* The header's compile waits for a gate file, so the job is surely running meanwhile. */
+    char step[600];
+    snprintf(step, sizeof step, "while [ ! -e '%s' ]; do sleep 0.05; done", tmp_path("gate"));
+    log_cxx_runs_with(step);
     unsetenv("PDEXT_JIT_PCH");
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(jit_paddle(reg, "pp_forms", "paddle_forms.cc", &m));
+    pd_registry_destroy(reg);
+    pid_t pid = fork();
+    if (pid == 0) { /* a second process builds another module meanwhile */
+        pd_registry *r2 = NULL;
+        pd_module *m2 = NULL;
+        _exit(pd_registry_create(&r2) == PD_OK &&
+                      jit_paddle(r2, "pp_missing_cu", "paddle_missing_cu.cc", &m2) == PD_OK
+                  ? 0
+                  : 1);
+    }
+    int status = -1;
+    PD_ASSERT(pid > 0 && waitpid(pid, &status, 0) == pid);
+    PD_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    PD_EXPECT(!pd_test_contains(compile_line("paddle_missing_cu.cc"), "-fpch-deps"));
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 1);
+    write_text(tmp_path("gate"), "open\n");
+    jit_pch_wait();
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 1);
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    PD_ASSERT_OK(jit_paddle(reg, "pp_forms_again", "paddle_forms.cc", &m));
+    PD_EXPECT_EQ(lines_with("cxx.runs", "/pd_pch.h -fpch-deps"), 1);
+    pd_registry_destroy(reg);
+    jit_teardown();
+}
+
+PD_TEST(PaddleJit, AHeaderThatFailsToPrecompileIsSaidInItsLogAndNotTriedAgain)
+{
+    jit_setup();
+    log_cxx_runs_with("echo 'pch test: refused' >&2; exit 3");
+    unsetenv("PDEXT_JIT_PCH");
+    pd_registry *reg = NULL;
+    PD_ASSERT_OK(pd_registry_create(&reg));
+    pd_module *m = NULL;
+    PD_ASSERT_OK(jit_paddle(reg, "pp_forms", "paddle_forms.cc", &m));
+    jit_pch_wait();
+    PD_EXPECT_CONTAINS(pch_file("build.log"), "pch test: refused");
+    PD_EXPECT_CONTAINS(pch_file("build.log"), "precompiling paddle/extension.h failed (exit 3)");
+    PD_ASSERT_OK(jit_paddle(reg, "pp_missing_cu", "paddle_missing_cu.cc", &m));
+    jit_pch_wait();
+    PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 1); /* not tried again */
+    PD_EXPECT_EQ(lines_with("cxx.runs", "-fpch-deps"), 0);
+    /* nothing half-made is left: no .gch, no temporaries */
+    PD_EXPECT_EQ(strlen(pch_file("pd_pch.h.gch")), 0);
+    PD_EXPECT_EQ(strlen(pch_file("pd_pch.h.gch.tmp")), 0);
+    int64_t n = 2;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2}), out = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(run1(reg, "pp_scale", &x, &out));
+    PD_EXPECT_EQ(rt_at(&out, 1), -4);
+    pd_tensor_release(&out);
+    pd_tensor_release(&x);
+    pd_registry_destroy(reg);
     jit_teardown();
 }
 
@@ -163,11 +277,12 @@ PD_TEST(PaddleJit, AModuleThePrecompiledHeaderDoesNotFitStillBuilds)
 {
     jit_setup();
     log_cxx_runs();
-    setenv("PDEXT_JIT_PCH", "1", 1);
+    unsetenv("PDEXT_JIT_PCH");
     pd_registry *reg = NULL;
     PD_ASSERT_OK(pd_registry_create(&reg));
     pd_module *m = NULL;
     PD_ASSERT_OK(jit_paddle(reg, "pp_forms", "paddle_forms.cc", &m));
+    jit_pch_wait();
     PD_ASSERT(pch_dirs() == 1);
     /* Other flags: a precompiled header of their own, the first one untouched. */
     char src[512];
@@ -178,6 +293,7 @@ PD_TEST(PaddleJit, AModuleThePrecompiledHeaderDoesNotFitStillBuilds)
     o.cxxflags = flags;
     o.n_cxxflags = 1;
     PD_ASSERT_OK(pd_jit_load(reg, &o, &m));
+    jit_pch_wait();
     PD_EXPECT_EQ(pch_dirs(), 2);
     PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 2);
     /* A precompiled header the compiler cannot use (here: not one at all): the compiler reads
@@ -195,6 +311,9 @@ PD_TEST(PaddleJit, AModuleThePrecompiledHeaderDoesNotFitStillBuilds)
     PD_ASSERT_OK(pd_registry_create(&reg));
     o.name = "pp_missing_cu_again";
     PD_ASSERT_OK(pd_jit_load(reg, &o, &m));
+    /* compiled with the broken one named, and still built */
+    PD_EXPECT_CONTAINS(compile_line("paddle_missing_cu.cc"), "/pd_pch.h -fpch-deps");
+    jit_pch_wait();
     PD_EXPECT_EQ(lines_with("cxx.runs", "c++-header"), 2); /* its headers did not change */
     int64_t n = 2;
     pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, (double[]){1, -2}), out = PD_TENSOR_UNDEFINED;
@@ -203,7 +322,6 @@ PD_TEST(PaddleJit, AModuleThePrecompiledHeaderDoesNotFitStillBuilds)
     pd_tensor_release(&out);
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
-    unsetenv("PDEXT_JIT_PCH");
     jit_teardown();
 }
 
