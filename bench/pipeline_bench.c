@@ -149,7 +149,7 @@ int main(int argc, char **argv)
     pd_registry *reg = NULL;
     pd_executor *ex = NULL, *ex_queued = NULL;
     pd_module *mod = NULL;
-    pd_executor_options o = {sizeof o, 2, 0, 0}, oq = {sizeof o, 1, 0, -1};
+    pd_executor_options o = {sizeof o, 2, 0, 0, 0}, oq = {sizeof o, 1, 0, -1, 0};
     char *path = bench_write_source("bench_pipeline_relu.c", relu_source);
     const char *sources[1] = {path};
     bool ok = path && pd_registry_create(&reg) == PD_OK &&

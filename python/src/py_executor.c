@@ -131,7 +131,7 @@ static int executor_init(pdext_ExecutorObject *self, PyObject *args, PyObject *k
         return -1;
     }
     pd_executor_options o = {sizeof o, streams, depth,
-                             inline_bytes == 0 ? PY_INLINE_DEFAULT : inline_bytes};
+                             inline_bytes == 0 ? PY_INLINE_DEFAULT : inline_bytes, 0};
     pd_status st = pd_executor_create(NULL, &o, &self->ex);
     if (st != PD_OK) {
         pdext_raise_status(st, NULL);
