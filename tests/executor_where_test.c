@@ -14,6 +14,7 @@
 #include "runner_helpers.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <time.h>
 
 #define N 65536 /* floats per tensor: 256 KiB, past the size that runs on the submitter */
@@ -65,6 +66,7 @@ static void chain(pd_executor *ex, int calls, int64_t lag_us, pthread_t *home, l
     pd_tensor_release(&x);
     PD_EXPECT_OK(pd_executor_synchronize(ex));
     PD_EXPECT_OK(pd_executor_get_counts(ex, c));
+    fprintf(stderr, "DBG handed %llu here %llu unpaid %llu trials %llu\n", (unsigned long long)c->handed_over, (unsigned long long)c->ran_here, (unsigned long long)c->ran_here_unpaid, (unsigned long long)c->trials);
 }
 
 /* The worker pays 2 ms a call that the submitter does not: after a few trials of each way the

@@ -197,7 +197,9 @@ void pd__exec_device_streams_free(pd__exec_stream *st);
  * of the stream's trials); a call that is not PD__EXEC_HERE* goes to the worker. */
 pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
                                  const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
-                                 int32_t n_outputs);
+                                 int32_t n_outputs, bool *measured);
+/* where.c: a call that pd__exec_where measured (`measured`) returns to its host. */
+void pd__exec_measured(pd_executor *ex, int32_t stream);
 /* where.c: before a PD__EXEC_HERE_UNPAID call runs on the submitter: waits for the calls
  * queued to its stream and for its pending tensors; false when one of them failed (the call
  * then goes to the worker, which poisons its outputs as the rules say). */

@@ -438,7 +438,9 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
     if (s != PD_OK)
         return s;
-    pd__exec_where_to to = pd__exec_where(ex, stream, op, inputs, n_inputs, outputs, n_outputs);
+    bool measured;
+    pd__exec_where_to to = pd__exec_where(ex, stream, op, inputs, n_inputs, outputs, n_outputs,
+                                          &measured);
     if (to == PD__EXEC_HERE_UNPAID &&
         !pd__exec_settle(ex, stream, inputs, n_inputs, outputs, n_outputs))
         to = PD__EXEC_HAND; /* a failed input: the worker poisons the outputs */
@@ -449,10 +451,13 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
             atomic_fetch_add_explicit(&ex->inline_runs, 1, memory_order_relaxed);
         if (s == PD_OK && to == PD__EXEC_HERE_UNPAID)
             atomic_fetch_add_explicit(&ex->inline_unpaid, 1, memory_order_relaxed);
-        return s;
+    } else {
+        s = submit(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs,
+                   to == PD__EXEC_HAND_MARK);
     }
-    return submit(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs,
-                  to == PD__EXEC_HAND_MARK);
+    if (measured)
+        pd__exec_measured(ex, stream);
+    return s;
 }
 
 pd_status pd_run_async(pd_executor *ex, int32_t stream, const char *name, const pd_arg *inputs,

@@ -106,6 +106,7 @@ void pd__exec_adapt_init(pd__exec_stream *st)
     pthread_mutex_init(&st->adapt.mu, NULL);
     st->adapt.interval = TRY_FIRST;
     atomic_init(&st->mark_done_ns, 0);
+    atomic_init(&st->adapt.last_ns, 0);
 }
 
 void pd__exec_adapt_free(pd__exec_stream *st) { pthread_mutex_destroy(&st->adapt.mu); }
@@ -177,9 +178,9 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
     pd__exec_adapt *a = &st->adapt;
     pthread_mutex_lock(&a->mu);
     uint64_t now = now_ns();
-    if (a->last_ns != 0 && now - a->last_ns > PAUSE_NS)
+    uint64_t last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
+    if (last != 0 && now > last && now - last > PAUSE_NS)
         drop_trial(a, now);
-    a->last_ns = now;
     uint64_t end = a->mark_out ? atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) : 0;
     if (end != 0) { /* a hand-over trial's last call has run */
         atomic_store_explicit(&st->mark_done_ns, 0, memory_order_relaxed);
@@ -232,10 +233,16 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
 
 /* --- The choice ------------------------------------------------------------------------------ */
 
+void pd__exec_measured(pd_executor *ex, int32_t stream)
+{
+    atomic_store_explicit(&ex->streams[stream].adapt.last_ns, now_ns(), memory_order_relaxed);
+}
+
 pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
                                  const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
-                                 int32_t n_outputs)
+                                 int32_t n_outputs, bool *measured)
 {
+    *measured = false;
     pd__exec_stream *st = &ex->streams[stream];
     if (ex->inline_bytes == 0 || op->may_block || (inputs == NULL && n_inputs != 0) ||
         (outputs == NULL && n_outputs != 0))
@@ -253,6 +260,7 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
                  all_host(outputs, n_outputs, true);
     if (!ex->adaptive || !all_host(inputs, n_inputs, false) || !all_host(outputs, n_outputs, false))
         return cores ? PD__EXEC_HERE : PD__EXEC_HAND;
+    *measured = true;
     pd__exec_where_to to = adapt_choose(ex, st, cores);
     /* A call the submitter runs waits for its stream's queue and its pending inputs; while a
      * call that may block for the host (PD_OP_MAY_BLOCK) is in flight, the host may be the
