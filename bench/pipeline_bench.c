@@ -120,6 +120,13 @@ static void measure(pd_executor *ex, const figure *f)
                    f->limit,
                    f->note};
     bench_emit(&r);
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0}; /* where its calls ran, all rows so far */
+    if (pd_executor_get_counts(ex, &c) == PD_OK)
+        fprintf(stderr,
+                "  %s: executor so far: %llu calls handed over, %llu run by the caller (%llu "
+                "of them as handing over did not pay), %llu trials\n",
+                f->name, (unsigned long long)c.handed_over, (unsigned long long)c.ran_here,
+                (unsigned long long)c.ran_here_unpaid, (unsigned long long)c.trials);
 }
 
 int main(int argc, char **argv)

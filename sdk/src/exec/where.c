@@ -99,6 +99,23 @@ static bool stream_idle(pd__exec_stream *st)
            atomic_load_explicit(&st->pushed, memory_order_acquire);
 }
 
+/* Waits until the stream ran every call queued to it (or `*flag` turns non-zero): polled,
+ * then slept on as synchronize does. */
+static void wait_idle(pd__exec_stream *st, atomic_uint_fast64_t *flag)
+{
+    for (int i = 0; i < PD__SPIN_POLLS && !stream_idle(st); ++i) {
+        if (flag != NULL && atomic_load_explicit(flag, memory_order_acquire) != 0)
+            return;
+        pd__spin_pause(i);
+    }
+    if (stream_idle(st))
+        return;
+    pthread_mutex_lock(&st->mu);
+    while (st->head != NULL || st->busy)
+        pthread_cond_wait(&st->idle, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+}
+
 /* --- The trials ------------------------------------------------------------------------------ */
 
 void pd__exec_adapt_init(pd__exec_stream *st)
@@ -177,6 +194,15 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
 {
     pd__exec_adapt *a = &st->adapt;
     pthread_mutex_lock(&a->mu);
+    /* A trial of handing over that is not the way chosen ends at its marked call: the
+     * submitter waits for it rather than queue more behind a worker that may be starved
+     * (up to the queue's depth, each call to wait for before the next one run here). */
+    while (!a->here && a->probing && a->mark_out &&
+           atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0) {
+        pthread_mutex_unlock(&a->mu);
+        wait_idle(st, &st->mark_done_ns);
+        pthread_mutex_lock(&a->mu);
+    }
     uint64_t now = now_ns();
     uint64_t last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
     if (last != 0 && now > last && now - last > PAUSE_NS)
@@ -289,16 +315,7 @@ static bool wait_args(const pd_arg *args, int32_t n)
 bool pd__exec_settle(pd_executor *ex, int32_t stream, const pd_arg *inputs, int32_t n_inputs,
                      const pd_arg *outputs, int32_t n_outputs)
 {
-    pd__exec_stream *st = &ex->streams[stream];
-    /* Submission order: every call queued to the stream before this one has run. Polled,
-     * then slept on as synchronize does. */
-    for (int i = 0; i < PD__SPIN_POLLS && !stream_idle(st); ++i)
-        pd__spin_pause(i);
-    if (!stream_idle(st)) {
-        pthread_mutex_lock(&st->mu);
-        while (st->head != NULL || st->busy)
-            pthread_cond_wait(&st->idle, &st->mu);
-        pthread_mutex_unlock(&st->mu);
-    }
+    /* Submission order: every call queued to the stream before this one has run. */
+    wait_idle(&ex->streams[stream], NULL);
     return wait_args(inputs, n_inputs) && wait_args(outputs, n_outputs);
 }
