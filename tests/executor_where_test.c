@@ -14,7 +14,6 @@
 #include "runner_helpers.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <time.h>
 
 #define N 65536 /* floats per tensor: 256 KiB, past the size that runs on the submitter */
@@ -66,7 +65,8 @@ static void chain(pd_executor *ex, int calls, int64_t lag_us, pthread_t *home, l
     pd_tensor_release(&x);
     PD_EXPECT_OK(pd_executor_synchronize(ex));
     PD_EXPECT_OK(pd_executor_get_counts(ex, c));
-    fprintf(stderr, "DBG handed %llu here %llu unpaid %llu trials %llu\n", (unsigned long long)c->handed_over, (unsigned long long)c->ran_here, (unsigned long long)c->ran_here_unpaid, (unsigned long long)c->trials);
+            (unsigned long long)c->handed_over, (unsigned long long)c->ran_here,
+            (unsigned long long)c->ran_here_unpaid, (unsigned long long)c->trials);
 }
 
 /* The worker pays 2 ms a call that the submitter does not: after a few trials of each way the
@@ -148,6 +148,47 @@ PD_TEST(ExecutorWhere, ACallRunOnTheSubmitterFollowsTheQueueAndAFailedInputPoiso
     for (int i = 0; i < 3; ++i)
         pd_tensor_release(all[i]);
     PD_EXPECT_OK(pd_executor_destroy(other));
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* A call that may block for the host (ex_gated_add1 waits for this thread to open its gate)
+ * is in flight: a stream that runs its calls on the submitter hands them over instead, since
+ * waiting for the queue here would wait for the gate this thread has yet to open. */
+PD_TEST(ExecutorWhere, NoCallWaitsOnTheSubmitterWhileACallThatMayBlockIsInFlight)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pthread_t me = pthread_self();
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    chain(ex, 200, 2000, &me, 100, &c); /* switched to the submitter */
+    PD_ASSERT(c.ran_here_unpaid > 0);
+    int64_t n = N;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL), g = rt_tensor(PD_INT32, 0, NULL, NULL);
+    pd_tensor held = PD_TENSOR_UNDEFINED;
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = 1;
+    __atomic_store_n((int32_t *)g.data, 0, __ATOMIC_RELEASE);
+    pd_arg gin[2] = {pd_arg_of(&x), pd_arg_of(&g)}, gout = pd_arg_of(&held);
+    PD_ASSERT_OK(pd_run_async(ex, 0, "ex_gated_add1", gin, 2, NULL, 0, &gout, 1));
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 0), pd_attr_of_int64("home", 0)};
+    pd_tensor ys[4];              /* fewer than the queue holds (2 MiB) behind the closed gate */
+    for (int k = 0; k < 4; ++k) { /* each would wait for the gate if run here */
+        ys[k] = (pd_tensor)PD_TENSOR_UNDEFINED;
+        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&ys[k]);
+        PD_ASSERT_OK(pd_run_async(ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
+    }
+    PD_EXPECT(pd_tensor_is_pending(&ys[3]));
+    __atomic_store_n((int32_t *)g.data, 1, __ATOMIC_RELEASE);
+    PD_ASSERT_OK(pd_executor_synchronize(ex));
+    PD_EXPECT_EQ(((const float *)held.data)[0], 2.0f);
+    for (int k = 0; k < 4; ++k) {
+        PD_EXPECT_EQ(((const float *)ys[k].data)[N - 1], 2.0f);
+        pd_tensor_release(&ys[k]);
+    }
+    pd_tensor *all[] = {&x, &g, &held};
+    for (int i = 0; i < 3; ++i)
+        pd_tensor_release(all[i]);
     PD_EXPECT_OK(pd_executor_destroy(ex));
     pd_registry_destroy(reg);
 }

@@ -194,19 +194,21 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
 {
     pd__exec_adapt *a = &st->adapt;
     pthread_mutex_lock(&a->mu);
+    uint64_t now = now_ns(), last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
+    if (last != 0 && now > last && now - last > PAUSE_NS) /* before any wait below */
+        drop_trial(a, now);
     /* A trial of handing over that is not the way chosen ends at its marked call: the
      * submitter waits for it rather than queue more behind a worker that may be starved
-     * (up to the queue's depth, each call to wait for before the next one run here). */
+     * (up to the queue's depth, each call to wait for before the next one run here); not
+     * while a PD_OP_MAY_BLOCK call is in flight, which this thread may have to free. */
     while (!a->here && a->probing && a->mark_out &&
-           atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0) {
+           atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0 &&
+           atomic_load_explicit(&ex->blocking, memory_order_acquire) == 0) {
         pthread_mutex_unlock(&a->mu);
         wait_idle(st, &st->mark_done_ns);
         pthread_mutex_lock(&a->mu);
     }
-    uint64_t now = now_ns();
-    uint64_t last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
-    if (last != 0 && now > last && now - last > PAUSE_NS)
-        drop_trial(a, now);
+    now = now_ns();
     uint64_t end = a->mark_out ? atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) : 0;
     if (end != 0) { /* a hand-over trial's last call has run */
         atomic_store_explicit(&st->mark_done_ns, 0, memory_order_relaxed);
@@ -238,7 +240,7 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
             if (!a->here) { /* handed over from this call on */
                 a->start_ns = now;
                 a->count = 1;
-                to = PD__EXEC_HAND;
+                to = cores ? PD__EXEC_HERE : PD__EXEC_HAND;
             }
         }
     } else {
