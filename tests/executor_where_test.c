@@ -65,8 +65,6 @@ static void chain(pd_executor *ex, int calls, int64_t lag_us, pthread_t *home, l
     pd_tensor_release(&x);
     PD_EXPECT_OK(pd_executor_synchronize(ex));
     PD_EXPECT_OK(pd_executor_get_counts(ex, c));
-            (unsigned long long)c->handed_over, (unsigned long long)c->ran_here,
-            (unsigned long long)c->ran_here_unpaid, (unsigned long long)c->trials);
 }
 
 /* The worker pays 2 ms a call that the submitter does not: after a few trials of each way the
