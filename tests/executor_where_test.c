@@ -16,7 +16,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#define N 65536 /* floats per tensor: 256 KiB, past the size that runs on the submitter */
+#define N 1024 /* floats per tensor: 4 KiB, past the size run on the submitter (executor) */
 
 static pd_registry *ops(void)
 {
@@ -26,7 +26,7 @@ static pd_registry *ops(void)
 
 static pd_executor *executor(const pd_registry *reg, int32_t adaptive)
 {
-    pd_executor_options o = {sizeof o, 1, 0, 0, adaptive};
+    pd_executor_options o = {sizeof o, 1, 0, 1024, adaptive}; /* small: inputs to 512 bytes */
     pd_executor *ex = NULL;
     if (pd_executor_create(reg, &o, &ex) != PD_OK)
         pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());
@@ -131,7 +131,7 @@ PD_TEST(ExecutorWhere, ACallRunOnTheSubmitterFollowsTheQueueAndAFailedInputPoiso
     for (int64_t i = 0; i < n; ++i)
         ((float *)x.data)[i] = -1;
     pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
-    pd_executor_options off = {sizeof off, 1, 0, 0, -1};
+    pd_executor_options off = {sizeof off, 1, 0, -1, -1}; /* every call on its worker */
     pd_executor *other = NULL; /* makes the failed input, pending, on another executor */
     PD_ASSERT_OK(pd_executor_create(reg, &off, &other));
     PD_ASSERT_OK(pd_run_async(other, 0, "ex_fail_if_negative", &in, 1, NULL, 0, &out, 1));

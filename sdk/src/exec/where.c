@@ -197,11 +197,12 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
     uint64_t now = now_ns(), last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
     if (last != 0 && now > last && now - last > PAUSE_NS) /* before any wait below */
         drop_trial(a, now);
-    /* A trial of handing over that is not the way chosen ends at its marked call: the
+    /* A trial of handing over that is not the way chosen (or not yet: the first ones) ends
+     * at its marked call: the
      * submitter waits for it rather than queue more behind a worker that may be starved
      * (up to the queue's depth, each call to wait for before the next one run here); not
      * while a PD_OP_MAY_BLOCK call is in flight, which this thread may have to free. */
-    while (!a->here && a->probing && a->mark_out &&
+    while (!a->here && (a->probing || a->ns_here == 0) && a->mark_out &&
            atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0 &&
            atomic_load_explicit(&ex->blocking, memory_order_acquire) == 0) {
         pthread_mutex_unlock(&a->mu);
