@@ -25,7 +25,7 @@
 #include <time.h>
 
 #define TRIAL_CALLS 16     /* a trial holds at least this many calls */
-#define TRIAL_NS 2000000u  /* and lasts at least 2 ms */
+#define TRIAL_NS 5000000u  /* and lasts at least 5 ms */
 #define PAUSE_NS 20000000u /* a host that submits nothing for 20 ms has paused */
 #define TRY_FIRST 2        /* hand-over trials before the first trial on the caller */
 #define TRY_MIN 8          /* trials before the way not chosen is tried again */
