@@ -24,13 +24,13 @@
 
 #include <time.h>
 
-#define TRIAL_CALLS 16     /* a trial holds at least this many calls */
-#define TRIAL_NS 5000000u  /* and lasts at least 5 ms */
-#define PAUSE_NS 5000000u  /* a host that submits nothing for 5 ms has paused */
-#define TRY_FIRST 2        /* hand-over trials before the first trial on the caller */
-#define TRY_MIN 8          /* trials before the way not chosen is tried again */
-#define TRY_MAX 64         /* ... at most, after it lost each time */
-#define HERE_MARGIN 0.95   /* the submitter must be this much faster to take over */
+#define TRIAL_CALLS 16    /* a trial holds at least this many calls */
+#define TRIAL_NS 5000000u /* and lasts at least 5 ms */
+#define PAUSE_NS 5000000u /* a host that submits nothing for 5 ms has paused */
+#define TRY_FIRST 2       /* hand-over trials before the first trial on the caller */
+#define TRY_MIN 8         /* trials before the way not chosen is tried again */
+#define TRY_MAX 64        /* ... at most, after it lost each time */
+#define HERE_MARGIN 0.95  /* the submitter must be this much faster to take over */
 
 static uint64_t now_ns(void)
 {
