@@ -120,6 +120,13 @@ static void measure(pd_executor *ex, const figure *f)
                    f->limit,
                    f->note};
     bench_emit(&r);
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0}; /* where its calls ran, all rows so far */
+    if (pd_executor_get_counts(ex, &c) == PD_OK)
+        fprintf(stderr,
+                "  %s: executor so far: %llu calls handed over, %llu run by the caller (%llu "
+                "of them as handing over did not pay), %llu trials\n",
+                f->name, (unsigned long long)c.handed_over, (unsigned long long)c.ran_here,
+                (unsigned long long)c.ran_here_unpaid, (unsigned long long)c.trials);
 }
 
 int main(int argc, char **argv)
@@ -149,7 +156,7 @@ int main(int argc, char **argv)
     pd_registry *reg = NULL;
     pd_executor *ex = NULL, *ex_queued = NULL;
     pd_module *mod = NULL;
-    pd_executor_options o = {sizeof o, 2, 0, 0}, oq = {sizeof o, 1, 0, -1};
+    pd_executor_options o = {sizeof o, 2, 0, 0, 0}, oq = {sizeof o, 1, 0, -1, 0};
     char *path = bench_write_source("bench_pipeline_relu.c", relu_source);
     const char *sources[1] = {path};
     bool ok = path && pd_registry_create(&reg) == PD_OK &&

@@ -84,6 +84,7 @@ def main():
     row("python_pipeline_caller", "us/call", c, 1e3 / s, "<= 1 us", c <= 1.0,
         "caller's time per submitted call (the final wait left out); baseline: a synchronous "
         "call's whole time")
+    print("python_pipeline: where the calls ran: %s" % ex.stats(), file=sys.stderr)
     ex.close()
 
 

@@ -13,3 +13,5 @@ target_compile_options(ex_pipeline_host PRIVATE ${PDEXT_C_WARNINGS})
 add_dependencies(ex_pipeline_host rt_example_relu)
 add_test(NAME Examples.PipelineHostChecksPass
          COMMAND ex_pipeline_host ${CMAKE_CURRENT_BINARY_DIR}/rt_example_relu.so)
+target_link_libraries(executor_where_test PRIVATE Threads::Threads)
+add_dependencies(executor_where_test ex_ops)

@@ -27,7 +27,7 @@ static pd_registry *ops(void) { return rt_registry1("ds_sim_ops"); }
 
 static pd_executor *executor(const pd_registry *reg, int32_t streams)
 {
-    pd_executor_options o = {sizeof o, streams, 0, -1};
+    pd_executor_options o = {sizeof o, streams, 0, -1, 0};
     pd_executor *ex = NULL;
     if (pd_executor_create(reg, &o, &ex) != PD_OK)
         pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());

@@ -27,7 +27,7 @@ static pd_registry *ops(void)
 
 static pd_executor *executor(const pd_registry *reg, int32_t streams)
 {
-    pd_executor_options o = {sizeof o, streams, 0, -1}; /* every call on the worker */
+    pd_executor_options o = {sizeof o, streams, 0, -1, 0}; /* every call on the worker */
     pd_executor *ex = NULL;
     if (pd_executor_create(reg, &o, &ex) != PD_OK)
         pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());
@@ -77,7 +77,7 @@ PD_TEST(Executor, CreatesWithDefaultsAndRefusesBadOptionsNamingThem)
     pd_executor *ex = NULL;
     PD_ASSERT_OK(pd_executor_create(NULL, NULL, &ex));
     PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_executor_options o = {sizeof o, 65, 0, 0};
+    pd_executor_options o = {sizeof o, 65, 0, 0, 0};
     PD_EXPECT_ERROR(pd_executor_create(NULL, &o, &ex), PD_ERR_INVALID_ARGUMENT,
                     "n_streams is 65; expected 1..64");
     o.n_streams = 1;
@@ -93,7 +93,7 @@ PD_TEST(Executor, CreatesWithDefaultsAndRefusesBadOptionsNamingThem)
 PD_TEST(Executor, RefusesAnInlineSizeOutOfRangeNamingIt)
 {
     pd_executor *ex = NULL;
-    pd_executor_options o = {sizeof o, 1, 0, -2};
+    pd_executor_options o = {sizeof o, 1, 0, -2, 0};
     PD_EXPECT_ERROR(pd_executor_create(NULL, &o, &ex), PD_ERR_INVALID_ARGUMENT,
                     "inline_bytes is -2; expected -1 (never), 0 (the default, 65536) or 1..");
     o.inline_bytes = (1 << 20) + 1;
@@ -104,7 +104,7 @@ PD_TEST(Executor, RefusesAnInlineSizeOutOfRangeNamingIt)
 /* An executor running host calls of inputs up to 2048 bytes inline. */
 static pd_executor *inline_executor(const pd_registry *reg)
 {
-    pd_executor_options o = {sizeof o, 1, 0, 4096};
+    pd_executor_options o = {sizeof o, 1, 0, 4096, 0};
     pd_executor *ex = NULL;
     if (pd_executor_create(reg, &o, &ex) != PD_OK)
         pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());
@@ -162,7 +162,7 @@ PD_TEST(Executor, ACallOfAnySizeRunsOnTheCallerWhileOtherStreamsTakeEveryOtherCp
     int32_t n = cpus();
     bool caller_runs = n >= 2 && n <= 64;
     int32_t streams = caller_runs ? n : 2;
-    pd_executor_options o = {sizeof o, streams, 0, 4096}; /* inline up to 2 KiB of inputs */
+    pd_executor_options o = {sizeof o, streams, 0, 4096, 0}; /* inline up to 2 KiB of inputs */
     pd_executor *ex = NULL;
     PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
     pd_tensor big = ramp(2048, 0), y = PD_TENSOR_UNDEFINED; /* 8 KiB: over the size */
@@ -673,7 +673,7 @@ PD_TEST(Executor, ManyThreadsSubmitToOneExecutor)
 PD_TEST(Executor, ASmallDepthMakesSubmittersWaitButLosesNothing)
 {
     pd_registry *reg = ops();
-    pd_executor_options o = {sizeof o, 1, 2, -1};
+    pd_executor_options o = {sizeof o, 1, 2, -1, 0};
     pd_executor *ex = NULL;
     PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
     submitter s = {ex, 0, 5, PD_TENSOR_UNDEFINED, PD_OK};

@@ -131,7 +131,7 @@ static int executor_init(pdext_ExecutorObject *self, PyObject *args, PyObject *k
         return -1;
     }
     pd_executor_options o = {sizeof o, streams, depth,
-                             inline_bytes == 0 ? PY_INLINE_DEFAULT : inline_bytes};
+                             inline_bytes == 0 ? PY_INLINE_DEFAULT : inline_bytes, 0};
     pd_status st = pd_executor_create(NULL, &o, &self->ex);
     if (st != PD_OK) {
         pdext_raise_status(st, NULL);
@@ -252,8 +252,17 @@ static PyObject *executor_stats(pdext_ExecutorObject *self, PyObject *unused)
     pd_status st = pd_executor_get_stats(self->ex, &s);
     if (st != PD_OK)
         return pdext_raise_status(st, NULL);
-    return Py_BuildValue("{sKsKsK}", "submitted", (unsigned long long)s.submitted, "done",
-                         (unsigned long long)s.done, "failed", (unsigned long long)s.failed);
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    if ((st = pd_executor_get_counts(self->ex, &c)) != PD_OK)
+        return pdext_raise_status(st, NULL);
+    /* where the calls ran: handed to a worker, or on the calling thread (and of those, how
+     * many because handing over was measured not to pay) */
+    return Py_BuildValue("{sKsKsKsKsKsKsK}", "submitted", (unsigned long long)s.submitted, "done",
+                         (unsigned long long)s.done, "failed", (unsigned long long)s.failed,
+                         "handed_over", (unsigned long long)c.handed_over, "ran_here",
+                         (unsigned long long)c.ran_here, "ran_here_unpaid",
+                         (unsigned long long)c.ran_here_unpaid, "trials",
+                         (unsigned long long)c.trials);
 }
 
 static PyObject *executor_get_stream(pdext_ExecutorObject *self, void *unused)

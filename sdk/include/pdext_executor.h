@@ -86,6 +86,16 @@ typedef struct pd_executor_options {
      * kernel's too) is pd_run_async's, as bad input's is. Default 65536; -1: never (every
      * call runs on its stream's worker); at most 1 << 20. */
     int32_t inline_bytes;
+    /* Whether a stream measures if handing its calls over pays, and runs them on the
+     * submitter where it does not (a machine whose cores are busy with other work, a worker
+     * that does not keep up): the stream times short trials of both ways (a few ms each) and
+     * keeps the faster, trying the other again now and then. A call so run waits first for
+     * the calls queued on its stream and for its pending inputs, and is then as an inline
+     * call above (complete on return, its error pd_run_async's). Host calls only, never an
+     * op flagged PD_OP_MAY_BLOCK (nor while one is in flight). 0: on, unless the environment
+     * sets PDEXT_EXECUTOR_ADAPTIVE=0; 1: on; -1: off (calls go where the rules above send
+     * them). inline_bytes -1 turns it off too. */
+    int32_t adaptive;
 } pd_executor_options;
 
 /* A new executor running ops of `reg` (for pd_run_async by name) into *out. Fails with
@@ -140,6 +150,18 @@ typedef struct pd_executor_stats {
 } pd_executor_stats;
 /* The executor's counters into *out. */
 pd_status pd_executor_get_stats(const pd_executor *ex, pd_executor_stats *out);
+
+/* Where an executor's calls ran, for tests and tuning. Set struct_size =
+ * sizeof(pd_executor_counts) before the call. */
+typedef struct pd_executor_counts {
+    uint32_t struct_size;
+    uint64_t handed_over;     /* calls queued to a stream's worker */
+    uint64_t ran_here;        /* calls run on the submitting thread (and done), by any rule */
+    uint64_t ran_here_unpaid; /* of those: because handing over was measured not to pay */
+    uint64_t trials;          /* trials of either way timed (pd_executor_options.adaptive) */
+} pd_executor_counts;
+/* The executor's counts into *out (PD_ERR_INVALID_ARGUMENT for a struct_size too small). */
+pd_status pd_executor_get_counts(const pd_executor *ex, pd_executor_counts *out);
 
 #pragma GCC visibility pop
 PD_EXTERN_C_END

@@ -3,10 +3,12 @@
  * float32 ops whose results tell the order they ran in, a kernel that fails on demand, a
  * split whose output count comes from input data, an inplace op, ops with a workspace, an op
  * that gives its output with pd_set_output, one whose output inference cannot describe, and
- * a slow op to keep work in flight.
+ * a slow op to keep work in flight, and one slow only off the host's thread (a worker that
+ * waits for a core).
  */
 #include "extension.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -196,3 +198,22 @@ static void gate_kernel(pd_kernel_ctx *ctx)
 PD_BUILD_OP(ex_gated_add1, .inputs = {"X", "G"}, .outputs = {"Out"}, .kernel = gate_kernel,
             .infer_shape = like_x_shape, .infer_dtype = like_x_dtype,
             .flags = PD_OP_MAY_BLOCK); /* it waits for the test's thread: never run inline */
+
+/* Out = X + 1 after sleeping `us` microseconds, unless it runs on the thread `home` (a
+ * pthread_t, 0 for none): the cost of a worker that waits for a core while the host's own
+ * thread runs (executor_test.c's trials of where calls run). */
+static void lagged_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    int64_t us = pd_attr_int64(ctx, 0), home = pd_attr_int64(ctx, 1);
+    if (home == 0 || !pthread_equal((pthread_t)home, pthread_self())) {
+        struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
+    const float *in = pd_data(x);
+    float *out = pd_data(pd_output(ctx, 0));
+    for (int64_t i = 0, n = pd_numel(x); i < n; ++i)
+        out[i] = in[i] + 1;
+}
+PD_BUILD_OP(ex_lagged_add1, .inputs = {"X"}, .outputs = {"Out"},
+            .attrs = {"us: int64", "home: int64"}, .kernel = lagged_kernel);

@@ -37,6 +37,16 @@ static int32_t cpus_available(void)
     return n > 0 ? (int32_t)n : 1;
 }
 
+/* Whether an executor that does not choose measures whether handing calls over pays:
+ * yes, unless PDEXT_EXECUTOR_ADAPTIVE=0 (every call then goes where the rules of size and
+ * cores send it, as before the measure: what a test of pending state or a benchmark of the
+ * hand-over wants). */
+static bool adaptive_default(void)
+{
+    const char *v = getenv("PDEXT_EXECUTOR_ADAPTIVE");
+    return v == NULL || strcmp(v, "0") != 0;
+}
+
 /* Headers of destroyed executors (see the file comment). */
 static pthread_mutex_t grave_mu = PTHREAD_MUTEX_INITIALIZER;
 static pd_executor *grave;
@@ -220,6 +230,7 @@ static void streams_stop(pd_executor *ex, int32_t n)
         pthread_cond_destroy(&st->not_empty);
         pthread_cond_destroy(&st->not_full);
         pthread_cond_destroy(&st->idle);
+        pd__exec_adapt_free(st);
     }
 }
 
@@ -229,7 +240,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
     static const char who[] = "pd_executor_create";
     if (out == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: out is NULL", who);
-    pd_executor_options o = {sizeof o, 0, 0, 0};
+    pd_executor_options o = {sizeof o, 0, 0, 0, 0};
     if (options != NULL) {
         size_t need = offsetof(pd_executor_options, depth) + sizeof o.depth;
         if (options->struct_size < need)
@@ -241,7 +252,14 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         o.depth = options->depth;
         if (options->struct_size >= offsetof(pd_executor_options, inline_bytes) + sizeof(int32_t))
             o.inline_bytes = options->inline_bytes;
+        if (options->struct_size >= offsetof(pd_executor_options, adaptive) + sizeof(int32_t))
+            o.adaptive = options->adaptive;
     }
+    if (o.adaptive < -1 || o.adaptive > 1)
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "%s: adaptive is %d; expected -1 (off), 0 (the default: on, unless "
+                        "PDEXT_EXECUTOR_ADAPTIVE=0) or 1 (on)",
+                        who, (int)o.adaptive);
     if (o.n_streams < 0 || o.n_streams > STREAMS_MAX)
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         "%s: n_streams is %d; expected 1..%d (0 for the default, 1)", who,
@@ -272,6 +290,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
                        : o.inline_bytes < 0 ? 0
                                             : (size_t)o.inline_bytes;
     ex->n_cpus = cpus_available();
+    ex->adaptive = o.adaptive == 1 || (o.adaptive == 0 && adaptive_default());
     pthread_mutex_init(&ex->err_mu, NULL);
     for (int32_t i = 0; i < n; ++i) {
         pd__exec_stream *st = &ex->streams[i];
@@ -287,6 +306,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         atomic_init(&st->full, false);
         atomic_init(&st->pushed, 0);
         atomic_init(&st->finished, 0);
+        pd__exec_adapt_init(st);
     }
     for (int32_t i = 0; i < n; ++i) {
         int rc = pthread_create(&ex->streams[i].thread, NULL, worker_main, &ex->streams[i]);
@@ -370,6 +390,27 @@ pd_status pd_executor_get_stats(const pd_executor *ex, pd_executor_stats *out)
         out->submitted += atomic_load_explicit(&e->streams[i].pushed, memory_order_relaxed);
     out->done = atomic_load_explicit(&e->done, memory_order_acquire) + inline_runs;
     out->failed = atomic_load_explicit(&e->failed, memory_order_relaxed);
+    return PD_OK;
+}
+
+pd_status pd_executor_get_counts(const pd_executor *ex, pd_executor_counts *out)
+{
+    pd_status s = pd__exec_check("pd_executor_get_counts", ex, 0);
+    if (s != PD_OK)
+        return s;
+    if (out == NULL || out->struct_size < offsetof(pd_executor_counts, trials) + sizeof(uint64_t))
+        return pd__fail(PD_ERR_INVALID_ARGUMENT,
+                        "pd_executor_get_counts: %s; set out->struct_size to "
+                        "sizeof(pd_executor_counts) (%zu)",
+                        out ? "out->struct_size is too small" : "out is NULL",
+                        sizeof(pd_executor_counts));
+    pd_executor *e = (pd_executor *)ex;
+    out->handed_over = 0;
+    for (int32_t i = 0; i < e->n_streams; ++i)
+        out->handed_over += atomic_load_explicit(&e->streams[i].pushed, memory_order_relaxed);
+    out->ran_here = atomic_load_explicit(&e->inline_runs, memory_order_relaxed);
+    out->ran_here_unpaid = atomic_load_explicit(&e->inline_unpaid, memory_order_relaxed);
+    out->trials = atomic_load_explicit(&e->trials, memory_order_relaxed);
     return PD_OK;
 }
 

@@ -36,6 +36,7 @@ typedef struct pd__exec_call {
     int32_t n_spares;
     pd_storage *spares[PD__EXEC_SPARES]; /* see call_new (submit.c) */
     bool wait_launch; /* the caller waits for the launch and hands the outputs over itself */
+    bool mark;        /* ends a hand-over trial (where.c): its launch's end time is noted */
     bool retired;     /* launched; still holds its tensors for the caller to release */
     pd_status status; /* wait_launch: how the launch went (message in `message`) */
     char *message;
@@ -44,6 +45,36 @@ typedef struct pd__exec_call {
     pd__completion *inline_deps[PD__EXEC_INLINE];
     pd_place inline_dep_places[PD__EXEC_INLINE];
 } pd__exec_call;
+
+/* Where a call runs (where.c). */
+typedef enum pd__exec_where_to {
+    PD__EXEC_HAND,        /* queued to its stream's worker */
+    PD__EXEC_HAND_MARK,   /* queued, and its launch ends a hand-over trial (call->mark) */
+    PD__EXEC_HERE,        /* on the submitter: small, or the other CPUs run other workers */
+    PD__EXEC_HERE_UNPAID, /* on the submitter because handing over was measured not to pay:
+                           * after its stream's queued calls and its pending inputs */
+} pd__exec_where_to;
+
+/* A stream's measure of whether handing its calls over pays (where.c): trials of a few
+ * milliseconds, each all handed over (the other rules applying) or all run on the
+ * submitter, compared in ns per call. Submitters only, under `mu`. */
+typedef struct pd__exec_adapt {
+    pthread_mutex_t mu;
+    bool here;               /* the current trial runs calls on the submitter */
+    bool probing;            /* it tries the way not chosen: judged after its first sample */
+    bool fresh;              /* its first sample replaces the way's average (old conditions) */
+    bool mark_out;           /* a hand-over trial's last call is queued, its end not yet seen */
+    bool discard;            /* that trial spans a pause of the host: no sample */
+    int32_t skip;            /* calls run here before the trial starts (the first one waits for
+                              * the calls queued before it) */
+    int32_t count;           /* calls in the trial so far */
+    int32_t mark_count;      /* calls the marked trial holds */
+    int32_t since;           /* trials since the last switch */
+    int32_t interval;        /* trials before the way not chosen is tried again */
+    uint64_t start_ns;       /* the trial's start; 0: at the next call */
+    uint64_t last_ns;        /* the stream's last measured submit (pauses end a trial) */
+    double ns_hand, ns_here; /* average ns per call of each way; 0: not measured */
+} pd__exec_adapt;
 
 typedef struct pd__exec_stream {
     struct pd_executor *ex;
@@ -87,6 +118,11 @@ typedef struct pd__exec_stream {
     pthread_mutex_t free_mu;
     pd__exec_call *free_calls;
     int32_t n_free_calls;
+    /* A hand-over trial's marked call: the time its launch ended (0: not yet), written by the
+     * worker, read and cleared by submitters (where.c). */
+    char pad3[64];
+    atomic_uint_fast64_t mark_done_ns;
+    pd__exec_adapt adapt;
     /* Its own stream on each device it ran calls on (dev_streams.c), made on first use; the
      * submitters' allocate step and the worker look them up under dev_mu. */
     pthread_mutex_t dev_mu;
@@ -105,10 +141,14 @@ struct pd_executor {
     int32_t n_streams;
     int32_t depth;
     size_t inline_bytes; /* see pd_executor_options; 0: never */
+    bool adaptive;       /* calls run on the submitter where handing over does not pay */
     int32_t n_cpus;      /* CPUs this process may run on, when the executor was made */
     pd__exec_stream *streams;
     atomic_uint_fast64_t failed;
-    atomic_uint_fast64_t inline_runs; /* calls run on their submitter: submitted and done */
+    atomic_uint_fast64_t inline_runs;   /* calls run on their submitter: submitted and done */
+    atomic_uint_fast64_t inline_unpaid; /* of those: because handing over did not pay */
+    atomic_uint_fast64_t trials;        /* trials measured (where.c) */
+    atomic_int_fast64_t blocking;       /* PD_OP_MAY_BLOCK calls queued or running */
     char pad0[64]; /* `done` is the workers': not on the submitters' cache line */
     atomic_uint_fast64_t done;
     pthread_mutex_t err_mu; /* guards the first error since the last synchronize */
@@ -152,6 +192,24 @@ pd_status pd__exec_device_stream(pd__exec_stream *st, pd_place place, pd_stream_
 pd_status pd__exec_device_synchronize(pd__exec_stream *st);
 /* dev_streams.c: destroys the executor stream's device streams (after their work). */
 void pd__exec_device_streams_free(pd__exec_stream *st);
+
+/* where.c: where a call runs (the rules of pd_executor_options.inline_bytes and the measure
+ * of the stream's trials); a call that is not PD__EXEC_HERE* goes to the worker. */
+pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
+                                 const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
+                                 int32_t n_outputs, bool *measured);
+/* where.c: a call that pd__exec_where measured (`measured`) returns to its host. */
+void pd__exec_measured(pd_executor *ex, int32_t stream);
+/* where.c: before a PD__EXEC_HERE_UNPAID call runs on the submitter: waits for the calls
+ * queued to its stream and for its pending tensors; false when one of them failed (the call
+ * then goes to the worker, which poisons its outputs as the rules say). */
+bool pd__exec_settle(pd_executor *ex, int32_t stream, const pd_arg *inputs, int32_t n_inputs,
+                     const pd_arg *outputs, int32_t n_outputs);
+/* where.c: on the worker, after a marked call's launch: notes the time. */
+void pd__exec_mark_done(pd__exec_stream *st);
+/* where.c: a stream's measure, made and freed with the stream. */
+void pd__exec_adapt_init(pd__exec_stream *st);
+void pd__exec_adapt_free(pd__exec_stream *st);
 
 /* submit.c: the launch stage of one call, on its stream's worker: waits for its inputs,
  * allocates the workspace, runs the kernel and settles the outputs; then finishes the

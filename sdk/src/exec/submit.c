@@ -379,78 +379,6 @@ static pd_status prepare(pd_executor *ex, pd__exec_call *call, const pd_arg *inp
     return s;
 }
 
-/* The bytes of an arg list's defined tensors (their storages' sizes, which bound a view's:
- * one load instead of a walk of the dims), up to just past `limit`. */
-static size_t arg_bytes(const pd_arg *args, int32_t n, size_t limit)
-{
-    size_t bytes = 0;
-    for (int32_t i = 0; i < n && bytes <= limit; ++i)
-        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
-            const pd_tensor *t = &args[i].tensors[k];
-            if (pd_defined(t))
-                bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
-        }
-    return bytes;
-}
-
-/* The tensors of an arg list are all on the host and computed. */
-static bool host_and_computed(const pd_arg *args, int32_t n)
-{
-    for (int32_t i = 0; i < n; ++i)
-        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
-            const pd_tensor *t = &args[i].tensors[k];
-            if (!pd_defined(t))
-                continue;
-            pd__completion *c = pd__storage_pending(t->storage);
-            if (!pd_place_is_host(t->place) ||
-                (c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
-                return false;
-        }
-    return true;
-}
-
-/* Every CPU but the submitter's is taken by another stream's worker (a stream with calls
- * queued or running): handing the call to its own worker would only add a thread to share
- * them, while the submitting thread's core is the one free, as a thread pool's caller-runs
- * policy judges. Two chains on two streams of a 2-core machine then run one on the caller,
- * one on a worker: two threads for two cores, where three (the caller sharing a core with a
- * worker) gave 1.2x one thread instead of ~1.9x. Only with two CPUs or more (one CPU has no
- * core to free) and at least as many streams as CPUs. */
-static bool cores_taken(const pd_executor *ex, int32_t stream)
-{
-    if (ex->n_cpus < 2 || ex->n_streams < ex->n_cpus)
-        return false;
-    int32_t busy = 0;
-    for (int32_t i = 0; i < ex->n_streams && busy < ex->n_cpus - 1; ++i) {
-        const pd__exec_stream *st = &ex->streams[i];
-        if (i != stream && atomic_load_explicit(&st->finished, memory_order_acquire) !=
-                               atomic_load_explicit(&st->pushed, memory_order_acquire))
-            ++busy;
-    }
-    return busy >= ex->n_cpus - 1;
-}
-
-/* The call runs on the submitting thread as pd_op_run: it is on the host, with its inputs
- * computed, its stream idle, an op that does not say it may block (PD_OP_MAY_BLOCK), and
- * either small (its inputs at most half of pd_executor_options.inline_bytes: outputs are
- * taken to be as large) or of any size while the other CPUs run other streams' workers
- * (cores_taken). Ordering holds: everything submitted to the stream before it has run, and
- * nothing it reads or writes is pending. The size is looked at first: it reads only what the
- * caller holds, where the other tests read lines the workers write (their counters, their
- * completions). */
-static bool runs_inline(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
-                        int32_t n_inputs, const pd_arg *outputs, int32_t n_outputs)
-{
-    pd__exec_stream *st = &ex->streams[stream];
-    size_t limit = ex->inline_bytes / 2;
-    return ex->inline_bytes != 0 && !op->may_block && (inputs != NULL || n_inputs == 0) &&
-           (outputs != NULL || n_outputs == 0) &&
-           (arg_bytes(inputs, n_inputs, limit) <= limit || cores_taken(ex, stream)) &&
-           atomic_load_explicit(&st->finished, memory_order_acquire) ==
-               atomic_load_explicit(&st->pushed, memory_order_acquire) &&
-           host_and_computed(inputs, n_inputs) && host_and_computed(outputs, n_outputs);
-}
-
 /* A queued call keeps its op's module loaded until it retires: its worker reads the op and
  * runs the module's code after the host may have unloaded it (module.c waits for the count). */
 static void module_hold(pd_module *m)
@@ -470,7 +398,7 @@ static void module_drop(pd_module *m)
 static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t stream, const pd_op *op,
                                                   const pd_arg *inputs, int32_t n_inputs,
                                                   const pd_attr *attrs, int32_t n_attrs,
-                                                  pd_arg *outputs, int32_t n_outputs)
+                                                  pd_arg *outputs, int32_t n_outputs, bool mark)
 {
     pd__exec_wait_room(ex, stream);
     pd__exec_call *call = pd__exec_record_new(ex, stream);
@@ -478,13 +406,18 @@ static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t strea
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
     pd_status s = prepare(ex, call, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, op);
     pd__exec_drop_spares(call); /* the worker owns the record once it is queued */
+    call->mark = mark;
     if (s != PD_OK) {
+        if (mark) /* the trial ends here: its call will not run */
+            pd__exec_mark_done(&ex->streams[stream]);
         pd__runner_release(&call->ctx, false);
         pd__exec_record_free(ex, call);
         return s;
     }
     atomic_fetch_add_explicit(&pd__async_in_flight, 1, memory_order_relaxed);
     module_hold(op->module);
+    if (op->may_block)
+        atomic_fetch_add_explicit(&ex->blocking, 1, memory_order_acq_rel);
     bool wait = call->wait_launch;
     pd__completion *done = call->done;
     if (wait)
@@ -515,14 +448,26 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
     if (s != PD_OK)
         return s;
-    if (runs_inline(ex, stream, op, inputs, n_inputs, outputs, n_outputs)) {
+    bool measured;
+    pd__exec_where_to to = pd__exec_where(ex, stream, op, inputs, n_inputs, outputs, n_outputs,
+                                          &measured);
+    if (to == PD__EXEC_HERE_UNPAID &&
+        !pd__exec_settle(ex, stream, inputs, n_inputs, outputs, n_outputs))
+        to = PD__EXEC_HAND; /* a failed input: the worker poisons the outputs */
+    if (to == PD__EXEC_HERE || to == PD__EXEC_HERE_UNPAID) {
         /* its error is the call's, as bad input's is: not counted as a submitted call's */
         s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
         if (s == PD_OK) /* one counter: it counts as submitted and as done */
             atomic_fetch_add_explicit(&ex->inline_runs, 1, memory_order_relaxed);
-        return s;
+        if (s == PD_OK && to == PD__EXEC_HERE_UNPAID)
+            atomic_fetch_add_explicit(&ex->inline_unpaid, 1, memory_order_relaxed);
+    } else {
+        s = submit(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs,
+                   to == PD__EXEC_HAND_MARK);
     }
-    return submit(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+    if (measured)
+        pd__exec_measured(ex, stream);
+    return s;
 }
 
 pd_status pd_run_async(pd_executor *ex, int32_t stream, const char *name, const pd_arg *inputs,
@@ -613,6 +558,7 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
 {
     pd_kernel_ctx *ctx = &call->ctx;
     pd_module *module = ctx->op->module; /* read before the call retires */
+    bool blocks = ctx->op->may_block;
     pd_place place = *pd__ctx_first_input_place(ctx);
     pd_status s = PD_OK;
     /* the worker's stream on the call's device is its executor stream's own */
@@ -642,6 +588,10 @@ void pd__exec_launch(pd_executor *ex, pd__exec_call *call)
         event = NULL;
     }
     pd__exec_note_done(ex, s, call->message);
+    if (blocks)
+        atomic_fetch_sub_explicit(&ex->blocking, 1, memory_order_acq_rel);
+    if (call->mark)
+        pd__exec_mark_done(&ex->streams[call->stream]);
     if (call->wait_launch) {
         call->status = s;
         pd__completion *done = call->done;

@@ -1,0 +1,324 @@
+/*
+ * where.c - where one executor call runs: on its stream's worker (handed over) or on the
+ * submitting thread as pd_op_run (pdext_executor.h, pd_executor_options.inline_bytes).
+ *
+ * Three rules. A small call on an idle stream runs on the submitter: the hand-over costs
+ * more than its kernel. A call of any size does too while every other CPU runs another
+ * stream's worker (a thread pool's caller-runs policy). And a stream measures whether
+ * handing its other calls over pays at all: on a machine whose cores are busy with other
+ * work, a worker waits for a core while its caller waits for the worker, and a pipelined
+ * chain ran at half a synchronous one's speed (bench/NOTES.md). So the stream runs trials,
+ * each of a few milliseconds and a few dozen calls: all its calls handed over, or all run on
+ * the submitter, and keeps the way that gave fewer ns per call, trying the other again after
+ * a number of trials that doubles each time it loses (up to TRY_MAX), so that a quiet
+ * machine pays for a trial of the slower way about once in 64.
+ *
+ * What a trial measures is the wall time per call that the host sees, whatever bounds it:
+ * run on the submitter, from one call to the next (the host's own work between calls
+ * included); handed over, from the end of the last trial's marked call's launch to the end
+ * of this one's, over the calls submitted in between (the worker ends them in order), which
+ * is the pipeline's throughput whether the caller or the worker is the slower stage. A trial
+ * over a pause of the host (no call for PAUSE_NS) is dropped: it measures the pause.
+ */
+#include "exec/executor_internal.h"
+
+#include <time.h>
+
+#define TRIAL_CALLS 16    /* a trial holds at least this many calls */
+#define TRIAL_NS 5000000u /* and lasts at least 5 ms */
+#define PAUSE_NS 5000000u /* a host that submits nothing for 5 ms has paused */
+#define TRY_FIRST 2       /* hand-over trials before the first trial on the caller */
+#define TRY_MIN 8         /* trials before the way not chosen is tried again */
+#define TRY_MAX 64        /* ... at most, after it lost each time */
+#define HERE_MARGIN 0.95  /* the submitter must be this much faster to take over */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* --- The rules of size and cores ------------------------------------------------------------ */
+
+/* The bytes of an arg list's defined tensors (their storages' sizes, which bound a view's:
+ * one load instead of a walk of the dims), up to just past `limit`. */
+static size_t arg_bytes(const pd_arg *args, int32_t n, size_t limit)
+{
+    size_t bytes = 0;
+    for (int32_t i = 0; i < n && bytes <= limit; ++i)
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
+            const pd_tensor *t = &args[i].tensors[k];
+            if (pd_defined(t))
+                bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
+        }
+    return bytes;
+}
+
+/* The tensors of an arg list are all on the host and (with `computed`) not pending. */
+static bool all_host(const pd_arg *args, int32_t n, bool computed)
+{
+    for (int32_t i = 0; i < n; ++i)
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
+            const pd_tensor *t = &args[i].tensors[k];
+            if (!pd_defined(t))
+                continue;
+            pd__completion *c = pd__storage_pending(t->storage);
+            if (!pd_place_is_host(t->place) ||
+                (computed && c != NULL &&
+                 atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
+                return false;
+        }
+    return true;
+}
+
+/* Every CPU but the submitter's is taken by another stream's worker (a stream with calls
+ * queued or running): handing the call to its own worker would only add a thread to share
+ * them, while the submitting thread's core is the one free, as a thread pool's caller-runs
+ * policy judges. Two chains on two streams of a 2-core machine then run one on the caller,
+ * one on a worker: two threads for two cores, where three (the caller sharing a core with a
+ * worker) gave 1.2x one thread instead of ~1.9x. Only with two CPUs or more (one CPU has no
+ * core to free) and at least as many streams as CPUs. */
+static bool cores_taken(const pd_executor *ex, int32_t stream)
+{
+    if (ex->n_cpus < 2 || ex->n_streams < ex->n_cpus)
+        return false;
+    int32_t busy = 0;
+    for (int32_t i = 0; i < ex->n_streams && busy < ex->n_cpus - 1; ++i) {
+        const pd__exec_stream *st = &ex->streams[i];
+        if (i != stream && atomic_load_explicit(&st->finished, memory_order_acquire) !=
+                               atomic_load_explicit(&st->pushed, memory_order_acquire))
+            ++busy;
+    }
+    return busy >= ex->n_cpus - 1;
+}
+
+static bool stream_idle(pd__exec_stream *st)
+{
+    return atomic_load_explicit(&st->finished, memory_order_acquire) ==
+           atomic_load_explicit(&st->pushed, memory_order_acquire);
+}
+
+/* Waits until the stream ran every call queued to it (or `*flag` turns non-zero): polled,
+ * then slept on as synchronize does. */
+static void wait_idle(pd__exec_stream *st, atomic_uint_fast64_t *flag)
+{
+    for (int i = 0; i < PD__SPIN_POLLS && !stream_idle(st); ++i) {
+        if (flag != NULL && atomic_load_explicit(flag, memory_order_acquire) != 0)
+            return;
+        pd__spin_pause(i);
+    }
+    if (stream_idle(st))
+        return;
+    pthread_mutex_lock(&st->mu);
+    while (st->head != NULL || st->busy)
+        pthread_cond_wait(&st->idle, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* --- The trials ------------------------------------------------------------------------------ */
+
+void pd__exec_adapt_init(pd__exec_stream *st)
+{
+    pthread_mutex_init(&st->adapt.mu, NULL);
+    st->adapt.interval = TRY_FIRST;
+    atomic_init(&st->mark_done_ns, 0);
+    atomic_init(&st->adapt.last_ns, 0);
+}
+
+void pd__exec_adapt_free(pd__exec_stream *st) { pthread_mutex_destroy(&st->adapt.mu); }
+
+void pd__exec_mark_done(pd__exec_stream *st)
+{
+    atomic_store_explicit(&st->mark_done_ns, now_ns(), memory_order_release);
+}
+
+/* Starts trials of the other way (a->here flipped); `probing`: to try it, not chosen. */
+static void switch_way(pd__exec_adapt *a, bool probing)
+{
+    a->here = !a->here;
+    a->probing = probing;
+    a->fresh = true;
+    a->since = 0;
+    a->count = 0;
+    a->start_ns = 0;
+    a->skip = a->here ? 1 : 0;
+}
+
+/* One trial's ns per call, in the current way: the averages, then whether to switch. */
+static void judge(pd_executor *ex, pd__exec_adapt *a, double ns)
+{
+    atomic_fetch_add_explicit(&ex->trials, 1, memory_order_relaxed);
+    double *mine = a->here ? &a->ns_here : &a->ns_hand;
+    *mine = a->fresh || *mine == 0 ? ns : (*mine + ns) / 2;
+    a->fresh = false;
+    double other = a->here ? a->ns_hand : a->ns_here;
+    bool lost = other > 0 &&
+                (a->here ? a->ns_hand <= a->ns_here : a->ns_here < a->ns_hand * HERE_MARGIN);
+    if (a->probing) { /* the way tried: kept if it won, else back, and tried later still */
+        a->probing = false;
+        if (lost) {
+            a->interval = a->interval < TRY_MIN       ? TRY_MIN
+                          : a->interval * 2 > TRY_MAX ? TRY_MAX
+                                                      : a->interval * 2;
+            switch_way(a, false);
+        } else {
+            a->interval = TRY_MIN;
+        }
+        return;
+    }
+    if (lost) {
+        a->interval = TRY_MIN;
+        switch_way(a, false);
+    } else if (++a->since >= a->interval) {
+        switch_way(a, true);
+    }
+}
+
+/* A pause of the host ends the current trial without a sample. */
+static void drop_trial(pd__exec_adapt *a, uint64_t now)
+{
+    if (a->here) {
+        a->start_ns = 0;
+        a->count = 0;
+    } else {
+        a->start_ns = now;
+        a->count = 0;
+        a->discard = a->mark_out;
+    }
+}
+
+/* The way for this call, under the stream's lock; `cores`: the rule of cores would run it
+ * here. Counts it in the trial and ends a trial where one is due. */
+static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool cores)
+{
+    pd__exec_adapt *a = &st->adapt;
+    pthread_mutex_lock(&a->mu);
+    uint64_t now = now_ns(), last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
+    if (last != 0 && now > last && now - last > PAUSE_NS) /* before any wait below */
+        drop_trial(a, now);
+    /* A trial of handing over that is not the way chosen (or not yet: the first ones) ends
+     * at its marked call: the
+     * submitter waits for it rather than queue more behind a worker that may be starved
+     * (up to the queue's depth, each call to wait for before the next one run here); not
+     * while a PD_OP_MAY_BLOCK call is in flight, which this thread may have to free. */
+    while (!a->here && (a->probing || a->ns_here == 0) && a->mark_out &&
+           atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0 &&
+           atomic_load_explicit(&ex->blocking, memory_order_acquire) == 0) {
+        pthread_mutex_unlock(&a->mu);
+        wait_idle(st, &st->mark_done_ns);
+        pthread_mutex_lock(&a->mu);
+    }
+    now = now_ns();
+    uint64_t end = a->mark_out ? atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) : 0;
+    if (end != 0) { /* a hand-over trial's last call has run */
+        atomic_store_explicit(&st->mark_done_ns, 0, memory_order_relaxed);
+        a->mark_out = false;
+        uint64_t start = a->start_ns;
+        a->start_ns = end > start ? end : start; /* the next trial's calls end after it */
+        if (!a->discard && end > start)
+            judge(ex, a, (double)(end - start) / a->mark_count);
+        a->discard = false;
+        if (a->here) { /* switched: the calls queued since are the first call's to wait for */
+            a->start_ns = 0;
+            a->count = 0;
+        }
+    }
+    pd__exec_where_to to;
+    if (a->here) {
+        to = PD__EXEC_HERE_UNPAID;
+        if (a->skip > 0) {
+            --a->skip;
+        } else if (a->start_ns == 0) {
+            a->start_ns = now;
+            a->count = 0;
+        } else if (++a->count >= TRIAL_CALLS && now - a->start_ns >= TRIAL_NS) {
+            /* the calls since the start have run (here, in turn): a trial */
+            double ns = (double)(now - a->start_ns) / a->count;
+            a->start_ns = now;
+            a->count = 0;
+            judge(ex, a, ns);
+            if (!a->here) { /* handed over from this call on */
+                a->start_ns = now;
+                a->count = 1;
+                to = cores ? PD__EXEC_HERE : PD__EXEC_HAND;
+            }
+        }
+    } else {
+        if (a->start_ns == 0)
+            a->start_ns = now;
+        ++a->count;
+        to = cores ? PD__EXEC_HERE : PD__EXEC_HAND;
+        if (!cores && !a->mark_out && a->count >= TRIAL_CALLS && now - a->start_ns >= TRIAL_NS) {
+            to = PD__EXEC_HAND_MARK;
+            a->mark_out = true;
+            a->mark_count = a->count;
+            a->count = 0;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    return to;
+}
+
+/* --- The choice ------------------------------------------------------------------------------ */
+
+void pd__exec_measured(pd_executor *ex, int32_t stream)
+{
+    atomic_store_explicit(&ex->streams[stream].adapt.last_ns, now_ns(), memory_order_relaxed);
+}
+
+pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
+                                 const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
+                                 int32_t n_outputs, bool *measured)
+{
+    *measured = false;
+    pd__exec_stream *st = &ex->streams[stream];
+    if (ex->inline_bytes == 0 || op->may_block || (inputs == NULL && n_inputs != 0) ||
+        (outputs == NULL && n_outputs != 0))
+        return PD__EXEC_HAND;
+    /* The size is looked at first: it reads only what the caller holds, where the other
+     * tests read lines the workers write (their counters, their completions). */
+    size_t limit = ex->inline_bytes / 2;
+    bool small = arg_bytes(inputs, n_inputs, limit) <= limit;
+    if (small)
+        return stream_idle(st) && all_host(inputs, n_inputs, true) &&
+                       all_host(outputs, n_outputs, true)
+                   ? PD__EXEC_HERE
+                   : PD__EXEC_HAND;
+    bool cores = cores_taken(ex, stream) && stream_idle(st) && all_host(inputs, n_inputs, true) &&
+                 all_host(outputs, n_outputs, true);
+    if (!ex->adaptive || !all_host(inputs, n_inputs, false) || !all_host(outputs, n_outputs, false))
+        return cores ? PD__EXEC_HERE : PD__EXEC_HAND;
+    *measured = true;
+    pd__exec_where_to to = adapt_choose(ex, st, cores);
+    /* A call the submitter runs waits for its stream's queue and its pending inputs; while a
+     * call that may block for the host (PD_OP_MAY_BLOCK) is in flight, the host may be the
+     * one to free it: handed over, the call waits on the worker instead. */
+    if (to == PD__EXEC_HERE_UNPAID && atomic_load_explicit(&ex->blocking, memory_order_acquire) > 0)
+        to = PD__EXEC_HAND;
+    return to;
+}
+
+/* Waits for the pending tensors of an arg list; false when one failed. */
+static bool wait_args(const pd_arg *args, int32_t n)
+{
+    for (int32_t i = 0; i < n; ++i)
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
+            const pd_tensor *t = &args[i].tensors[k];
+            pd__completion *c = pd_defined(t) ? pd__storage_pending(t->storage) : NULL;
+            if (c == NULL)
+                continue;
+            pd__completion_wait_state(c);
+            if (atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE)
+                return false;
+        }
+    return true;
+}
+
+bool pd__exec_settle(pd_executor *ex, int32_t stream, const pd_arg *inputs, int32_t n_inputs,
+                     const pd_arg *outputs, int32_t n_outputs)
+{
+    /* Submission order: every call queued to the stream before this one has run. */
+    wait_idle(&ex->streams[stream], NULL);
+    return wait_args(inputs, n_inputs) && wait_args(outputs, n_outputs);
+}

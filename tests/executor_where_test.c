@@ -1,0 +1,208 @@
+/*
+ * executor_where_test.c - where the executor runs a call (sdk/src/exec/where.c): a stream
+ * whose worker does not keep up runs its calls on the submitter, one whose hand-over pays
+ * keeps handing them over, the switch is off on demand, and calls run on the submitter keep
+ * the order and the values of a handed-over chain.
+ *
+ * The rule times its own trials, so a test sets up a difference no load can hide (a factor
+ * of ten or two, in sleeps that need no CPU) and asserts on the executor's counts of where
+ * calls ran, never on a time. The starved worker is an op that sleeps only off the test's
+ * thread (ex_lagged_add1): what a worker waiting for a busy core costs, and what running on
+ * the submitter saves.
+ */
+#include "pdext_executor.h"
+#include "runner_helpers.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#define N 1024 /* floats per tensor: 4 KiB, past the size run on the submitter (executor) */
+
+static pd_registry *ops(void)
+{
+    const char *mods[] = {"ex_ops"};
+    return rt_registry(mods, 1);
+}
+
+static pd_executor *executor(const pd_registry *reg, int32_t adaptive)
+{
+    pd_executor_options o = {sizeof o, 1, 0, 1024, adaptive}; /* small: inputs to 512 bytes */
+    pd_executor *ex = NULL;
+    if (pd_executor_create(reg, &o, &ex) != PD_OK)
+        pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());
+    return ex;
+}
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* A chain of `calls` x = x + 1 from zeros, each kernel sleeping `lag_us` off `home` (0: on
+ * every thread), the host sleeping `host_us` between calls (its own work); checks the
+ * result and returns the executor's counts. */
+static void chain(pd_executor *ex, int calls, int64_t lag_us, pthread_t *home, long host_us,
+                  pd_executor_counts *c)
+{
+    int64_t n = N;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL);
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = 0;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", lag_us),
+                        pd_attr_of_int64("home", home ? (int64_t)*home : 0)};
+    for (int k = 0; k < calls; ++k) {
+        pd_tensor y = PD_TENSOR_UNDEFINED;
+        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
+        PD_ASSERT_OK(pd_run_async(ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
+        pd_tensor_release(&x);
+        x = y;
+        sleep_us(host_us);
+    }
+    PD_ASSERT_OK(pd_tensor_wait(ex, &x));
+    PD_EXPECT_EQ(((const float *)x.data)[0], (float)calls); /* every call, in order */
+    PD_EXPECT_EQ(((const float *)x.data)[N - 1], (float)calls);
+    pd_tensor_release(&x);
+    PD_EXPECT_OK(pd_executor_synchronize(ex));
+    PD_EXPECT_OK(pd_executor_get_counts(ex, c));
+}
+
+/* The worker pays 2 ms a call that the submitter does not: after a few trials of each way the
+ * stream runs its calls on the submitter, trying the worker again now and then. */
+PD_TEST(ExecutorWhere, AStarvedWorkerSendsTheCallsBackToTheSubmitter)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pthread_t me = pthread_self();
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    chain(ex, 400, 2000, &me, 100, &c);
+    PD_EXPECT(c.trials >= 3); /* the worker's, then the submitter's, judged */
+    PD_EXPECT(c.ran_here_unpaid > 2 * c.handed_over);
+    PD_EXPECT_EQ(c.ran_here, c.ran_here_unpaid); /* none was small */
+    PD_EXPECT_EQ(c.handed_over + c.ran_here, 400u);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* Kernel and host each sleep 1 ms a call: handed over they overlap (1 ms a call), on the
+ * submitter they add up (2 ms). The trial of the submitter loses and the stream keeps
+ * handing its calls over. */
+PD_TEST(ExecutorWhere, AHandOverThatPaysIsKept)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    chain(ex, 300, 1000, NULL, 1000, &c);
+    PD_EXPECT(c.trials >= 3);
+    PD_EXPECT(c.handed_over > 2 * c.ran_here_unpaid);
+    PD_EXPECT_EQ(c.handed_over + c.ran_here, 300u);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* adaptive = -1: the starved worker gets every call, and nothing is timed. */
+PD_TEST(ExecutorWhere, OffEveryLargeCallIsHandedOver)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, -1);
+    pthread_t me = pthread_self();
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    chain(ex, 40, 500, &me, 0, &c);
+    PD_EXPECT_EQ(c.handed_over, 40u);
+    PD_EXPECT_EQ(c.ran_here, 0u);
+    PD_EXPECT_EQ(c.trials, 0u);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* A call to run on the submitter waits first for the calls queued on its stream and for its
+ * pending inputs: a chain switching ways mid-flight keeps its order, and a failed input still
+ * poisons the call (it goes to the worker). */
+PD_TEST(ExecutorWhere, ACallRunOnTheSubmitterFollowsTheQueueAndAFailedInputPoisonsIt)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pthread_t me = pthread_self();
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    chain(ex, 200, 2000, &me, 100, &c); /* switched to the submitter */
+    PD_ASSERT(c.ran_here_unpaid > 0);
+    int64_t n = N;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL), y = PD_TENSOR_UNDEFINED;
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = -1;
+    pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
+    pd_executor_options off = {sizeof off, 1, 0, -1, -1}; /* every call on its worker */
+    pd_executor *other = NULL; /* makes the failed input, pending, on another executor */
+    PD_ASSERT_OK(pd_executor_create(reg, &off, &other));
+    PD_ASSERT_OK(pd_run_async(other, 0, "ex_fail_if_negative", &in, 1, NULL, 0, &out, 1));
+    pd_tensor z = PD_TENSOR_UNDEFINED;
+    pd_arg in2 = pd_arg_of(&y), out2 = pd_arg_of(&z);
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 0), pd_attr_of_int64("home", 0)};
+    PD_ASSERT_OK(pd_run_async(ex, 0, "ex_lagged_add1", &in2, 1, attrs, 2, &out2, 1));
+    PD_EXPECT_ERROR(pd_tensor_wait(ex, &z), PD_ERR_OP_FAILED, "ex_fail_if_negative: boom");
+    PD_EXPECT_ERROR(pd_executor_synchronize(ex), PD_ERR_OP_FAILED, "ex_fail_if_negative");
+    PD_EXPECT_ERROR(pd_executor_synchronize(other), PD_ERR_OP_FAILED, "ex_fail_if_negative");
+    pd_tensor *all[] = {&x, &y, &z};
+    for (int i = 0; i < 3; ++i)
+        pd_tensor_release(all[i]);
+    PD_EXPECT_OK(pd_executor_destroy(other));
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* A call that may block for the host (ex_gated_add1 waits for this thread to open its gate)
+ * is in flight: a stream that runs its calls on the submitter hands them over instead, since
+ * waiting for the queue here would wait for the gate this thread has yet to open. */
+PD_TEST(ExecutorWhere, NoCallWaitsOnTheSubmitterWhileACallThatMayBlockIsInFlight)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pthread_t me = pthread_self();
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    chain(ex, 200, 2000, &me, 100, &c); /* switched to the submitter */
+    PD_ASSERT(c.ran_here_unpaid > 0);
+    int64_t n = N;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL), g = rt_tensor(PD_INT32, 0, NULL, NULL);
+    pd_tensor held = PD_TENSOR_UNDEFINED;
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = 1;
+    __atomic_store_n((int32_t *)g.data, 0, __ATOMIC_RELEASE);
+    pd_arg gin[2] = {pd_arg_of(&x), pd_arg_of(&g)}, gout = pd_arg_of(&held);
+    PD_ASSERT_OK(pd_run_async(ex, 0, "ex_gated_add1", gin, 2, NULL, 0, &gout, 1));
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 0), pd_attr_of_int64("home", 0)};
+    pd_tensor ys[4];              /* fewer than the queue holds (2 MiB) behind the closed gate */
+    for (int k = 0; k < 4; ++k) { /* each would wait for the gate if run here */
+        ys[k] = (pd_tensor)PD_TENSOR_UNDEFINED;
+        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&ys[k]);
+        PD_ASSERT_OK(pd_run_async(ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
+    }
+    PD_EXPECT(pd_tensor_is_pending(&ys[3]));
+    __atomic_store_n((int32_t *)g.data, 1, __ATOMIC_RELEASE);
+    PD_ASSERT_OK(pd_executor_synchronize(ex));
+    PD_EXPECT_EQ(((const float *)held.data)[0], 2.0f);
+    for (int k = 0; k < 4; ++k) {
+        PD_EXPECT_EQ(((const float *)ys[k].data)[N - 1], 2.0f);
+        pd_tensor_release(&ys[k]);
+    }
+    pd_tensor *all[] = {&x, &g, &held};
+    for (int i = 0; i < 3; ++i)
+        pd_tensor_release(all[i]);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+PD_TEST(ExecutorWhere, RefusesABadSwitchAndATooSmallCountsStruct)
+{
+    pd_registry *reg = ops();
+    pd_executor_options o = {sizeof o, 1, 0, 0, 2};
+    pd_executor *ex = NULL;
+    PD_EXPECT_ERROR(pd_executor_create(reg, &o, &ex), PD_ERR_INVALID_ARGUMENT,
+                    "pd_executor_create: adaptive is 2; expected -1 (off)");
+    ex = executor(reg, 0);
+    pd_executor_counts c = {4, 0, 0, 0, 0};
+    PD_EXPECT_ERROR(pd_executor_get_counts(ex, &c), PD_ERR_INVALID_ARGUMENT,
+                    "out->struct_size is too small");
+    PD_EXPECT_ERROR(pd_executor_get_counts(ex, NULL), PD_ERR_INVALID_ARGUMENT, "out is NULL");
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
