@@ -352,7 +352,7 @@ PD_TEST(HostStream, AnExecutorCallWaitsForTheStreamThatUsedItsInputLast)
 {
     pd_registry *reg = rt_registry1("ds_sim_ops");
     PD_ASSERT(reg != NULL);
-    pd_executor_options o = {sizeof o, 1, 0, -1};
+    pd_executor_options o = {sizeof o, 1, 0, -1, 0};
     pd_executor *ex = NULL;
     PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
     host_stream h = host_stream_make();
