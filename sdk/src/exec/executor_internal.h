@@ -60,20 +60,20 @@ typedef enum pd__exec_where_to {
  * submitter, compared in ns per call. Submitters only, under `mu`. */
 typedef struct pd__exec_adapt {
     pthread_mutex_t mu;
-    bool here;               /* the current trial runs calls on the submitter */
-    bool probing;            /* it tries the way not chosen: judged after its first sample */
-    bool fresh;              /* its first sample replaces the way's average (old conditions) */
-    bool mark_out;           /* a hand-over trial's last call is queued, its end not yet seen */
-    bool discard;            /* that trial spans a pause of the host: no sample */
-    int32_t skip;            /* calls run here before the trial starts (the first one waits for
-                              * the calls queued before it) */
-    int32_t count;           /* calls in the trial so far */
-    int32_t mark_count;      /* calls the marked trial holds */
-    int32_t since;           /* trials since the last switch */
-    int32_t interval;        /* trials before the way not chosen is tried again */
-    uint64_t start_ns;       /* the trial's start; 0: at the next call */
-    uint64_t last_ns;        /* the stream's last measured submit (pauses end a trial) */
-    double ns_hand, ns_here; /* average ns per call of each way; 0: not measured */
+    bool here;                /* the current trial runs calls on the submitter */
+    bool probing;             /* it tries the way not chosen: judged after its first sample */
+    bool fresh;               /* its first sample replaces the way's average (old conditions) */
+    bool mark_out;            /* a hand-over trial's last call is queued, its end not yet seen */
+    bool discard;             /* that trial spans a pause of the host: no sample */
+    int32_t skip;             /* calls run here before the trial starts (the first one waits for
+                               * the calls queued before it) */
+    int32_t count;            /* calls in the trial so far */
+    int32_t mark_count;       /* calls the marked trial holds */
+    int32_t since;            /* trials since the last switch */
+    int32_t interval;         /* trials before the way not chosen is tried again */
+    uint64_t start_ns;        /* the trial's start; 0: at the next call */
+    _Atomic uint64_t last_ns; /* the stream's last measured submit (pauses end a trial) */
+    double ns_hand, ns_here;  /* average ns per call of each way; 0: not measured */
 } pd__exec_adapt;
 
 typedef struct pd__exec_stream {
