@@ -81,14 +81,9 @@ pd_status pd_jit_aot_build(const char *spec, const struct pd_aot_options *opts, 
                         WHO ": '%s' names no function; write FILE:FUNCTION (add.cc:CustomAdd)",
                         spec ? spec : "(null)");
     pd_aot_options o;
-    memset(&o, 0, sizeof o);
-    if (opts) {
-        if (opts->struct_size == 0 || opts->struct_size > sizeof o)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            WHO ": %s: opts->struct_size is %u; set it to sizeof(pd_aot_options)",
-                            spec, (unsigned)opts->struct_size);
-        memcpy(&o, opts, opts->struct_size);
-    }
+    pd_status read = pd__options_read(WHO, spec, "pd_aot_options", &o, sizeof o, opts);
+    if (read != PD_OK)
+        return read;
     if (o.n_compile_flags < 0 || (o.n_compile_flags > 0 && o.compile_flags == NULL))
         return pd__fail(PD_ERR_INVALID_ARGUMENT,
                         WHO ": %s: n_compile_flags is %d%s; expected >= 0 flags", spec,

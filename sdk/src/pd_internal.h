@@ -40,4 +40,12 @@ pd_status pd__vfail(pd_status code, const char *fmt, va_list ap);
 /* Prepends "prefix" to this thread's last message (keeps its status); returns the status. */
 PD__SIBLING_API pd_status pd__fail_prefix(const char *fmt, ...) PD_PRINTF(1, 2);
 
+/* --- options.c --------------------------------------------------------------------------- */
+
+/* Copies a host's options struct `src` (first field: uint32_t struct_size; NULL: defaults) into
+ * dst (dst_size bytes, zeroed first, so fields an older host does not know read 0); a
+ * struct_size of 0 or past dst_size is refused, the message naming who, subject and type. */
+PD__SIBLING_API pd_status pd__options_read(const char *who, const char *subject, const char *type,
+                                           void *dst, size_t dst_size, const void *src);
+
 #endif /* PD_INTERNAL_H */

@@ -235,14 +235,9 @@ pd_status pd_aot_load(pd_registry *reg, const char *spec, const pd_aot_options *
     if (reg == NULL || spec == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, WHO ": %s is NULL", reg ? "spec" : "reg");
     pd_aot_options o;
-    memset(&o, 0, sizeof o);
-    if (opts) {
-        if (opts->struct_size == 0 || opts->struct_size > sizeof o)
-            return pd__fail(PD_ERR_INVALID_ARGUMENT,
-                            WHO ": %s: opts->struct_size is %u; set it to sizeof(pd_aot_options)",
-                            spec, (unsigned)opts->struct_size);
-        memcpy(&o, opts, opts->struct_size);
-    }
+    pd_status read = pd__options_read(WHO, spec, "pd_aot_options", &o, sizeof o, opts);
+    if (read != PD_OK)
+        return read;
     size_t lib_chars;
     const char *func;
     if (!pd_aot_spec_split(spec, &lib_chars, &func))
