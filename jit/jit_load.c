@@ -289,7 +289,9 @@ static pd_status run_ninja(const pd__plan *p, int busy_fd, bool *ninja_error)
 }
 
 /* Runs Ninja, and once more from a clean directory when that may help (jit_publish.c). */
-static pd_status build_in_dir(const pd__plan *p, int busy_fd)
+/* p is not const: a build sets the plan's own build state (link_stubs, the precompiled
+ * header's) as it goes. */
+static pd_status build_in_dir(pd__plan *p, int busy_fd)
 {
     bool ninja_error = false;
     pd_status s = run_ninja(p, busy_fd, &ninja_error);
@@ -306,7 +308,7 @@ static pd_status build_in_dir(const pd__plan *p, int busy_fd)
     if (s == PD_OK && !p->link_stubs)
         s = pd__stubs_write(p, &stubs);
     if (s == PD_OK && stubs) {
-        ((pd__plan *)p)->link_stubs = true; /* the plan's own build state, as its files are */
+        p->link_stubs = true;
         s = run_ninja(p, busy_fd, &ninja_error);
     }
     if (s == PD_OK)
@@ -315,10 +317,9 @@ static pd_status build_in_dir(const pd__plan *p, int busy_fd)
 }
 
 /* Builds under the lock; `old` is the manifest the warm check found stale (or empty). */
-static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool have_old,
-                            pd__manifest *m)
+static pd_status cold_build(pd__plan *p, const pd__manifest *old, bool have_old, pd__manifest *m)
 {
-    pd_status s = pd__plan_check_tools((pd__plan *)p);
+    pd_status s = pd__plan_check_tools(p);
     if (s != PD_OK)
         return s;
     pd__manifest pre = {0};
@@ -326,7 +327,7 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
     /* before the build's start time: files written after it count as changed during the
      * build (jit_publish.c), and the precompiled header's own lock keeps it apart from the
      * build directory's */
-    pd__pch_prepare((pd__plan *)p); /* the plan's own build state, as link_stubs is */
+    pd__pch_prepare(p);
     int64_t start = now_ns();
     s = pd__inputs_hash_before(p, have_old ? old : NULL, &pre);
     for (int32_t i = 0; i < m->warnings.n; ++i)
@@ -369,7 +370,7 @@ static pd_status cold_build(const pd__plan *p, const pd__manifest *old, bool hav
     pd__manifest_free(&pre);
     /* after the build, failed or not (the next attempt wants it): no build waits for the
      * header, and this one's compile does not share the CPU with it */
-    pd__pch_after_build((pd__plan *)p);
+    pd__pch_after_build(p);
     return s;
 }
 

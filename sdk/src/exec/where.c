@@ -202,14 +202,17 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
      * submitter waits for it rather than queue more behind a worker that may be starved
      * (up to the queue's depth, each call to wait for before the next one run here); not
      * while a PD_OP_MAY_BLOCK call is in flight, which this thread may have to free. */
+    bool waited = false;
     while (!a->here && (a->probing || a->ns_here == 0) && a->mark_out &&
            atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0 &&
            atomic_load_explicit(&ex->blocking, memory_order_acquire) == 0) {
         pthread_mutex_unlock(&a->mu);
         wait_idle(st, &st->mark_done_ns);
         pthread_mutex_lock(&a->mu);
+        waited = true;
     }
-    now = now_ns();
+    if (waited) /* one clock read per call otherwise: this runs on every submit */
+        now = now_ns();
     uint64_t end = a->mark_out ? atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) : 0;
     if (end != 0) { /* a hand-over trial's last call has run */
         atomic_store_explicit(&st->mark_done_ns, 0, memory_order_relaxed);
