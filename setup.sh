@@ -124,6 +124,8 @@ declare -A LIB_FILE=(
 if [ "$MODE" = test ]; then
     LIB_FILE[libgtest-dev]=/usr/include/gtest/gtest.h
     LIB_FILE[python3-pytest]=/usr/lib/python3/dist-packages/pytest/__init__.py
+    # CustomOpBuilder sources include pybind11: its suite under ASan runs on Debian's python3
+    LIB_FILE[pybind11-dev]=/usr/include/pybind11/pybind11.h
 fi
 if [ "$MODE" = test ] || [ "$MODE" = bench ]; then
     LIB_FILE[python3-venv]=/usr/lib/python3.11/ensurepip/__init__.py
