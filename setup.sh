@@ -380,7 +380,11 @@ test_installed() {
 test_sanitized() {
     begin_phase "tests under ASan + UBSan ($ASAN_BUILD_DIR)" \
         "Building and running the test suite under ASan + UBSan ($ASAN_BUILD_DIR)"
-    configure_build "$ASAN_BUILD_DIR" -DPDEXT_SANITIZE=ON
+    # The Python suites run here too, on the framework venv's python where there is one (the
+    # extension is then built against its numpy), else on Debian's python3.
+    configure_build "$ASAN_BUILD_DIR" -DPDEXT_SANITIZE=ON \
+        -DPython3_EXECUTABLE="${VENV_PYTHON:-/usr/bin/python3}" \
+        -DPDEXT_TEST_FRAMEWORKS="${VENV_PYTHON:+$FRAMEWORKS}"
     build "$ASAN_BUILD_DIR"
     # Leak checking is the point of this run: keep it on whatever the caller's options say.
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
