@@ -36,16 +36,32 @@ template <class... Args> inline std::string concat(const Args &...args)
     return os.str();
 }
 
-/* PD_THROW's body: an empty message becomes the runtime's "An error occurred.". */
+/* One string (PD_CHECK's usual message): no stream needed. A null pointer writes nothing, as
+ * the stream does. */
+inline std::string concat(const char *s) { return s ? s : ""; }
+
+/* A string literal's array type decays to const char * (the same text through <<), so the
+ * messages of a module share one concat per list of argument types, not one per literal
+ * length: that instantiation (an ostringstream) is most of what an error path costs to
+ * compile. */
+template <class T> inline const T &decayed(const T &a) { return a; }
+inline const char *decayed(const char *s) { return s; }
+
+/* The end of PD_THROW: an empty message becomes the runtime's "An error occurred.". */
+[[noreturn]] inline void throw_message(std::string m, const char *file, int line)
+{
+    if (m.empty())
+        m = "An error occurred.";
+    throw pd::op_error(m, file, line);
+}
+
+/* PD_THROW's body. */
 struct thrower {
     const char *file;
     int line;
     template <class... Args> [[noreturn]] void fire(const Args &...args) const
     {
-        std::string m = concat(args...);
-        if (m.empty())
-            m = "An error occurred.";
-        throw pd::op_error(m, file, line);
+        throw_message(concat(decayed(args)...), file, line);
     }
 };
 
