@@ -23,6 +23,7 @@
 
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 namespace paddle {
 namespace detail {
@@ -64,6 +65,26 @@ struct thrower {
         throw_message(concat(decayed(args)...), file, line);
     }
 };
+
+/* PD_DISPATCH_*'s failure: "function <name> is not implemented for data type `<dtype>`<tail>".
+ * A name that is a C string (Paddle's sources pass a literal) takes the printf path, compiled
+ * once per module; any other type is streamed, as PD_THROW would. */
+template <class Name>
+[[noreturn]] inline void dispatch_failed(const char *file, int line, const Name &name, DataType t,
+                                         const char *tail)
+{
+    if constexpr (std::is_convertible<const Name &, const char *>::value) {
+        const char *n = name;
+        if (n != nullptr)
+            fail_at(file, line, PD_ERR_OP_FAILED,
+                    "function %s is not implemented for data type `%s%s", n,
+                    pd_dtype_name(static_cast<pd_data_type>(t)), tail);
+        fail_at(file, line, PD_ERR_OP_FAILED, "function "); /* a null char * ends a stream */
+    } else {
+        throw_message(concat("function ", name, " is not implemented for data type `", t, tail),
+                      file, line);
+    }
+}
 
 /* PD_CHECK's failure: the arguments after the condition are the message. */
 struct check_failure {
@@ -110,13 +131,14 @@ struct check_failure {
         break;                                 \
     }
 
-#define PD__PADDLE_DISPATCH(dtype, name, accepted, cases)                                      \
-    [&] {                                                                                      \
-        const ::paddle::DataType pd__dispatch_type = (dtype);                                  \
-        switch (pd__dispatch_type) {                                                           \
-            cases default : PD_THROW("function ", name, " is not implemented for data type `", \
-                                     pd__dispatch_type, "`; it takes " accepted);              \
-        }                                                                                      \
+#define PD__PADDLE_DISPATCH(dtype, name, accepted, cases)                                        \
+    [&] {                                                                                        \
+        const ::paddle::DataType pd__dispatch_type = (dtype);                                    \
+        switch (pd__dispatch_type) {                                                             \
+            cases default                                                                        \
+                : ::paddle::detail::dispatch_failed(__FILE__, __LINE__, name, pd__dispatch_type, \
+                                                    "`; it takes " accepted);                    \
+        }                                                                                        \
     }()
 
 /* clang-format off */

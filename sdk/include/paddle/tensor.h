@@ -238,13 +238,26 @@ namespace detail {
  * and the tensor methods call this one function instead of building std::strings where they
  * fail: the same text, but compiled once per module, not once per template and call site
  * (string concatenation at -O3 was a large share of a Paddle module's compile). */
-[[noreturn, gnu::cold, gnu::noinline]] PD_PRINTF(2, 3) inline void fail(pd_status status,
-                                                                        const char *fmt, ...)
+[[noreturn, gnu::cold, gnu::noinline]] inline void
+vfail_at(const char *file, int line, pd_status status, const char *fmt, va_list ap)
+{
+    throw pd::op_error(pd__cxx_format(fmt, ap), file, line, status);
+}
+[[noreturn]] PD_PRINTF(2, 3) inline void fail(pd_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     pd__va_end_guard end = {&ap};
-    throw pd::op_error(pd__cxx_format(fmt, ap), nullptr, 0, status);
+    vfail_at(nullptr, 0, status, fmt, ap);
+}
+/* The same with the op code's [file:line]. */
+[[noreturn]] PD_PRINTF(4, 5) inline void fail_at(const char *file, int line, pd_status status,
+                                                 const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pd__va_end_guard end = {&ap};
+    vfail_at(file, line, status, fmt, ap);
 }
 
 /* The running call; throws when op code makes a tensor outside one. */
