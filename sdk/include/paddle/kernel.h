@@ -29,8 +29,10 @@
  * that are not std::vector<int64_t> (Paddle's rule: such a parameter is a shape), and return one
  * shape / dtype per output item; a shape with a negative dim is left for the kernel to decide.
  *
- * The builder checks each signature against the op's declarations when the module's static
- * initializers run; a mismatch is recorded and the op's first call fails with it.
+ * The builder records each signature (pd_paddle_op.h); the op's first call has the runtime
+ * check them against the op's declarations (pd_api.paddle_op_check, once), and a mismatch
+ * fails that call and every later one. Error paths format through detail::fail (tensor.h):
+ * one printf helper per module instead of string concatenation in every template.
  *
  * Included through paddle/extension.h only.
  */

@@ -299,11 +299,18 @@ static bool check_signature(const pd_paddle_op *o, const pd_paddle_sig *sig, con
 static bool op_message(const pd_paddle_op *o, text *t)
 {
     if (o->overflow != NULL) {
+        static const struct {
+            const char *list;
+            long long most;
+        } caps[] = {{"inputs", PD_MAX_INPUTS},
+                    {"outputs", PD_MAX_OUTPUTS},
+                    {"attrs", PD_MAX_ATTRS},
+                    {"inplace", PD_MAX_INPLACE}};
         bool inplace = strcmp(o->overflow, "inplace") == 0;
-        long long most = inplace                               ? PD_MAX_INPLACE
-                         : strcmp(o->overflow, "outputs") == 0 ? PD_MAX_OUTPUTS
-                         : strcmp(o->overflow, "attrs") == 0   ? PD_MAX_ATTRS
-                                                               : PD_MAX_INPUTS;
+        long long most = PD_MAX_INPUTS;
+        for (size_t i = 0; i < sizeof caps / sizeof caps[0]; ++i)
+            if (strcmp(o->overflow, caps[i].list) == 0)
+                most = caps[i].most;
         text_add(t, inplace ? "the op's inplace map has " : "the op declares ");
         text_num(t, (long long)o->overflow_count);
         if (inplace) {
