@@ -552,6 +552,21 @@ PD_TEST(PaddleFront, SignaturesThatDoNotMatchTheDeclarationsFailNamingTheOpAndPa
                     "pf_wrong_outputs: the kernel returned 2 tensors, but the op declares 1 "
                     "output");
     PD_EXPECT(!pd_defined(&out));
+    /* The texts the C++ builder wrote before the check moved into libpdext. */
+    PD_EXPECT_ERROR(run1(reg, "pf_too_many_inputs", &x, NULL, 0, &out), PD_ERR_INVALID_MODULE,
+                    "pf_too_many_inputs: the op declares 17 inputs; at most 16");
+    PD_EXPECT_ERROR(run1(reg, "pf_optional_as_plain", &x, NULL, 0, &out), PD_ERR_INVALID_MODULE,
+                    "pf_optional_as_plain: PD_KERNEL(kernel): parameter 2 is a plain input, but "
+                    "input 'Y@OPTIONAL' is declared an optional input");
+    const int64_t v64[1] = {4};
+    pd_attr v_attr = pd_attr_of_int64s("v", v64, 1);
+    PD_EXPECT_ERROR(run1(reg, "pf_shape_attr_short", &x, &v_attr, 1, &out), PD_ERR_INVALID_MODULE,
+                    "pf_shape_attr_short: PD_INFER_SHAPE(infer_shape): parameter 2 takes an attr "
+                    "(int), but the op hands it only 0 attrs (Paddle hands a shape function every "
+                    "attr but the std::vector<int64_t> ones, in declared order)");
+    PD_EXPECT_ERROR(run1(reg, "pf_kernel_without_attr", &x, NULL, 0, &out), PD_ERR_INVALID_MODULE,
+                    "pf_kernel_without_attr: PD_KERNEL(kernel) takes 0 attrs, but the op "
+                    "declares 1");
     pd_tensor_release(&x);
     pd_registry_destroy(reg);
 }

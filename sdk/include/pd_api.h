@@ -29,6 +29,7 @@
 #include "pd_api_list.h"
 #include "pd_base.h"
 #include "pd_op.h"
+#include "pd_paddle_op.h"
 #include "pd_tensor.h"
 
 PD_EXTERN_C_BEGIN

@@ -172,7 +172,14 @@
          bool keepdim, pd_data_type dtype),                                                    \
         (ctx, x, naxes, axes, keepdim, dtype), NULL, pd__ctx_sum, pd__cxx_sum)                 \
     CTX_VOID(fill, (pd_kernel_ctx *ctx, pd_tensor *t, double value), (ctx, t, value),          \
-             pd__ctx_fill, pd__cxx_fill)
+             pd__ctx_fill, pd__cxx_fill)                                                       \
+    /* The Paddle C++ front (pd_paddle_op.h): checks the op a builder recorded, once (the      \
+     * first call fills op's results and state), and returns 0 when its declarations agree,    \
+     * else the length of the message every call of the op fails with, writing as much of it  \
+     * as fits into message[cap] (NUL-terminated, as snprintf). Outside an op call too.        \
+     * ABI 2.3. */                                                                             \
+    SAME(int32_t, paddle_op_check, (pd_paddle_op *op, char *message, size_t cap), ,            \
+         pd__paddle_op_check)
 /* clang-format on */
 
 #endif /* PD_API_LIST_H */

@@ -30,9 +30,10 @@
  * device id; custom device types are registered numbers). Modules built against ABI 1.x must
  * be rebuilt; their sources compile unchanged (CHANGELOG.md lists the few exceptions).
  * ABI 2.1 appends pd_api.stream (pd_stream(ctx)). ABI 2.2 appends pd_api.workspace
- * (pd_workspace(ctx)), pd_op_def.workspace and the tensor functions (pd_math.h). */
+ * (pd_workspace(ctx)), pd_op_def.workspace and the tensor functions (pd_math.h). ABI 2.3 appends
+ * pd_api.paddle_op_check (pd_paddle_op.h). */
 #define PD_ABI_MAJOR 2
-#define PD_ABI_MINOR 2
+#define PD_ABI_MINOR 3
 
 #ifdef __cplusplus
 #define PD_EXTERN_C_BEGIN extern "C" {

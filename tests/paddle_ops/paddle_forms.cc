@@ -471,3 +471,63 @@ PD_BUILD_OP(pf_wrong_shapes)
 /* A kernel returning two tensors for one output. */
 std::vector<paddle::Tensor> TwoOutputs(const paddle::Tensor &x) { return {x, x}; }
 PD_BUILD_OP(pf_wrong_outputs).Inputs({"X"}).Outputs({"Out"}).SetKernelFn(PD_KERNEL(TwoOutputs));
+
+/* Declarations the runtime's check (pd_api.paddle_op_check) refuses, one message each. */
+/* Seventeen inputs: one more than pd_op_def holds (optional ones, so that a call binds). */
+// clang-format off
+PD_BUILD_OP(pf_too_many_inputs)
+    .Inputs({"X", "I1@OPTIONAL", "I2@OPTIONAL", "I3@OPTIONAL", "I4@OPTIONAL", "I5@OPTIONAL",
+             "I6@OPTIONAL", "I7@OPTIONAL", "I8@OPTIONAL", "I9@OPTIONAL", "I10@OPTIONAL",
+             "I11@OPTIONAL", "I12@OPTIONAL", "I13@OPTIONAL", "I14@OPTIONAL", "I15@OPTIONAL",
+             "I16@OPTIONAL"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(Identity));
+// clang-format on
+
+/* A plain tensor parameter for an optional input. */
+std::vector<std::vector<int64_t>>
+ShapeOfXAndOptionalY(const std::vector<int64_t> &x, const paddle::optional<std::vector<int64_t>> &)
+{
+    return {x};
+}
+std::vector<paddle::DataType> DtypeOfXAndOptionalY(paddle::DataType x,
+                                                   const paddle::optional<paddle::DataType> &)
+{
+    return {x};
+}
+// clang-format off
+PD_BUILD_OP(pf_optional_as_plain)
+    .Inputs({"X", paddle::Optional("Y")})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(TwoInputs))
+    .SetInferShapeFn(PD_INFER_SHAPE(ShapeOfXAndOptionalY))
+    .SetInferDtypeFn(PD_INFER_DTYPE(DtypeOfXAndOptionalY));
+// clang-format on
+
+/* A shape function taking an attr where Paddle hands it none (its only attr is an int64
+ * vector). */
+std::vector<paddle::Tensor> TakesV(const paddle::Tensor &x, const std::vector<int64_t> &)
+{
+    return {x + 0.0};
+}
+std::vector<std::vector<int64_t>> ShapeTakingAnInt(const std::vector<int64_t> &x, int)
+{
+    return {x};
+}
+// clang-format off
+PD_BUILD_OP(pf_shape_attr_short)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .Attrs({"v : std::vector< int64_t >"})
+    .SetKernelFn(PD_KERNEL(TakesV))
+    .SetInferShapeFn(PD_INFER_SHAPE(ShapeTakingAnInt));
+// clang-format on
+
+/* A kernel leaving out the declared attr. */
+// clang-format off
+PD_BUILD_OP(pf_kernel_without_attr)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .Attrs({"n: int = 3"})
+    .SetKernelFn(PD_KERNEL(Identity));
+// clang-format on

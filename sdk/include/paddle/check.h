@@ -23,6 +23,7 @@
 
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 namespace paddle {
 namespace detail {
@@ -36,18 +37,54 @@ template <class... Args> inline std::string concat(const Args &...args)
     return os.str();
 }
 
-/* PD_THROW's body: an empty message becomes the runtime's "An error occurred.". */
+/* One string (PD_CHECK's usual message): no stream needed. A null pointer writes nothing, as
+ * the stream does. */
+inline std::string concat(const char *s) { return s ? s : ""; }
+
+/* A string literal's array type decays to const char * (the same text through <<), so the
+ * messages of a module share one concat per list of argument types, not one per literal
+ * length: that instantiation (an ostringstream) is most of what an error path costs to
+ * compile. */
+template <class T> inline const T &decayed(const T &a) { return a; }
+inline const char *decayed(const char *s) { return s; }
+
+/* The end of PD_THROW: an empty message becomes the runtime's "An error occurred.". */
+[[noreturn]] inline void throw_message(std::string m, const char *file, int line)
+{
+    if (m.empty())
+        m = "An error occurred.";
+    throw pd::op_error(m, file, line);
+}
+
+/* PD_THROW's body. */
 struct thrower {
     const char *file;
     int line;
     template <class... Args> [[noreturn]] void fire(const Args &...args) const
     {
-        std::string m = concat(args...);
-        if (m.empty())
-            m = "An error occurred.";
-        throw pd::op_error(m, file, line);
+        throw_message(concat(decayed(args)...), file, line);
     }
 };
+
+/* PD_DISPATCH_*'s failure: "function <name> is not implemented for data type `<dtype>`<tail>".
+ * A name that is a C string (Paddle's sources pass a literal) takes the printf path, compiled
+ * once per module; any other type is streamed, as PD_THROW would. */
+template <class Name>
+[[noreturn]] inline void dispatch_failed(const char *file, int line, const Name &name, DataType t,
+                                         const char *tail)
+{
+    if constexpr (std::is_convertible<const Name &, const char *>::value) {
+        const char *n = name;
+        if (n != nullptr)
+            fail_at(file, line, PD_ERR_OP_FAILED,
+                    "function %s is not implemented for data type `%s%s", n,
+                    pd_dtype_name(static_cast<pd_data_type>(t)), tail);
+        fail_at(file, line, PD_ERR_OP_FAILED, "function "); /* a null char * ends a stream */
+    } else {
+        throw_message(concat("function ", name, " is not implemented for data type `", t, tail),
+                      file, line);
+    }
+}
 
 /* PD_CHECK's failure: the arguments after the condition are the message. */
 struct check_failure {
@@ -94,13 +131,14 @@ struct check_failure {
         break;                                 \
     }
 
-#define PD__PADDLE_DISPATCH(dtype, name, accepted, cases)                                      \
-    [&] {                                                                                      \
-        const ::paddle::DataType pd__dispatch_type = (dtype);                                  \
-        switch (pd__dispatch_type) {                                                           \
-            cases default : PD_THROW("function ", name, " is not implemented for data type `", \
-                                     pd__dispatch_type, "`; it takes " accepted);              \
-        }                                                                                      \
+#define PD__PADDLE_DISPATCH(dtype, name, accepted, cases)                                        \
+    [&] {                                                                                        \
+        const ::paddle::DataType pd__dispatch_type = (dtype);                                    \
+        switch (pd__dispatch_type) {                                                             \
+            cases default                                                                        \
+                : ::paddle::detail::dispatch_failed(__FILE__, __LINE__, name, pd__dispatch_type, \
+                                                    "`; it takes " accepted);                    \
+        }                                                                                        \
     }()
 
 /* clang-format off */

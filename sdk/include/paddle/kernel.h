@@ -29,8 +29,10 @@
  * that are not std::vector<int64_t> (Paddle's rule: such a parameter is a shape), and return one
  * shape / dtype per output item; a shape with a negative dim is left for the kernel to decide.
  *
- * The builder checks each signature against the op's declarations when the module's static
- * initializers run; a mismatch is recorded and the op's first call fails with it.
+ * The builder records each signature (pd_paddle_op.h); the op's first call has the runtime
+ * check them against the op's declarations (pd_api.paddle_op_check, once), and a mismatch
+ * fails that call and every later one. Error paths format through detail::fail (tensor.h):
+ * one printf helper per module instead of string concatenation in every template.
  *
  * Included through paddle/extension.h only.
  */
@@ -60,11 +62,8 @@ inline void set_outputs(pd_kernel_ctx *ctx, const op_info &info, const std::vect
     bool skip_inplace = !info.any_vector_output && info.n_inplace > 0 &&
                         n == static_cast<size_t>(info.n_outputs - info.n_inplace);
     if (!info.any_vector_output && !skip_inplace && n != static_cast<size_t>(info.n_outputs))
-        throw pd::op_error("the kernel returned " + std::to_string(n) + " tensor" +
-                               (n == 1 ? "" : "s") + ", but the op declares " +
-                               std::to_string(info.n_outputs) + " output" +
-                               (info.n_outputs == 1 ? "" : "s"),
-                           nullptr, 0, PD_ERR_OP_FAILED);
+        fail(PD_ERR_OP_FAILED, "the kernel returned %zu tensor%s, but the op declares %d output%s",
+             n, n == 1 ? "" : "s", info.n_outputs, info.n_outputs == 1 ? "" : "s");
     size_t next = 0;
     int32_t plain_left = 0;
     for (int32_t o = 0; o < info.n_outputs; ++o)
@@ -90,13 +89,25 @@ inline void set_outputs(pd_kernel_ctx *ctx, const op_info &info, const std::vect
     }
 }
 
-/* The op's parsed declaration, for every wrapper's entry: a declaration the module got wrong
- * fails each call of the op with PD_ERR_INVALID_MODULE and the parser's message. */
+/* The op's first call, or a call of an op whose declarations disagree: the runtime checks the
+ * record once (pd_api.paddle_op_check, compiled in libpdext rather than in every module) and
+ * such an op fails each call with PD_ERR_INVALID_MODULE and the runtime's message. */
+[[gnu::noinline, gnu::cold]] inline void check_op(op_info &info)
+{
+    int32_t n = pd__api->paddle_op_check(&info, nullptr, 0);
+    if (n <= 0)
+        return;
+    std::string m(static_cast<size_t>(n), '\0');
+    pd__api->paddle_op_check(&info, &m[0], m.size() + 1);
+    throw pd::op_error(m, nullptr, 0, PD_ERR_INVALID_MODULE);
+}
+
+/* The op's record, checked, for every wrapper's entry: one load and compare once checked. */
 template <class Tag> const op_info &checked_info()
 {
-    const op_info &info = Tag::info();
-    if (!info.error.empty())
-        throw pd::op_error(info.error, nullptr, 0, PD_ERR_INVALID_MODULE);
+    op_info &info = Tag::info();
+    if (__atomic_load_n(&info.state, __ATOMIC_ACQUIRE) != PD_PADDLE_OP_OK)
+        check_op(info);
     return info;
 }
 
@@ -172,11 +183,8 @@ inline void set_inferred(pd_kernel_ctx *ctx, const op_info &info, const std::vec
     bool fits = info.any_vector_output ? n >= static_cast<size_t>(plain)
                                        : n == static_cast<size_t>(info.n_outputs);
     if (!fits)
-        throw pd::op_error(std::string(what) + " returned " + std::to_string(n) + " item" +
-                               (n == 1 ? "" : "s") + ", but the op declares " +
-                               std::to_string(info.n_outputs) + " output" +
-                               (info.n_outputs == 1 ? "" : "s"),
-                           nullptr, 0, PD_ERR_OP_FAILED);
+        fail(PD_ERR_OP_FAILED, "%s returned %zu item%s, but the op declares %d output%s", what, n,
+             n == 1 ? "" : "s", info.n_outputs, info.n_outputs == 1 ? "" : "s");
     size_t next = 0;
     for (int32_t o = 0; o < info.n_outputs; ++o) {
         if (!info.out_vector[o]) {
@@ -191,6 +199,18 @@ inline void set_inferred(pd_kernel_ctx *ctx, const op_info &info, const std::vec
             set(o, static_cast<int32_t>(k), items[next + k]);
         next += take;
     }
+}
+
+/* An infer_shape function's dim j of output o (item k) is below -1. */
+[[noreturn]] inline void bad_dim(const op_info &info, int32_t o, int32_t k, size_t j, int64_t d)
+{
+    const char *tail = "; a dim is >= 0, or -1 when the kernel's output decides the shape";
+    if (info.out_vector[o])
+        fail(PD_ERR_OP_FAILED,
+             "the infer_shape function returned dim %zu = %lld for output '%s' item %d%s", j,
+             static_cast<long long>(d), info.def->outputs[o], k, tail);
+    fail(PD_ERR_OP_FAILED, "the infer_shape function returned dim %zu = %lld for output '%s'%s", j,
+         static_cast<long long>(d), info.def->outputs[o], tail);
 }
 
 template <class Ret, class... Args, Ret (*fn)(Args...)>
@@ -219,15 +239,7 @@ struct infer_shape_fn<Ret (*)(Args...), fn> {
                          for (size_t j = 0; j < s.size(); ++j) {
                              if (s[j] >= -1)
                                  continue; /* any other negative dim is a bug: refused */
-                             std::string out = "output '" + info.out_name[o] + "'";
-                             if (info.out_vector[o])
-                                 out += " item " + std::to_string(k);
-                             throw pd::op_error("the infer_shape function returned dim " +
-                                                    std::to_string(j) + " = " +
-                                                    std::to_string(s[j]) + " for " + out +
-                                                    "; a dim is >= 0, or -1 when the kernel's "
-                                                    "output decides the shape",
-                                                nullptr, 0, PD_ERR_OP_FAILED);
+                             bad_dim(info, o, k, j, s[j]);
                          }
                          for (int64_t d : s)
                              if (d < 0)

@@ -25,62 +25,34 @@
 namespace paddle {
 namespace detail {
 
-/* What the builder knows about an op, read by the wrappers. */
-struct op_info {
-    int32_t n_inputs = 0, n_outputs = 0, n_attrs = 0;
-    bool in_vector[PD_MAX_INPUTS] = {};
-    bool in_optional[PD_MAX_INPUTS] = {};
-    bool out_vector[PD_MAX_OUTPUTS] = {};
-    bool out_inplace[PD_MAX_OUTPUTS] = {};
-    int32_t n_inplace = 0;
-    bool any_vector_output = false;
-    pd_attr_type attr_type[PD_MAX_ATTRS] = {};
-    /* The attrs an infer function is handed, in declared order, as Paddle hands them
-     * (custom_operator.cc): infer_dtype gets every attr; infer_shape every attr but the
-     * std::vector<int64_t> ones (a std::vector<int64_t> parameter of a shape function is
-     * always an input's shape). An infer function's k-th attr parameter is declared attr
-     * infer_attrs[shape?1:0][k]; it may take fewer than it is handed, never skip one. */
-    int32_t infer_attrs[2][PD_MAX_ATTRS] = {};
-    int32_t n_infer_attrs[2] = {};
-    std::string out_name[PD_MAX_OUTPUTS];
-    std::string attr_name[PD_MAX_ATTRS];
-    std::string error; /* a declaration or signature mismatch: the op's calls fail with it */
-};
+/* What the wrappers know about an op: its record (pd_paddle_op.h), which the runtime fills at
+ * the op's first call (checked_info in kernel.h). */
+using op_info = pd_paddle_op;
 
 /* --- Parameter kinds ---------------------------------------------------------------------- */
 
+/* The values of pd_paddle_op.h's PD_PADDLE_P_*, which the runtime reads. */
 enum class pkind : uint8_t {
-    tensor,      /* const Tensor& / Tensor */
-    vec,         /* const std::vector<Tensor>& */
-    opt,         /* const optional<Tensor>& */
-    opt_vec,     /* const optional<std::vector<Tensor>>& */
-    inplace,     /* Tensor& */
-    vec_inplace, /* std::vector<Tensor>& */
-    out_ptr,     /* Tensor* */
-    vec_out_ptr, /* std::vector<Tensor*> */
-    shape,       /* std::vector<int64_t> (infer_shape) */
-    vec_shape,   /* std::vector<std::vector<int64_t>> */
-    opt_shape,
-    opt_vec_shape,
-    dtype, /* DataType (infer_dtype) */
-    vec_dtype,
-    opt_dtype,
-    opt_vec_dtype,
-    attr,
-    bad
+    tensor = PD_PADDLE_P_TENSOR,           /* const Tensor& / Tensor */
+    vec = PD_PADDLE_P_VEC,                 /* const std::vector<Tensor>& */
+    opt = PD_PADDLE_P_OPT,                 /* const optional<Tensor>& */
+    opt_vec = PD_PADDLE_P_OPT_VEC,         /* const optional<std::vector<Tensor>>& */
+    inplace = PD_PADDLE_P_INPLACE,         /* Tensor& */
+    vec_inplace = PD_PADDLE_P_VEC_INPLACE, /* std::vector<Tensor>& */
+    out_ptr = PD_PADDLE_P_OUT_PTR,         /* Tensor* */
+    vec_out_ptr = PD_PADDLE_P_VEC_OUT_PTR, /* std::vector<Tensor*> */
+    shape = PD_PADDLE_P_SHAPE,             /* std::vector<int64_t> (infer_shape) */
+    vec_shape = PD_PADDLE_P_VEC_SHAPE,     /* std::vector<std::vector<int64_t>> */
+    opt_shape = PD_PADDLE_P_OPT_SHAPE,
+    opt_vec_shape = PD_PADDLE_P_OPT_VEC_SHAPE,
+    dtype = PD_PADDLE_P_DTYPE, /* DataType (infer_dtype) */
+    vec_dtype = PD_PADDLE_P_VEC_DTYPE,
+    opt_dtype = PD_PADDLE_P_OPT_DTYPE,
+    opt_vec_dtype = PD_PADDLE_P_OPT_VEC_DTYPE,
+    attr = PD_PADDLE_P_ATTR,
+    bad = PD_PADDLE_P_BAD
 };
 
-inline bool is_vector_kind(pkind k)
-{
-    return k == pkind::vec || k == pkind::opt_vec || k == pkind::vec_inplace ||
-           k == pkind::vec_shape || k == pkind::opt_vec_shape || k == pkind::vec_dtype ||
-           k == pkind::opt_vec_dtype;
-}
-inline bool is_optional_kind(pkind k)
-{
-    return k == pkind::opt || k == pkind::opt_vec || k == pkind::opt_shape ||
-           k == pkind::opt_vec_shape || k == pkind::opt_dtype || k == pkind::opt_vec_dtype;
-}
 constexpr bool is_input_kind(pkind k)
 {
     return k != pkind::out_ptr && k != pkind::vec_out_ptr && k != pkind::attr && k != pkind::bad;
@@ -183,13 +155,8 @@ template <size_t Pos, class P, pkind K> struct param_check {
     static constexpr bool ok = true;
 };
 
-/* The signature as data, for the builder's check against the declarations. */
-struct signature {
-    const char *what = ""; /* "PD_KERNEL", ... */
-    const pkind *kinds = nullptr;
-    const pd_attr_type *attrs = nullptr; /* per parameter; PD_ATTR_UNDEFINED for non-attrs */
-    size_t n = 0;
-};
+/* The signature as data, for the runtime's check against the declarations. */
+using signature = pd_paddle_sig;
 
 /* --- Reading parameters from the call ------------------------------------------------------ */
 
@@ -397,7 +364,7 @@ template <template <class> class KindOf, class... Args> struct params {
                                                                 PD_ATTR_UNDEFINED};
     static signature sig(const char *what)
     {
-        return signature{what, kinds, attrs, sizeof...(Args)};
+        return signature{what, reinterpret_cast<const uint8_t *>(kinds), attrs, sizeof...(Args)};
     }
 
     template <size_t I> static constexpr int32_t index()
