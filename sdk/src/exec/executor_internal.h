@@ -69,6 +69,9 @@ typedef struct pd__exec_adapt {
     int32_t mark_count;       /* calls the marked trial holds */
     int32_t since;            /* trials since the last switch */
     int32_t interval;         /* trials before the way not chosen is tried again */
+    int32_t strikes;          /* trials the way chosen lost in a row */
+    uint64_t epoch;           /* the executor's `switches` when this stream's trial began */
+    uint64_t probe_seen;      /* the executor's `here_probes` this stream saw last */
     uint64_t start_ns;        /* the trial's start; 0: at the next call */
     _Atomic uint64_t last_ns; /* the stream's last measured submit (pauses end a trial) */
     double ns_hand, ns_here;  /* average ns per call of each way; 0: not measured */
@@ -155,6 +158,8 @@ struct pd_executor {
                                        * and cores: submitted and done (the measure's are its
                                        * streams', adapt.runs) */
     atomic_uint_fast64_t trials;      /* trials measured (where.c) */
+    atomic_uint_fast64_t switches;    /* ways switched, all streams (where.c) */
+    atomic_uint_fast64_t here_probes; /* trials of the submitter started, all streams */
     atomic_int_fast64_t blocking;     /* PD_OP_MAY_BLOCK calls queued or running */
     char pad0[64]; /* `done` is the workers': not on the submitters' cache line */
     atomic_uint_fast64_t done;

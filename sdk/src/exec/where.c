@@ -10,8 +10,8 @@
  * chain ran at half a synchronous one's speed (bench/NOTES.md). So the stream runs trials,
  * each of a few milliseconds and a few dozen calls: all its calls handed over, or all run on
  * the submitter, and keeps the way that gave fewer ns per call, trying the other again after
- * a number of trials that doubles each time it loses (up to TRY_MAX), so that a quiet
- * machine pays for a trial of the slower way about once in 64.
+ * a number of trials that doubles each time it loses, and grows with how much slower it was
+ * (up to TRY_MAX), so that trying the slower way costs a few percent of the time at most.
  *
  * What a trial measures is the wall time per call that the host sees, whatever bounds it:
  * run on the submitter, from the end of one call to the end of the next (the host's own work
@@ -37,8 +37,10 @@
 #define CLOCK_EVERY 8     /* calls run on the submitter per clock read (a trial's step) */
 #define TRY_FIRST 2       /* hand-over trials before the first trial on the caller */
 #define TRY_MIN 8         /* trials before the way not chosen is tried again */
-#define TRY_MAX 64        /* ... at most, after it lost each time */
+#define TRY_MAX 512       /* ... at most, after it lost each time */
+#define TRY_COST 16       /* ... and at least this many per x it was slower (see judge) */
 #define HERE_MARGIN 0.95  /* the submitter must be this much faster to take over */
+#define STRIKES 2         /* trials the way chosen must lose in a row to be left */
 
 static uint64_t now_ns(void)
 {
@@ -145,15 +147,21 @@ void pd__exec_mark_done(pd__exec_stream *st)
 
 /* Starts trials of the other way (a->here flipped); `probing`: to try it, not chosen. A
  * trial on the submitter starts at the end of its first call, which waits for the calls
- * queued before it (pd__exec_here_done). */
-static void switch_way(pd__exec_adapt *a, bool probing)
+ * queued before it (pd__exec_here_done). Other streams see the switch: their trials under
+ * way measured the executor as it was (judge), and a trial of the submitter is one they
+ * join (adapt_choose). */
+static void switch_way(pd_executor *ex, pd__exec_adapt *a, bool probing)
 {
     a->here = !a->here;
     a->probing = probing;
     a->fresh = true;
     a->since = 0;
     a->count = 0;
+    a->strikes = 0;
     a->start_ns = 0;
+    a->epoch = atomic_fetch_add_explicit(&ex->switches, 1, memory_order_relaxed) + 1;
+    if (a->here && probing)
+        a->probe_seen = atomic_fetch_add_explicit(&ex->here_probes, 1, memory_order_relaxed) + 1;
     if (!a->here)
         atomic_store_explicit(&a->fast, false, memory_order_relaxed);
 }
@@ -161,6 +169,14 @@ static void switch_way(pd__exec_adapt *a, bool probing)
 /* One trial's ns per call, in the current way: the averages, then whether to switch. */
 static void judge(pd_executor *ex, pd__exec_adapt *a, double ns)
 {
+    /* Another stream switched during the trial: with one host feeding several streams, the
+     * trial measured a mix of ways (a stream handing over to a starved worker slows the
+     * host's calls on every stream); no sample. */
+    uint64_t epoch = atomic_load_explicit(&ex->switches, memory_order_relaxed);
+    if (epoch != a->epoch) {
+        a->epoch = epoch;
+        return;
+    }
     atomic_fetch_add_explicit(&ex->trials, 1, memory_order_relaxed);
     double *mine = a->here ? &a->ns_here : &a->ns_hand;
     *mine = a->fresh || *mine == 0 ? ns : (*mine + ns) / 2;
@@ -171,20 +187,31 @@ static void judge(pd_executor *ex, pd__exec_adapt *a, double ns)
     if (a->probing) { /* the way tried: kept if it won, else back, and tried later still */
         a->probing = false;
         if (lost) {
-            a->interval = a->interval < TRY_MIN       ? TRY_MIN
-                          : a->interval * 2 > TRY_MAX ? TRY_MAX
-                                                      : a->interval * 2;
-            switch_way(a, false);
+            /* Tried again after twice as many trials, and after TRY_COST trials per x the
+             * way tried was slower: a trial of it costs about that x in trials of the way
+             * chosen, so that trying it costs at most ~1/TRY_COST of the time. Beside a busy
+             * core a starved worker took 20-50x a call's time, and each try cost 7-17 ms. */
+            double slower = a->here ? a->ns_here / a->ns_hand : a->ns_hand / a->ns_here;
+            double want = slower * TRY_COST;
+            int32_t doubled = a->interval < TRY_MIN ? TRY_MIN : a->interval * 2;
+            if (want > doubled)
+                doubled = want > TRY_MAX ? TRY_MAX : (int32_t)want;
+            a->interval = doubled > TRY_MAX ? TRY_MAX : doubled;
+            switch_way(ex, a, false);
         } else {
             a->interval = TRY_MIN;
         }
         return;
     }
-    if (lost) {
+    /* The way chosen is left when it lost twice in a row: one trial that a burst of other
+     * work slowed does not send the stream to the slower way for TRY_MIN trials. */
+    if (lost && ++a->strikes >= STRIKES) {
         a->interval = TRY_MIN;
-        switch_way(a, false);
-    } else if (++a->since >= a->interval) {
-        switch_way(a, true);
+        switch_way(ex, a, false);
+    } else if (!lost) {
+        a->strikes = 0;
+        if (++a->since >= a->interval)
+            switch_way(ex, a, true);
     }
 }
 
@@ -234,6 +261,18 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
         if (a->here) { /* switched: the calls queued since are the first call's to wait for */
             a->start_ns = 0;
             a->count = 0;
+        }
+    }
+    /* Another stream of the executor started a trial of the submitter: this one joins it
+     * (not in the middle of a trial of its own), so that the trial measures every stream
+     * on the submitter. One host feeding two streams whose workers starve ran 2x faster so
+     * than with either stream alone handing over, which is what a trial of one stream
+     * measured: each stayed with its worker (bench/NOTES.md). */
+    if (!a->here && !a->probing && !a->mark_out && ex->n_streams > 1) {
+        uint64_t p = atomic_load_explicit(&ex->here_probes, memory_order_relaxed);
+        if (p != a->probe_seen) {
+            a->probe_seen = p;
+            switch_way(ex, a, true);
         }
     }
     pd__exec_where_to to;
