@@ -100,6 +100,46 @@ PD_TEST(ExecutorWhere, AHandOverThatPaysIsKept)
     pd_registry_destroy(reg);
 }
 
+/* One host feeds two streams whose workers both starve (ex_lagged_add1 sleeps 1 ms off this
+ * thread): each stream's trial of the submitter alone still waits for the other's worker,
+ * so only both on the submitter pay (the streams' trials are joined). Most calls of both
+ * chains run here, in order. */
+PD_TEST(ExecutorWhere, TwoStarvedStreamsOfOneHostBothRunOnTheSubmitter)
+{
+    pd_registry *reg = ops();
+    pd_executor_options o = {sizeof o, 2, 0, 1024, 1};
+    pd_executor *ex = NULL;
+    PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
+    pthread_t me = pthread_self();
+    int64_t n = N;
+    pd_tensor x[2] = {rt_tensor(PD_FLOAT32, 1, &n, NULL), rt_tensor(PD_FLOAT32, 1, &n, NULL)};
+    for (int c = 0; c < 2; ++c)
+        for (int64_t i = 0; i < n; ++i)
+            ((float *)x[c].data)[i] = (float)c;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 1000), pd_attr_of_int64("home", (int64_t)me)};
+    const int calls = 300;
+    for (int k = 0; k < calls; ++k)
+        for (int c = 0; c < 2; ++c) {
+            pd_tensor y = PD_TENSOR_UNDEFINED;
+            pd_arg in = pd_arg_of(&x[c]), out = pd_arg_of(&y);
+            PD_ASSERT_OK(pd_run_async(ex, c, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
+            pd_tensor_release(&x[c]);
+            x[c] = y;
+            sleep_us(50);
+        }
+    for (int c = 0; c < 2; ++c) {
+        PD_ASSERT_OK(pd_tensor_wait(ex, &x[c]));
+        PD_EXPECT_EQ(((const float *)x[c].data)[N - 1], (float)(calls + c));
+        pd_tensor_release(&x[c]);
+    }
+    pd_executor_counts cnt = {sizeof cnt, 0, 0, 0, 0};
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &cnt));
+    PD_EXPECT_EQ(cnt.handed_over + cnt.ran_here, 2u * calls);
+    PD_EXPECT(cnt.ran_here > 2 * cnt.handed_over);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
 /* adaptive = -1: the starved worker gets every call, and nothing is timed. */
 PD_TEST(ExecutorWhere, OffEveryLargeCallIsHandedOver)
 {
