@@ -140,6 +140,70 @@ PD_TEST(ExecutorWhere, TwoStarvedStreamsOfOneHostBothRunOnTheSubmitter)
     pd_registry_destroy(reg);
 }
 
+/* Several host threads submit chains to one stream that runs its calls on the submitter
+ * (the kernel sleeps 0.5 ms on every thread but the test's own, so that neither way wins by
+ * much): their calls take the short path and the trial's steps side by side (the TSan build
+ * runs this one), and every chain ends right, every call counted once. */
+typedef struct starved_sub {
+    pd_executor *ex;
+    pthread_t home;
+    int calls;
+    float last;
+} starved_sub;
+
+static void *starved_chain(void *arg)
+{
+    starved_sub *s = arg;
+    int64_t n = N;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL);
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = 0;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 500), pd_attr_of_int64("home", (int64_t)s->home)};
+    s->last = -1;
+    for (int k = 0; k < s->calls; ++k) {
+        pd_tensor y = PD_TENSOR_UNDEFINED;
+        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
+        if (pd_run_async(s->ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1) != PD_OK)
+            break;
+        pd_tensor_release(&x);
+        x = y;
+    }
+    if (pd_tensor_wait(s->ex, &x) == PD_OK)
+        s->last = ((const float *)x.data)[N - 1];
+    pd_tensor_release(&x);
+    return NULL;
+}
+
+PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pthread_t me = pthread_self();
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    chain(ex, 200, 2000, &me, 100, &c); /* switched to the submitter */
+    PD_ASSERT(c.ran_here_unpaid > 0);
+    uint64_t before = c.handed_over + c.ran_here;
+    enum { THREADS = 4 };
+    pthread_t threads[THREADS];
+    starved_sub subs[THREADS];
+    for (int t = 0; t < THREADS; ++t) {
+        subs[t] = (starved_sub){ex, me, 300, 0};
+        PD_ASSERT(pthread_create(&threads[t], NULL, starved_chain, &subs[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; ++t) {
+        pthread_join(threads[t], NULL);
+        PD_EXPECT_EQ(subs[t].last, 300.0f);
+    }
+    PD_EXPECT_OK(pd_executor_synchronize(ex));
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
+    PD_EXPECT_EQ(c.handed_over + c.ran_here - before, (uint64_t)THREADS * 300);
+    pd_executor_stats st;
+    PD_EXPECT_OK(pd_executor_get_stats(ex, &st));
+    PD_EXPECT_EQ(st.submitted, st.done);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
 /* adaptive = -1: the starved worker gets every call, and nothing is timed. */
 PD_TEST(ExecutorWhere, OffEveryLargeCallIsHandedOver)
 {
