@@ -140,6 +140,45 @@ PD_TEST(ExecutorWhere, TwoStarvedStreamsOfOneHostBothRunOnTheSubmitter)
     pd_registry_destroy(reg);
 }
 
+/* Two streams of one host whose hand-over pays (kernels and host each sleep 1 ms a call: the
+ * kernels overlap the host's sleeps on the workers, and add to them on the submitter): the
+ * joined trials of the submitter lose, and both streams stay with their workers. */
+PD_TEST(ExecutorWhere, TwoStreamsWhoseHandOverPaysKeepIt)
+{
+    pd_registry *reg = ops();
+    pd_executor_options o = {sizeof o, 2, 0, 1024, 1};
+    pd_executor *ex = NULL;
+    PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
+    int64_t n = N;
+    pd_tensor x[2] = {rt_tensor(PD_FLOAT32, 1, &n, NULL), rt_tensor(PD_FLOAT32, 1, &n, NULL)};
+    for (int c = 0; c < 2; ++c)
+        for (int64_t i = 0; i < n; ++i)
+            ((float *)x[c].data)[i] = 0;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 1000), pd_attr_of_int64("home", 0)};
+    const int calls = 150;
+    for (int k = 0; k < calls; ++k)
+        for (int c = 0; c < 2; ++c) {
+            pd_tensor y = PD_TENSOR_UNDEFINED;
+            pd_arg in = pd_arg_of(&x[c]), out = pd_arg_of(&y);
+            PD_ASSERT_OK(pd_run_async(ex, c, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
+            pd_tensor_release(&x[c]);
+            x[c] = y;
+            sleep_us(1000);
+        }
+    for (int c = 0; c < 2; ++c) {
+        PD_ASSERT_OK(pd_tensor_wait(ex, &x[c]));
+        PD_EXPECT_EQ(((const float *)x[c].data)[0], (float)calls);
+        pd_tensor_release(&x[c]);
+    }
+    pd_executor_counts cnt = {sizeof cnt, 0, 0, 0, 0};
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &cnt));
+    PD_EXPECT_EQ(cnt.handed_over + cnt.ran_here, 2u * calls);
+    PD_EXPECT(cnt.trials >= 3);
+    PD_EXPECT(cnt.ran_here_unpaid * 3 < 2u * calls); /* the trials of the submitter only */
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
 /* Several host threads submit chains to one stream that runs its calls on the submitter
  * (the kernel sleeps 0.5 ms on every thread but the test's own, so that neither way wins by
  * much): their calls take the short path and the trial's steps side by side (the TSan build

@@ -160,8 +160,6 @@ static void switch_way(pd_executor *ex, pd__exec_adapt *a, bool probing)
     a->strikes = 0;
     a->start_ns = 0;
     a->epoch = atomic_fetch_add_explicit(&ex->switches, 1, memory_order_relaxed) + 1;
-    if (a->here && probing)
-        a->probe_seen = atomic_fetch_add_explicit(&ex->here_probes, 1, memory_order_relaxed) + 1;
     if (!a->here)
         atomic_store_explicit(&a->fast, false, memory_order_relaxed);
 }
@@ -210,8 +208,12 @@ static void judge(pd_executor *ex, pd__exec_adapt *a, double ns)
         switch_way(ex, a, false);
     } else if (!lost) {
         a->strikes = 0;
-        if (++a->since >= a->interval)
+        if (++a->since >= a->interval) {
             switch_way(ex, a, true);
+            if (a->here) /* a trial of the submitter the other streams join (not a join) */
+                a->probe_seen =
+                    atomic_fetch_add_explicit(&ex->here_probes, 1, memory_order_relaxed) + 1;
+        }
     }
 }
 
