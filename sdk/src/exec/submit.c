@@ -449,8 +449,10 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
     if (s != PD_OK)
         return s;
     /* The short path of a stream that runs its calls on the submitter: the call as pd_op_run
-     * runs it, and its count and time after. */
-    if (pd__exec_fast(ex, stream, op, inputs, n_inputs, outputs, n_outputs)) {
+     * runs it, and its count and time after (the flag read here first: other calls pay one
+     * load for it, no call). */
+    if (atomic_load_explicit(&ex->streams[stream].adapt.fast, memory_order_relaxed) &&
+        pd__exec_fast(ex, stream, op, inputs, n_inputs, outputs, n_outputs)) {
         s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
         pd__exec_here_done(ex, stream, s == PD_OK);
         return s;
