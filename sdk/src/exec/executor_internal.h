@@ -215,11 +215,13 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
 void pd__exec_measured(pd_executor *ex, int32_t stream);
 /* where.c: a call may run on the submitter at once, as pd_op_run, with nothing else to
  * decide or wait for: its stream runs a trial on the submitter, it is idle, the call may not
- * block, is past the size run here anyway, and its tensors are on the host and computed.
- * Reads only, no lock and no clock: the path of nearly every call of a stream the measure
- * sent back to its submitter. pd__exec_here_done follows the call. */
-bool pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
-                   int32_t n_inputs, const pd_arg *outputs, int32_t n_outputs);
+ * block, and its tensors are on the host and computed. PD__EXEC_HERE_UNPAID: the measure's
+ * (pd__exec_here_done follows the call); PD__EXEC_HERE: small, the size rule's;
+ * PD__EXEC_HAND: not decided here (pd__exec_where). Reads only, no lock and no clock: the
+ * path of nearly every call of a stream the measure sent back to its submitter. */
+pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op,
+                                const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
+                                int32_t n_outputs);
 /* where.c: after a call the measure ran on the submitter (PD__EXEC_HERE_UNPAID or
  * pd__exec_fast): counts it (`ok`: it succeeded) and, every few calls, times the trial. */
 void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok);

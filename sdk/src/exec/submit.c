@@ -449,12 +449,18 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
     if (s != PD_OK)
         return s;
     /* The short path of a stream that runs its calls on the submitter: the call as pd_op_run
-     * runs it, and its count and time after (the flag read here first: other calls pay one
-     * load for it, no call). */
-    if (atomic_load_explicit(&ex->streams[stream].adapt.fast, memory_order_relaxed) &&
-        pd__exec_fast(ex, stream, op, inputs, n_inputs, outputs, n_outputs)) {
+     * runs it, and its count (and time) after; the flag read here first: other calls pay one
+     * load for it, no call. */
+    pd__exec_where_to fast =
+        atomic_load_explicit(&ex->streams[stream].adapt.fast, memory_order_relaxed)
+            ? pd__exec_fast(ex, stream, op, inputs, n_inputs, outputs, n_outputs)
+            : PD__EXEC_HAND;
+    if (fast != PD__EXEC_HAND) {
         s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
-        pd__exec_here_done(ex, stream, s == PD_OK);
+        if (fast == PD__EXEC_HERE_UNPAID)
+            pd__exec_here_done(ex, stream, s == PD_OK);
+        else if (s == PD_OK)
+            atomic_fetch_add_explicit(&ex->inline_runs, 1, memory_order_relaxed);
         return s;
     }
     bool measured;

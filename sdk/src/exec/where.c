@@ -367,18 +367,21 @@ static bool fast_args(const pd_arg *args, int32_t n, size_t *bytes)
     return true;
 }
 
-bool pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
-                   int32_t n_inputs, const pd_arg *outputs, int32_t n_outputs)
+pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op,
+                                const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
+                                int32_t n_outputs)
 {
     pd__exec_stream *st = &ex->streams[stream];
     if (!atomic_load_explicit(&st->adapt.fast, memory_order_relaxed) || op->may_block ||
         (inputs == NULL && n_inputs != 0) || (outputs == NULL && n_outputs != 0) ||
         atomic_load_explicit(&ex->blocking, memory_order_acquire) > 0 || !stream_idle(st))
-        return false;
+        return PD__EXEC_HAND;
     size_t in_bytes = 0, out_bytes = 0;
-    /* a small call is the size rule's (pd__exec_where), not the measure's */
-    return fast_args(inputs, n_inputs, &in_bytes) && in_bytes > ex->inline_bytes / 2 &&
-           fast_args(outputs, n_outputs, &out_bytes);
+    if (!fast_args(inputs, n_inputs, &in_bytes) || !fast_args(outputs, n_outputs, &out_bytes))
+        return PD__EXEC_HAND;
+    /* a small call is the size rule's (pd__exec_where): here too, as that rule runs it on an
+     * idle stream with computed tensors, not counted in the trial */
+    return in_bytes > ex->inline_bytes / 2 ? PD__EXEC_HERE_UNPAID : PD__EXEC_HERE;
 }
 
 pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
