@@ -19,7 +19,7 @@
  * launch to the end of this one's, over the calls submitted in between (the worker ends them
  * in order), which is the pipeline's throughput whether the caller or the worker is the
  * slower stage. A pause of the host (no call for PAUSE_NS) is left out: a hand-over trial
- * over one is dropped, and on the submitter the call after it is not counted.
+ * over one is dropped, and on the submitter the step of calls it fell in is not counted.
  *
  * Nearly every call of a stream that runs its calls on the submitter takes the short path
  * (pd__exec_fast, then pd__exec_here_done): a few loads before the call, an atomic count
