@@ -100,6 +100,149 @@ PD_TEST(ExecutorWhere, AHandOverThatPaysIsKept)
     pd_registry_destroy(reg);
 }
 
+/* One host feeds two streams whose workers both starve (ex_lagged_add1 sleeps 1 ms off this
+ * thread): each stream's trial of the submitter alone still waits for the other's worker,
+ * so only both on the submitter pay (the streams' trials are joined). Most calls of both
+ * chains run here, in order. */
+PD_TEST(ExecutorWhere, TwoStarvedStreamsOfOneHostBothRunOnTheSubmitter)
+{
+    pd_registry *reg = ops();
+    pd_executor_options o = {sizeof o, 2, 0, 1024, 1};
+    pd_executor *ex = NULL;
+    PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
+    pthread_t me = pthread_self();
+    int64_t n = N;
+    pd_tensor x[2] = {rt_tensor(PD_FLOAT32, 1, &n, NULL), rt_tensor(PD_FLOAT32, 1, &n, NULL)};
+    for (int c = 0; c < 2; ++c)
+        for (int64_t i = 0; i < n; ++i)
+            ((float *)x[c].data)[i] = (float)c;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 1000), pd_attr_of_int64("home", (int64_t)me)};
+    const int calls = 300;
+    for (int k = 0; k < calls; ++k)
+        for (int c = 0; c < 2; ++c) {
+            pd_tensor y = PD_TENSOR_UNDEFINED;
+            pd_arg in = pd_arg_of(&x[c]), out = pd_arg_of(&y);
+            PD_ASSERT_OK(pd_run_async(ex, c, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
+            pd_tensor_release(&x[c]);
+            x[c] = y;
+            sleep_us(50);
+        }
+    for (int c = 0; c < 2; ++c) {
+        PD_ASSERT_OK(pd_tensor_wait(ex, &x[c]));
+        PD_EXPECT_EQ(((const float *)x[c].data)[N - 1], (float)(calls + c));
+        pd_tensor_release(&x[c]);
+    }
+    pd_executor_counts cnt = {sizeof cnt, 0, 0, 0, 0};
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &cnt));
+    PD_EXPECT_EQ(cnt.handed_over + cnt.ran_here, 2u * calls);
+    PD_EXPECT(cnt.ran_here > 2 * cnt.handed_over);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* Two streams of one host whose hand-over pays (kernels and host each sleep 1 ms a call: the
+ * kernels overlap the host's sleeps on the workers, and add to them on the submitter): the
+ * joined trials of the submitter lose, and both streams stay with their workers. */
+PD_TEST(ExecutorWhere, TwoStreamsWhoseHandOverPaysKeepIt)
+{
+    pd_registry *reg = ops();
+    pd_executor_options o = {sizeof o, 2, 0, 1024, 1};
+    pd_executor *ex = NULL;
+    PD_ASSERT_OK(pd_executor_create(reg, &o, &ex));
+    int64_t n = N;
+    pd_tensor x[2] = {rt_tensor(PD_FLOAT32, 1, &n, NULL), rt_tensor(PD_FLOAT32, 1, &n, NULL)};
+    for (int c = 0; c < 2; ++c)
+        for (int64_t i = 0; i < n; ++i)
+            ((float *)x[c].data)[i] = 0;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 1000), pd_attr_of_int64("home", 0)};
+    const int calls = 150;
+    for (int k = 0; k < calls; ++k)
+        for (int c = 0; c < 2; ++c) {
+            pd_tensor y = PD_TENSOR_UNDEFINED;
+            pd_arg in = pd_arg_of(&x[c]), out = pd_arg_of(&y);
+            PD_ASSERT_OK(pd_run_async(ex, c, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
+            pd_tensor_release(&x[c]);
+            x[c] = y;
+            sleep_us(1000);
+        }
+    for (int c = 0; c < 2; ++c) {
+        PD_ASSERT_OK(pd_tensor_wait(ex, &x[c]));
+        PD_EXPECT_EQ(((const float *)x[c].data)[0], (float)calls);
+        pd_tensor_release(&x[c]);
+    }
+    pd_executor_counts cnt = {sizeof cnt, 0, 0, 0, 0};
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &cnt));
+    PD_EXPECT_EQ(cnt.handed_over + cnt.ran_here, 2u * calls);
+    PD_EXPECT(cnt.trials >= 3);
+    PD_EXPECT(cnt.ran_here_unpaid * 3 < 2u * calls); /* the trials of the submitter only */
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* Several host threads submit chains to one stream that runs its calls on the submitter
+ * (the kernel sleeps 0.5 ms on every thread but the test's own, so that neither way wins by
+ * much): their calls take the short path and the trial's steps side by side (the TSan build
+ * runs this one), and every chain ends right, every call counted once. */
+typedef struct starved_sub {
+    pd_executor *ex;
+    pthread_t home;
+    int calls;
+    float last;
+} starved_sub;
+
+static void *starved_chain(void *arg)
+{
+    starved_sub *s = arg;
+    int64_t n = N;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL);
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = 0;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 500), pd_attr_of_int64("home", (int64_t)s->home)};
+    s->last = -1;
+    for (int k = 0; k < s->calls; ++k) {
+        pd_tensor y = PD_TENSOR_UNDEFINED;
+        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
+        if (pd_run_async(s->ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1) != PD_OK)
+            break;
+        pd_tensor_release(&x);
+        x = y;
+    }
+    if (pd_tensor_wait(s->ex, &x) == PD_OK)
+        s->last = ((const float *)x.data)[N - 1];
+    pd_tensor_release(&x);
+    return NULL;
+}
+
+PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    pthread_t me = pthread_self();
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    chain(ex, 200, 2000, &me, 100, &c); /* switched to the submitter */
+    PD_ASSERT(c.ran_here_unpaid > 0);
+    uint64_t before = c.handed_over + c.ran_here;
+    enum { THREADS = 4 };
+    pthread_t threads[THREADS];
+    starved_sub subs[THREADS];
+    for (int t = 0; t < THREADS; ++t) {
+        subs[t] = (starved_sub){ex, me, 300, 0};
+        PD_ASSERT(pthread_create(&threads[t], NULL, starved_chain, &subs[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; ++t) {
+        pthread_join(threads[t], NULL);
+        PD_EXPECT_EQ(subs[t].last, 300.0f);
+    }
+    PD_EXPECT_OK(pd_executor_synchronize(ex));
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
+    PD_EXPECT_EQ(c.handed_over + c.ran_here - before, (uint64_t)THREADS * 300);
+    pd_executor_stats st;
+    PD_EXPECT_OK(pd_executor_get_stats(ex, &st));
+    PD_EXPECT_EQ(st.submitted, st.done);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
 /* adaptive = -1: the starved worker gets every call, and nothing is timed. */
 PD_TEST(ExecutorWhere, OffEveryLargeCallIsHandedOver)
 {

@@ -385,6 +385,8 @@ pd_status pd_executor_get_stats(const pd_executor *ex, pd_executor_stats *out)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_executor_get_stats: out is NULL");
     pd_executor *e = (pd_executor *)ex;
     uint64_t inline_runs = atomic_load_explicit(&e->inline_runs, memory_order_relaxed);
+    for (int32_t i = 0; i < e->n_streams; ++i) /* and those the measure ran there */
+        inline_runs += atomic_load_explicit(&e->streams[i].adapt.runs, memory_order_relaxed);
     out->submitted = inline_runs;
     for (int32_t i = 0; i < e->n_streams; ++i) /* calls queued, counted under the queue's lock */
         out->submitted += atomic_load_explicit(&e->streams[i].pushed, memory_order_relaxed);
@@ -408,8 +410,12 @@ pd_status pd_executor_get_counts(const pd_executor *ex, pd_executor_counts *out)
     out->handed_over = 0;
     for (int32_t i = 0; i < e->n_streams; ++i)
         out->handed_over += atomic_load_explicit(&e->streams[i].pushed, memory_order_relaxed);
-    out->ran_here = atomic_load_explicit(&e->inline_runs, memory_order_relaxed);
-    out->ran_here_unpaid = atomic_load_explicit(&e->inline_unpaid, memory_order_relaxed);
+    out->ran_here_unpaid = 0;
+    for (int32_t i = 0; i < e->n_streams; ++i)
+        out->ran_here_unpaid += atomic_load_explicit(&e->streams[i].adapt.runs,
+                                                     memory_order_relaxed);
+    out->ran_here = atomic_load_explicit(&e->inline_runs, memory_order_relaxed) +
+                    out->ran_here_unpaid;
     out->trials = atomic_load_explicit(&e->trials, memory_order_relaxed);
     return PD_OK;
 }

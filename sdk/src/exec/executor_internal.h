@@ -65,15 +65,24 @@ typedef struct pd__exec_adapt {
     bool fresh;               /* its first sample replaces the way's average (old conditions) */
     bool mark_out;            /* a hand-over trial's last call is queued, its end not yet seen */
     bool discard;             /* that trial spans a pause of the host: no sample */
-    int32_t skip;             /* calls run here before the trial starts (the first one waits for
-                               * the calls queued before it) */
     int32_t count;            /* calls in the trial so far */
     int32_t mark_count;       /* calls the marked trial holds */
     int32_t since;            /* trials since the last switch */
     int32_t interval;         /* trials before the way not chosen is tried again */
+    int32_t strikes;          /* trials the way chosen lost in a row */
+    uint64_t epoch;           /* the executor's `switches` when this stream's trial began */
+    uint64_t probe_seen;      /* the executor's `here_probes` this stream saw last */
     uint64_t start_ns;        /* the trial's start; 0: at the next call */
     _Atomic uint64_t last_ns; /* the stream's last measured submit (pauses end a trial) */
     double ns_hand, ns_here;  /* average ns per call of each way; 0: not measured */
+    /* A trial on the submitter is under way, and what its calls take is known: a call may
+     * run here at once (pd__exec_fast) without the rule's other steps, and is timed in
+     * steps of several calls. Written under `mu`, read without it. */
+    atomic_bool fast;
+    /* Calls the measure ran on the submitter (ran_here_unpaid); the trial on the submitter
+     * reads the clock once every few of them (where.c, CLOCK_EVERY), `seen` at the last. */
+    atomic_uint_fast64_t runs;
+    uint64_t seen;
 } pd__exec_adapt;
 
 typedef struct pd__exec_stream {
@@ -145,10 +154,13 @@ struct pd_executor {
     int32_t n_cpus;      /* CPUs this process may run on, when the executor was made */
     pd__exec_stream *streams;
     atomic_uint_fast64_t failed;
-    atomic_uint_fast64_t inline_runs;   /* calls run on their submitter: submitted and done */
-    atomic_uint_fast64_t inline_unpaid; /* of those: because handing over did not pay */
-    atomic_uint_fast64_t trials;        /* trials measured (where.c) */
-    atomic_int_fast64_t blocking;       /* PD_OP_MAY_BLOCK calls queued or running */
+    atomic_uint_fast64_t inline_runs; /* calls run on their submitter by the rules of size
+                                       * and cores: submitted and done (the measure's are its
+                                       * streams', adapt.runs) */
+    atomic_uint_fast64_t trials;      /* trials measured (where.c) */
+    atomic_uint_fast64_t switches;    /* ways switched, all streams (where.c) */
+    atomic_uint_fast64_t here_probes; /* trials of the submitter started, all streams */
+    atomic_int_fast64_t blocking;     /* PD_OP_MAY_BLOCK calls queued or running */
     char pad0[64]; /* `done` is the workers': not on the submitters' cache line */
     atomic_uint_fast64_t done;
     pthread_mutex_t err_mu; /* guards the first error since the last synchronize */
@@ -198,8 +210,21 @@ void pd__exec_device_streams_free(pd__exec_stream *st);
 pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
                                  const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
                                  int32_t n_outputs, bool *measured);
-/* where.c: a call that pd__exec_where measured (`measured`) returns to its host. */
+/* where.c: a call that pd__exec_where measured (`measured`) and handed over returns to its
+ * host. */
 void pd__exec_measured(pd_executor *ex, int32_t stream);
+/* where.c: a call may run on the submitter at once, as pd_op_run, with nothing else to
+ * decide or wait for: its stream runs a trial on the submitter, it is idle, the call may not
+ * block, and its tensors are on the host and computed. PD__EXEC_HERE_UNPAID: the measure's
+ * (pd__exec_here_done follows the call); PD__EXEC_HERE: small, the size rule's;
+ * PD__EXEC_HAND: not decided here (pd__exec_where). Reads only, no lock and no clock: the
+ * path of nearly every call of a stream the measure sent back to its submitter. */
+pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op,
+                                const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
+                                int32_t n_outputs);
+/* where.c: after a call the measure ran on the submitter (PD__EXEC_HERE_UNPAID or
+ * pd__exec_fast): counts it (`ok`: it succeeded) and, every few calls, times the trial. */
+void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok);
 /* where.c: before a PD__EXEC_HERE_UNPAID call runs on the submitter: waits for the calls
  * queued to its stream and for its pending tensors; false when one of them failed (the call
  * then goes to the worker, which poisons its outputs as the rules say). */

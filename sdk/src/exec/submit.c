@@ -448,19 +448,37 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
     if (s != PD_OK)
         return s;
+    /* The short path of a stream that runs its calls on the submitter: the call as pd_op_run
+     * runs it, and its count (and time) after; the flag read here first: other calls pay one
+     * load for it, no call. */
+    pd__exec_where_to fast =
+        atomic_load_explicit(&ex->streams[stream].adapt.fast, memory_order_relaxed)
+            ? pd__exec_fast(ex, stream, op, inputs, n_inputs, outputs, n_outputs)
+            : PD__EXEC_HAND;
+    if (fast != PD__EXEC_HAND) {
+        s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+        if (fast == PD__EXEC_HERE_UNPAID)
+            pd__exec_here_done(ex, stream, s == PD_OK);
+        else if (s == PD_OK)
+            atomic_fetch_add_explicit(&ex->inline_runs, 1, memory_order_relaxed);
+        return s;
+    }
     bool measured;
     pd__exec_where_to to = pd__exec_where(ex, stream, op, inputs, n_inputs, outputs, n_outputs,
                                           &measured);
     if (to == PD__EXEC_HERE_UNPAID &&
         !pd__exec_settle(ex, stream, inputs, n_inputs, outputs, n_outputs))
         to = PD__EXEC_HAND; /* a failed input: the worker poisons the outputs */
-    if (to == PD__EXEC_HERE || to == PD__EXEC_HERE_UNPAID) {
+    if (to == PD__EXEC_HERE_UNPAID) {
+        s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
+        pd__exec_here_done(ex, stream, s == PD_OK); /* counts it (if it ran) and times it */
+        return s;
+    }
+    if (to == PD__EXEC_HERE) {
         /* its error is the call's, as bad input's is: not counted as a submitted call's */
         s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
         if (s == PD_OK) /* one counter: it counts as submitted and as done */
             atomic_fetch_add_explicit(&ex->inline_runs, 1, memory_order_relaxed);
-        if (s == PD_OK && to == PD__EXEC_HERE_UNPAID)
-            atomic_fetch_add_explicit(&ex->inline_unpaid, 1, memory_order_relaxed);
     } else {
         s = submit(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs,
                    to == PD__EXEC_HAND_MARK);

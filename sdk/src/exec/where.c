@@ -10,15 +10,22 @@
  * chain ran at half a synchronous one's speed (bench/NOTES.md). So the stream runs trials,
  * each of a few milliseconds and a few dozen calls: all its calls handed over, or all run on
  * the submitter, and keeps the way that gave fewer ns per call, trying the other again after
- * a number of trials that doubles each time it loses (up to TRY_MAX), so that a quiet
- * machine pays for a trial of the slower way about once in 64.
+ * a number of trials that doubles each time it loses, and grows with how much slower it was
+ * (up to TRY_MAX), so that trying the slower way costs a few percent of the time at most.
  *
  * What a trial measures is the wall time per call that the host sees, whatever bounds it:
- * run on the submitter, from one call to the next (the host's own work between calls
- * included); handed over, from the end of the last trial's marked call's launch to the end
- * of this one's, over the calls submitted in between (the worker ends them in order), which
- * is the pipeline's throughput whether the caller or the worker is the slower stage. A trial
- * over a pause of the host (no call for PAUSE_NS) is dropped: it measures the pause.
+ * run on the submitter, from the end of one call to the end of the next (the host's own work
+ * between calls included); handed over, from the end of the last trial's marked call's
+ * launch to the end of this one's, over the calls submitted in between (the worker ends them
+ * in order), which is the pipeline's throughput whether the caller or the worker is the
+ * slower stage. A pause of the host (no call for PAUSE_NS) is left out: a hand-over trial
+ * over one is dropped, and on the submitter the step of calls it fell in is not counted.
+ *
+ * Nearly every call of a stream that runs its calls on the submitter takes the short path
+ * (pd__exec_fast, then pd__exec_here_done): a few loads before the call, an atomic count
+ * after it, and every CLOCK_EVERY calls one clock read and the trial's step under the
+ * stream's lock (a clock read cost ~40 ns in a call's path, a mutex ~20 ns), so that the
+ * executor adds little to pd_op_run where handing over does not pay (bench/NOTES.md).
  */
 #include "exec/executor_internal.h"
 
@@ -27,10 +34,13 @@
 #define TRIAL_CALLS 16    /* a trial holds at least this many calls */
 #define TRIAL_NS 5000000u /* and lasts at least 5 ms */
 #define PAUSE_NS 5000000u /* a host that submits nothing for 5 ms has paused */
+#define CLOCK_EVERY 8     /* calls run on the submitter per clock read (a trial's step) */
 #define TRY_FIRST 2       /* hand-over trials before the first trial on the caller */
 #define TRY_MIN 8         /* trials before the way not chosen is tried again */
-#define TRY_MAX 64        /* ... at most, after it lost each time */
+#define TRY_MAX 512       /* ... at most, after it lost each time */
+#define TRY_COST 16       /* ... and at least this many per x it was slower (see judge) */
 #define HERE_MARGIN 0.95  /* the submitter must be this much faster to take over */
+#define STRIKES 2         /* trials the way chosen must lose in a row to be left */
 
 static uint64_t now_ns(void)
 {
@@ -124,6 +134,8 @@ void pd__exec_adapt_init(pd__exec_stream *st)
     st->adapt.interval = TRY_FIRST;
     atomic_init(&st->mark_done_ns, 0);
     atomic_init(&st->adapt.last_ns, 0);
+    atomic_init(&st->adapt.fast, false);
+    atomic_init(&st->adapt.runs, 0);
 }
 
 void pd__exec_adapt_free(pd__exec_stream *st) { pthread_mutex_destroy(&st->adapt.mu); }
@@ -133,21 +145,36 @@ void pd__exec_mark_done(pd__exec_stream *st)
     atomic_store_explicit(&st->mark_done_ns, now_ns(), memory_order_release);
 }
 
-/* Starts trials of the other way (a->here flipped); `probing`: to try it, not chosen. */
-static void switch_way(pd__exec_adapt *a, bool probing)
+/* Starts trials of the other way (a->here flipped); `probing`: to try it, not chosen. A
+ * trial on the submitter starts at the end of its first call, which waits for the calls
+ * queued before it (pd__exec_here_done). Other streams see the switch: their trials under
+ * way measured the executor as it was (judge), and a trial of the submitter is one they
+ * join (adapt_choose). */
+static void switch_way(pd_executor *ex, pd__exec_adapt *a, bool probing)
 {
     a->here = !a->here;
     a->probing = probing;
     a->fresh = true;
     a->since = 0;
     a->count = 0;
+    a->strikes = 0;
     a->start_ns = 0;
-    a->skip = a->here ? 1 : 0;
+    a->epoch = atomic_fetch_add_explicit(&ex->switches, 1, memory_order_relaxed) + 1;
+    if (!a->here)
+        atomic_store_explicit(&a->fast, false, memory_order_relaxed);
 }
 
 /* One trial's ns per call, in the current way: the averages, then whether to switch. */
 static void judge(pd_executor *ex, pd__exec_adapt *a, double ns)
 {
+    /* Another stream switched during the trial: with one host feeding several streams, the
+     * trial measured a mix of ways (a stream handing over to a starved worker slows the
+     * host's calls on every stream); no sample. */
+    uint64_t epoch = atomic_load_explicit(&ex->switches, memory_order_relaxed);
+    if (epoch != a->epoch) {
+        a->epoch = epoch;
+        return;
+    }
     atomic_fetch_add_explicit(&ex->trials, 1, memory_order_relaxed);
     double *mine = a->here ? &a->ns_here : &a->ns_hand;
     *mine = a->fresh || *mine == 0 ? ns : (*mine + ns) / 2;
@@ -158,34 +185,45 @@ static void judge(pd_executor *ex, pd__exec_adapt *a, double ns)
     if (a->probing) { /* the way tried: kept if it won, else back, and tried later still */
         a->probing = false;
         if (lost) {
-            a->interval = a->interval < TRY_MIN       ? TRY_MIN
-                          : a->interval * 2 > TRY_MAX ? TRY_MAX
-                                                      : a->interval * 2;
-            switch_way(a, false);
+            /* Tried again after twice as many trials, and after TRY_COST trials per x the
+             * way tried was slower: a trial of it costs about that x in trials of the way
+             * chosen, so that trying it costs at most ~1/TRY_COST of the time. Beside a busy
+             * core a starved worker took 20-50x a call's time, and each try cost 7-17 ms. */
+            double slower = a->here ? a->ns_here / a->ns_hand : a->ns_hand / a->ns_here;
+            double want = slower * TRY_COST;
+            int32_t doubled = a->interval < TRY_MIN ? TRY_MIN : a->interval * 2;
+            if (want > doubled)
+                doubled = want > TRY_MAX ? TRY_MAX : (int32_t)want;
+            a->interval = doubled > TRY_MAX ? TRY_MAX : doubled;
+            switch_way(ex, a, false);
         } else {
             a->interval = TRY_MIN;
         }
         return;
     }
-    if (lost) {
+    /* The way chosen is left when it lost twice in a row: one trial that a burst of other
+     * work slowed does not send the stream to the slower way for TRY_MIN trials. */
+    if (lost && ++a->strikes >= STRIKES) {
         a->interval = TRY_MIN;
-        switch_way(a, false);
-    } else if (++a->since >= a->interval) {
-        switch_way(a, true);
+        switch_way(ex, a, false);
+    } else if (!lost) {
+        a->strikes = 0;
+        if (++a->since >= a->interval) {
+            switch_way(ex, a, true);
+            if (a->here) /* a trial of the submitter the other streams join (not a join) */
+                a->probe_seen =
+                    atomic_fetch_add_explicit(&ex->here_probes, 1, memory_order_relaxed) + 1;
+        }
     }
 }
 
-/* A pause of the host ends the current trial without a sample. */
+/* A pause of the host ends the current hand-over trial without a sample (one on the
+ * submitter leaves the pause out instead: pd__exec_here_done). */
 static void drop_trial(pd__exec_adapt *a, uint64_t now)
 {
-    if (a->here) {
-        a->start_ns = 0;
-        a->count = 0;
-    } else {
-        a->start_ns = now;
-        a->count = 0;
-        a->discard = a->mark_out;
-    }
+    a->start_ns = now;
+    a->count = 0;
+    a->discard = a->mark_out;
 }
 
 /* The way for this call, under the stream's lock; `cores`: the rule of cores would run it
@@ -195,7 +233,7 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
     pd__exec_adapt *a = &st->adapt;
     pthread_mutex_lock(&a->mu);
     uint64_t now = now_ns(), last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
-    if (last != 0 && now > last && now - last > PAUSE_NS) /* before any wait below */
+    if (!a->here && last != 0 && now > last && now - last > PAUSE_NS) /* before any wait */
         drop_trial(a, now);
     /* A trial of handing over that is not the way chosen (or not yet: the first ones) ends
      * at its marked call: the
@@ -227,26 +265,21 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
             a->count = 0;
         }
     }
+    /* Another stream of the executor started a trial of the submitter: this one joins it
+     * (not in the middle of a trial of its own), so that the trial measures every stream
+     * on the submitter. One host feeding two streams whose workers starve ran 2x faster so
+     * than with either stream alone handing over, which is what a trial of one stream
+     * measured: each stayed with its worker (bench/NOTES.md). */
+    if (!a->here && !a->probing && !a->mark_out && ex->n_streams > 1) {
+        uint64_t p = atomic_load_explicit(&ex->here_probes, memory_order_relaxed);
+        if (p != a->probe_seen) {
+            a->probe_seen = p;
+            switch_way(ex, a, true);
+        }
+    }
     pd__exec_where_to to;
     if (a->here) {
-        to = PD__EXEC_HERE_UNPAID;
-        if (a->skip > 0) {
-            --a->skip;
-        } else if (a->start_ns == 0) {
-            a->start_ns = now;
-            a->count = 0;
-        } else if (++a->count >= TRIAL_CALLS && now - a->start_ns >= TRIAL_NS) {
-            /* the calls since the start have run (here, in turn): a trial */
-            double ns = (double)(now - a->start_ns) / a->count;
-            a->start_ns = now;
-            a->count = 0;
-            judge(ex, a, ns);
-            if (!a->here) { /* handed over from this call on */
-                a->start_ns = now;
-                a->count = 1;
-                to = cores ? PD__EXEC_HERE : PD__EXEC_HAND;
-            }
-        }
+        to = PD__EXEC_HERE_UNPAID; /* timed at its end (pd__exec_here_done) */
     } else {
         if (a->start_ns == 0)
             a->start_ns = now;
@@ -268,6 +301,87 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
 void pd__exec_measured(pd_executor *ex, int32_t stream)
 {
     atomic_store_explicit(&ex->streams[stream].adapt.last_ns, now_ns(), memory_order_relaxed);
+}
+
+void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok)
+{
+    pd__exec_adapt *a = &ex->streams[stream].adapt;
+    if (!ok) /* a call that failed is not counted; its time falls in the next step's */
+        return;
+    uint64_t n = atomic_fetch_add_explicit(&a->runs, 1, memory_order_relaxed) + 1;
+    if (n % CLOCK_EVERY != 0 && atomic_load_explicit(&a->fast, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&a->mu);
+    uint64_t now = now_ns(), last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
+    atomic_store_explicit(&a->last_ns, now, memory_order_relaxed);
+    /* the calls since the last step (other submitters' steps may come in any order) */
+    uint64_t calls = n > a->seen ? n - a->seen : 0;
+    if (n > a->seen)
+        a->seen = n;
+    if (!a->here) { /* another submitter's call of this stream switched the way meanwhile */
+        pthread_mutex_unlock(&a->mu);
+        return;
+    }
+    if (a->start_ns == 0 || last < a->start_ns || now < last) {
+        a->start_ns = now; /* the trial starts at the end of its first call */
+        a->count = 0;
+    } else if (calls > 0) {
+        /* From the last step's end to this one's: those calls and the host's work between
+         * them. Past a pause's length, and several times what the calls take on average (a
+         * long kernel is no pause), the host paused: the step is left out of the trial. */
+        uint64_t gap = now - last;
+        double avg = a->count > 0 ? (double)(last - a->start_ns) / a->count : a->ns_here;
+        if (avg > 0 && gap > PAUSE_NS && (double)gap > 4 * avg * (double)calls)
+            a->start_ns += gap;
+        else
+            a->count += (int32_t)calls;
+        if (a->count >= TRIAL_CALLS && now - a->start_ns >= TRIAL_NS) {
+            /* the calls since the start have run (here, in turn): a trial */
+            double ns = (double)(now - a->start_ns) / a->count;
+            a->start_ns = now;
+            a->count = 0;
+            judge(ex, a, ns); /* handed over from the next call on, when it switches */
+        }
+    }
+    /* Steps of several calls once what a call takes is known (a pause is told from calls
+     * by it); until then one a call. */
+    if (a->here && (a->count >= CLOCK_EVERY || a->ns_here > 0))
+        atomic_store_explicit(&a->fast, true, memory_order_relaxed);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* The tensors of an arg list are on the host and computed; adds their bytes (as arg_bytes). */
+static bool fast_args(const pd_arg *args, int32_t n, size_t *bytes)
+{
+    for (int32_t i = 0; i < n; ++i)
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
+            const pd_tensor *t = &args[i].tensors[k];
+            if (!pd_defined(t))
+                continue;
+            pd__completion *c = pd__storage_pending(t->storage);
+            if (!pd_place_is_host(t->place) ||
+                (c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
+                return false;
+            *bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
+        }
+    return true;
+}
+
+pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op,
+                                const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
+                                int32_t n_outputs)
+{
+    pd__exec_stream *st = &ex->streams[stream];
+    if (!atomic_load_explicit(&st->adapt.fast, memory_order_relaxed) || op->may_block ||
+        (inputs == NULL && n_inputs != 0) || (outputs == NULL && n_outputs != 0) ||
+        atomic_load_explicit(&ex->blocking, memory_order_acquire) > 0 || !stream_idle(st))
+        return PD__EXEC_HAND;
+    size_t in_bytes = 0, out_bytes = 0;
+    if (!fast_args(inputs, n_inputs, &in_bytes) || !fast_args(outputs, n_outputs, &out_bytes))
+        return PD__EXEC_HAND;
+    /* a small call is the size rule's (pd__exec_where): here too, as that rule runs it on an
+     * idle stream with computed tensors, not counted in the trial */
+    return in_bytes > ex->inline_bytes / 2 ? PD__EXEC_HERE_UNPAID : PD__EXEC_HERE;
 }
 
 pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
