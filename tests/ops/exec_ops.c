@@ -217,3 +217,22 @@ static void lagged_kernel(pd_kernel_ctx *ctx)
 }
 PD_BUILD_OP(ex_lagged_add1, .inputs = {"X"}, .outputs = {"Out"},
             .attrs = {"us: int64", "home: int64"}, .kernel = lagged_kernel);
+
+/* Out = X + 1 after sleeping `us` microseconds only when it runs on the thread `home`: a call
+ * that a worker runs at once and that the host's own thread pays for (a hand-over that pays
+ * by a factor no load on the cores can hide). */
+static void home_slow_kernel(pd_kernel_ctx *ctx)
+{
+    const pd_tensor *x = pd_input(ctx, 0);
+    int64_t us = pd_attr_int64(ctx, 0), home = pd_attr_int64(ctx, 1);
+    if (home != 0 && pthread_equal((pthread_t)home, pthread_self())) {
+        struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
+    const float *in = pd_data(x);
+    float *out = pd_data(pd_output(ctx, 0));
+    for (int64_t i = 0, n = pd_numel(x); i < n; ++i)
+        out[i] = in[i] + 1;
+}
+PD_BUILD_OP(ex_home_slow_add1, .inputs = {"X"}, .outputs = {"Out"},
+            .attrs = {"us: int64", "home: int64"}, .kernel = home_slow_kernel);

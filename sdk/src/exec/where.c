@@ -65,8 +65,10 @@ static size_t arg_bytes(const pd_arg *args, int32_t n, size_t limit)
     return bytes;
 }
 
-/* The tensors of an arg list are all on the host and (with `computed`) not pending. */
-static bool all_host(const pd_arg *args, int32_t n, bool computed)
+/* The tensors of an arg list are all on the host and (with `computed`) not pending; with
+ * `bytes`, their bytes are added to it on the way (as arg_bytes counts them: the short path
+ * reads each tensor once). */
+static bool all_host(const pd_arg *args, int32_t n, bool computed, size_t *bytes)
 {
     for (int32_t i = 0; i < n; ++i)
         for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
@@ -78,6 +80,8 @@ static bool all_host(const pd_arg *args, int32_t n, bool computed)
                 (computed && c != NULL &&
                  atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
                 return false;
+            if (bytes != NULL)
+                *bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
         }
     return true;
 }
@@ -350,23 +354,6 @@ void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok)
     pthread_mutex_unlock(&a->mu);
 }
 
-/* The tensors of an arg list are on the host and computed; adds their bytes (as arg_bytes). */
-static bool fast_args(const pd_arg *args, int32_t n, size_t *bytes)
-{
-    for (int32_t i = 0; i < n; ++i)
-        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
-            const pd_tensor *t = &args[i].tensors[k];
-            if (!pd_defined(t))
-                continue;
-            pd__completion *c = pd__storage_pending(t->storage);
-            if (!pd_place_is_host(t->place) ||
-                (c != NULL && atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
-                return false;
-            *bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
-        }
-    return true;
-}
-
 pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op,
                                 const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
                                 int32_t n_outputs)
@@ -376,8 +363,8 @@ pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op
         (inputs == NULL && n_inputs != 0) || (outputs == NULL && n_outputs != 0) ||
         atomic_load_explicit(&ex->blocking, memory_order_acquire) > 0 || !stream_idle(st))
         return PD__EXEC_HAND;
-    size_t in_bytes = 0, out_bytes = 0;
-    if (!fast_args(inputs, n_inputs, &in_bytes) || !fast_args(outputs, n_outputs, &out_bytes))
+    size_t in_bytes = 0;
+    if (!all_host(inputs, n_inputs, true, &in_bytes) || !all_host(outputs, n_outputs, true, NULL))
         return PD__EXEC_HAND;
     /* a small call is the size rule's (pd__exec_where): here too, as that rule runs it on an
      * idle stream with computed tensors, not counted in the trial */
@@ -398,13 +385,14 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
     size_t limit = ex->inline_bytes / 2;
     bool small = arg_bytes(inputs, n_inputs, limit) <= limit;
     if (small)
-        return stream_idle(st) && all_host(inputs, n_inputs, true) &&
-                       all_host(outputs, n_outputs, true)
+        return stream_idle(st) && all_host(inputs, n_inputs, true, NULL) &&
+                       all_host(outputs, n_outputs, true, NULL)
                    ? PD__EXEC_HERE
                    : PD__EXEC_HAND;
-    bool cores = cores_taken(ex, stream) && stream_idle(st) && all_host(inputs, n_inputs, true) &&
-                 all_host(outputs, n_outputs, true);
-    if (!ex->adaptive || !all_host(inputs, n_inputs, false) || !all_host(outputs, n_outputs, false))
+    bool cores = cores_taken(ex, stream) && stream_idle(st) &&
+                 all_host(inputs, n_inputs, true, NULL) && all_host(outputs, n_outputs, true, NULL);
+    if (!ex->adaptive || !all_host(inputs, n_inputs, false, NULL) ||
+        !all_host(outputs, n_outputs, false, NULL))
         return cores ? PD__EXEC_HERE : PD__EXEC_HAND;
     *measured = true;
     pd__exec_where_to to = adapt_choose(ex, st, cores);
