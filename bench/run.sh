@@ -89,8 +89,12 @@ for p in $programs; do
     fi
 done
 
-# The Python front's pipeline rows (bench/pipeline_python.py), where the front is built.
-if [[ " $programs " == *" pipeline "* && -d $build/python/pdext ]]; then
+# The Python front's pipeline rows (bench/pipeline_python.py), where the front is built (not
+# in a sanitizer build: its extension imports only with libasan preloaded, as its tests do).
+if [[ " $programs " == *" pipeline "* && -d $build/python/pdext && $sanitize == ON ]]; then
+    echo "bench: pipeline_python.py skipped: $build's Python extension is built with" \
+        "sanitizers (it imports only with libasan preloaded)" >&2
+elif [[ " $programs " == *" pipeline "* && -d $build/python/pdext ]]; then
     echo "bench: running pipeline_python.py" >&2
     PYTHONPATH=$build/python PDEXT_CACHE_DIR=${TMPDIR:-/tmp}/pdext-bench-python-$$ \
         /usr/bin/python3 "$root/bench/pipeline_python.py" "${smoke[@]}" >>"$rows" || status=1
