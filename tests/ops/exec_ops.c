@@ -199,14 +199,14 @@ PD_BUILD_OP(ex_gated_add1, .inputs = {"X", "G"}, .outputs = {"Out"}, .kernel = g
             .infer_shape = like_x_shape, .infer_dtype = like_x_dtype,
             .flags = PD_OP_MAY_BLOCK); /* it waits for the test's thread: never run inline */
 
-/* Out = X + 1 after sleeping `us` microseconds, unless it runs on the thread `home` (a
- * pthread_t, 0 for none): the cost of a worker that waits for a core while the host's own
- * thread runs (executor_test.c's trials of where calls run). */
-static void lagged_kernel(pd_kernel_ctx *ctx)
+/* Out = X + 1, after sleeping attr `us` microseconds when whether the call runs on the thread
+ * attr `home` (a pthread_t, 0 for none) is `sleep_on_home`. */
+static void add1_sleeping(pd_kernel_ctx *ctx, bool sleep_on_home)
 {
     const pd_tensor *x = pd_input(ctx, 0);
     int64_t us = pd_attr_int64(ctx, 0), home = pd_attr_int64(ctx, 1);
-    if (home == 0 || !pthread_equal((pthread_t)home, pthread_self())) {
+    bool on_home = home != 0 && pthread_equal((pthread_t)home, pthread_self());
+    if (on_home == sleep_on_home) {
         struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
         nanosleep(&ts, NULL);
     }
@@ -215,24 +215,15 @@ static void lagged_kernel(pd_kernel_ctx *ctx)
     for (int64_t i = 0, n = pd_numel(x); i < n; ++i)
         out[i] = in[i] + 1;
 }
+
+/* Sleeps unless it runs on `home`: the cost of a worker that waits for a core while the host's
+ * own thread runs (executor_test.c's trials of where calls run). */
+static void lagged_kernel(pd_kernel_ctx *ctx) { add1_sleeping(ctx, false); }
 PD_BUILD_OP(ex_lagged_add1, .inputs = {"X"}, .outputs = {"Out"},
             .attrs = {"us: int64", "home: int64"}, .kernel = lagged_kernel);
 
-/* Out = X + 1 after sleeping `us` microseconds only when it runs on the thread `home`: a call
- * that a worker runs at once and that the host's own thread pays for (a hand-over that pays
- * by a factor no load on the cores can hide). */
-static void home_slow_kernel(pd_kernel_ctx *ctx)
-{
-    const pd_tensor *x = pd_input(ctx, 0);
-    int64_t us = pd_attr_int64(ctx, 0), home = pd_attr_int64(ctx, 1);
-    if (home != 0 && pthread_equal((pthread_t)home, pthread_self())) {
-        struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
-        nanosleep(&ts, NULL);
-    }
-    const float *in = pd_data(x);
-    float *out = pd_data(pd_output(ctx, 0));
-    for (int64_t i = 0, n = pd_numel(x); i < n; ++i)
-        out[i] = in[i] + 1;
-}
+/* Sleeps only on `home`: a call that a worker runs at once and that the host's own thread pays
+ * for (a hand-over that pays by a factor no load on the cores can hide). */
+static void home_slow_kernel(pd_kernel_ctx *ctx) { add1_sleeping(ctx, true); }
 PD_BUILD_OP(ex_home_slow_add1, .inputs = {"X"}, .outputs = {"Out"},
             .attrs = {"us: int64", "home: int64"}, .kernel = home_slow_kernel);
