@@ -214,7 +214,8 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
  * host. */
 void pd__exec_measured(pd_executor *ex, int32_t stream);
 /* where.c: a call may run on the submitter at once, as pd_op_run, with nothing else to
- * decide or wait for: its stream runs a trial on the submitter, it is idle, the call may not
+ * decide or wait for: its stream runs a trial on the submitter (its adapt.fast flag, which
+ * the caller reads first so that other calls pay a load, not a call), it is idle, the call may not
  * block, and its tensors are on the host and computed. PD__EXEC_HERE_UNPAID: the measure's
  * (pd__exec_here_done follows the call); PD__EXEC_HERE: small, the size rule's;
  * PD__EXEC_HAND: not decided here (pd__exec_where). Reads only, no lock and no clock: the

@@ -358,9 +358,8 @@ pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op
                                 const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
                                 int32_t n_outputs)
 {
-    pd__exec_stream *st = &ex->streams[stream];
-    if (!atomic_load_explicit(&st->adapt.fast, memory_order_relaxed) || op->may_block ||
-        (inputs == NULL && n_inputs != 0) || (outputs == NULL && n_outputs != 0) ||
+    pd__exec_stream *st = &ex->streams[stream]; /* its `fast` flag: read by the caller */
+    if (op->may_block || (inputs == NULL && n_inputs != 0) || (outputs == NULL && n_outputs != 0) ||
         atomic_load_explicit(&ex->blocking, memory_order_acquire) > 0 || !stream_idle(st))
         return PD__EXEC_HAND;
     size_t in_bytes = 0;
