@@ -6,9 +6,9 @@
  *
  * The rule times its own trials, so a test sets up a large difference (a factor of ten or
  * two, in sleeps that need no CPU), asserts on the executor's counts of where calls ran,
- * never on a time, and gives a judgment three runs (expect_judged). The starved worker is an op that sleeps only off the test's
- * thread (ex_lagged_add1): what a worker waiting for a busy core costs, and what running on
- * the submitter saves.
+ * never on a time, and gives a judgment three runs (expect_judged). The starved worker is an op
+ * that sleeps only off the test's thread (ex_lagged_add1): what a worker waiting for a busy core
+ * costs, and what running on the submitter saves.
  */
 #include "pdext_executor.h"
 #include "runner_helpers.h"
@@ -270,6 +270,66 @@ PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
 }
 
 /* adaptive = -1: the starved worker gets every call, and nothing is timed. */
+/* Host threads submitting small chains to one stream: the calls the size rule runs on the
+ * submitter are counted by the stream's first submitter without a locked add and by the
+ * others with one (submit.c, count_here); every call counted once, whichever thread. */
+typedef struct small_sub {
+    pd_executor *ex;
+    int calls;
+    float last;
+} small_sub;
+
+static void *small_chain(void *arg)
+{
+    small_sub *s = arg;
+    int64_t n = 16; /* 64 bytes: run on the submitter while the stream is idle */
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL);
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = 0;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 0), pd_attr_of_int64("home", 0)};
+    s->last = -1;
+    for (int k = 0; k < s->calls; ++k) {
+        pd_tensor y = PD_TENSOR_UNDEFINED;
+        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
+        if (pd_run_async(s->ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1) != PD_OK)
+            break;
+        pd_tensor_release(&x);
+        x = y;
+    }
+    if (pd_tensor_wait(s->ex, &x) == PD_OK)
+        s->last = ((const float *)x.data)[n - 1];
+    pd_tensor_release(&x);
+    return NULL;
+}
+
+PD_TEST(ExecutorWhere, SmallCallsOfSeveralThreadsOnOneStreamAreEachCountedOnce)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    enum { THREADS = 4, CALLS = 3000 };
+    small_sub subs[THREADS];
+    pthread_t threads[THREADS];
+    for (int t = 0; t < THREADS; ++t) {
+        subs[t] = (small_sub){ex, CALLS, 0};
+        PD_ASSERT(pthread_create(&threads[t], NULL, small_chain, &subs[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; ++t) {
+        pthread_join(threads[t], NULL);
+        PD_EXPECT_EQ(subs[t].last, (float)CALLS);
+    }
+    PD_EXPECT_OK(pd_executor_synchronize(ex));
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
+    PD_EXPECT_EQ(c.handed_over + c.ran_here, (uint64_t)THREADS * CALLS);
+    PD_EXPECT(c.ran_here > 0);
+    pd_executor_stats st;
+    PD_EXPECT_OK(pd_executor_get_stats(ex, &st));
+    PD_EXPECT_EQ(st.submitted, (uint64_t)THREADS * CALLS);
+    PD_EXPECT_EQ(st.done, (uint64_t)THREADS * CALLS);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(ExecutorWhere, OffEveryLargeCallIsHandedOver)
 {
     pd_registry *reg = ops();

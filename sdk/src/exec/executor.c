@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXEC_LIVE 0x45584543u /* "EXEC" */
-#define EXEC_DEAD 0x44454144u /* "DEAD" */
 #define STREAMS_MAX 64
 #define DEPTH_DEFAULT 1024
 #define DEPTH_MAX (1 << 20)
@@ -53,14 +51,14 @@ static pd_executor *grave;
 
 uint64_t pd__executor_id(const pd_executor *ex) { return ex->id; }
 
-pd_status pd__exec_check(const char *who, const pd_executor *ex, int32_t stream)
+pd_status pd__exec_check_failed(const char *who, const pd_executor *ex, int32_t stream)
 {
     if (ex == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: executor is NULL", who);
     unsigned magic = atomic_load_explicit(&((pd_executor *)ex)->magic, memory_order_acquire);
-    if (magic == EXEC_DEAD)
+    if (magic == PD__EXEC_DEAD)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: the executor was destroyed", who);
-    if (magic != EXEC_LIVE)
+    if (magic != PD__EXEC_LIVE)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "%s: executor %p is not an executor", who,
                         (const void *)ex);
     if (ex->fork_generation != atomic_load_explicit(&pd__fork_generation, memory_order_relaxed))
@@ -279,7 +277,7 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         free(ex);
         return pd__fail(PD_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     }
-    atomic_init(&ex->magic, EXEC_LIVE);
+    atomic_init(&ex->magic, PD__EXEC_LIVE);
     ex->id = atomic_fetch_add(&next_id, 1);
     pd__fork_watch();
     ex->fork_generation = atomic_load(&pd__fork_generation);
@@ -306,6 +304,9 @@ pd_status pd_executor_create(const pd_registry *reg, const pd_executor_options *
         atomic_init(&st->full, false);
         atomic_init(&st->pushed, 0);
         atomic_init(&st->finished, 0);
+        atomic_init(&st->here_owner, 0);
+        atomic_init(&st->here_owned, 0);
+        atomic_init(&st->here_shared, 0);
         pd__exec_adapt_init(st);
     }
     for (int32_t i = 0; i < n; ++i) {
@@ -361,7 +362,7 @@ pd_status pd_executor_destroy(pd_executor *ex)
     pd_status s = pd__exec_check("pd_executor_destroy", ex, 0);
     if (s != PD_OK)
         return s;
-    atomic_store_explicit(&ex->magic, EXEC_DEAD, memory_order_release);
+    atomic_store_explicit(&ex->magic, PD__EXEC_DEAD, memory_order_release);
     streams_stop(ex, ex->n_streams); /* the workers drain their queues first */
     free(ex->streams);
     ex->streams = NULL;
@@ -384,9 +385,10 @@ pd_status pd_executor_get_stats(const pd_executor *ex, pd_executor_stats *out)
     if (out == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_executor_get_stats: out is NULL");
     pd_executor *e = (pd_executor *)ex;
-    uint64_t inline_runs = atomic_load_explicit(&e->inline_runs, memory_order_relaxed);
-    for (int32_t i = 0; i < e->n_streams; ++i) /* and those the measure ran there */
-        inline_runs += atomic_load_explicit(&e->streams[i].adapt.runs, memory_order_relaxed);
+    uint64_t inline_runs = 0; /* by the rules of size and cores, and by the measure */
+    for (int32_t i = 0; i < e->n_streams; ++i)
+        inline_runs += pd__exec_here_runs(&e->streams[i]) +
+                       atomic_load_explicit(&e->streams[i].adapt.runs, memory_order_relaxed);
     out->submitted = inline_runs;
     for (int32_t i = 0; i < e->n_streams; ++i) /* calls queued, counted under the queue's lock */
         out->submitted += atomic_load_explicit(&e->streams[i].pushed, memory_order_relaxed);
@@ -414,8 +416,9 @@ pd_status pd_executor_get_counts(const pd_executor *ex, pd_executor_counts *out)
     for (int32_t i = 0; i < e->n_streams; ++i)
         out->ran_here_unpaid += atomic_load_explicit(&e->streams[i].adapt.runs,
                                                      memory_order_relaxed);
-    out->ran_here = atomic_load_explicit(&e->inline_runs, memory_order_relaxed) +
-                    out->ran_here_unpaid;
+    out->ran_here = out->ran_here_unpaid;
+    for (int32_t i = 0; i < e->n_streams; ++i)
+        out->ran_here += pd__exec_here_runs(&e->streams[i]);
     out->trials = atomic_load_explicit(&e->trials, memory_order_relaxed);
     return PD_OK;
 }

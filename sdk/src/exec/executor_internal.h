@@ -131,6 +131,16 @@ typedef struct pd__exec_stream {
      * worker, read and cleared by submitters (where.c). */
     char pad3[64];
     atomic_uint_fast64_t mark_done_ns;
+    /* Calls of this stream run on their submitter by the rules of size and cores (submitted
+     * and done at once). The stream's first such submitter, `here_owner`, counts its own in
+     * `here_owned` with a load and a store; any other thread with an atomic add to
+     * `here_shared`. A locked add after the kernel's stores cost ~6 ns, a fifth of what the
+     * executor added to a small call (bench/NOTES.md), and one host thread per stream is
+     * the common case. Exact either way: only the owner writes `here_owned`. */
+    char pad4[64];
+    atomic_uintptr_t here_owner; /* the first's token (submit.c), 0: none yet */
+    atomic_uint_fast64_t here_owned;
+    atomic_uint_fast64_t here_shared;
     pd__exec_adapt adapt;
     /* Its own stream on each device it ran calls on (dev_streams.c), made on first use; the
      * submitters' allocate step and the worker look them up under dev_mu. */
@@ -143,7 +153,7 @@ typedef struct pd__exec_stream {
 } pd__exec_stream;
 
 struct pd_executor {
-    atomic_uint magic; /* EXEC_LIVE, or EXEC_DEAD once destroyed */
+    atomic_uint magic; /* PD__EXEC_LIVE, or PD__EXEC_DEAD once destroyed */
     uint64_t id;
     unsigned fork_generation; /* pd__fork_generation at creation: its workers' process */
     const pd_registry *reg;
@@ -154,9 +164,6 @@ struct pd_executor {
     int32_t n_cpus;      /* CPUs this process may run on, when the executor was made */
     pd__exec_stream *streams;
     atomic_uint_fast64_t failed;
-    atomic_uint_fast64_t inline_runs; /* calls run on their submitter by the rules of size
-                                       * and cores: submitted and done (the measure's are its
-                                       * streams', adapt.runs) */
     atomic_uint_fast64_t trials;      /* trials measured (where.c) */
     atomic_uint_fast64_t switches;    /* ways switched, all streams (where.c) */
     atomic_uint_fast64_t here_probes; /* trials of the submitter started, all streams */
@@ -170,7 +177,23 @@ struct pd_executor {
 };
 
 /* executor.c: the executor is live (else a message naming `who`). */
-pd_status pd__exec_check(const char *who, const pd_executor *ex, int32_t stream);
+#define PD__EXEC_LIVE 0x45584543u /* "EXEC" */
+#define PD__EXEC_DEAD 0x44454144u /* "DEAD" */
+
+/* The error of a call naming executor `ex` and `stream` (NULL, destroyed, not an executor,
+ * made before a fork, stream out of range); PD_OK when there is none. */
+pd_status pd__exec_check_failed(const char *who, const pd_executor *ex, int32_t stream);
+/* PD_OK for a live executor of this process and a stream of it; else its error. Inlined
+ * into every call: a few loads where a call out cost a small call ~1% (bench/NOTES.md). */
+static inline pd_status pd__exec_check(const char *who, const pd_executor *ex, int32_t stream)
+{
+    if (ex != NULL &&
+        atomic_load_explicit(&((pd_executor *)ex)->magic, memory_order_acquire) == PD__EXEC_LIVE &&
+        ex->fork_generation == atomic_load_explicit(&pd__fork_generation, memory_order_relaxed) &&
+        stream >= 0 && stream < ex->n_streams)
+        return PD_OK;
+    return pd__exec_check_failed(who, ex, stream);
+}
 /* executor.c: blocks while the stream's queue is full even for a call without outputs, so
  * that a submitter waits before it allocates its call's outputs rather than after (one
  * output fewer alive per stream while it waits). */
@@ -207,6 +230,65 @@ void pd__exec_device_streams_free(pd__exec_stream *st);
 
 /* where.c: where a call runs (the rules of pd_executor_options.inline_bytes and the measure
  * of the stream's trials); a call that is not PD__EXEC_HERE* goes to the worker. */
+/* The stream ran every call queued to it. */
+static inline bool pd__exec_stream_idle(pd__exec_stream *st)
+{
+    return atomic_load_explicit(&st->finished, memory_order_acquire) ==
+           atomic_load_explicit(&st->pushed, memory_order_acquire);
+}
+
+/* The tensors of an arg list are all on the host and (with `computed`) not pending; with
+ * `bytes`, their bytes (their storages' sizes, which bound a view's) are added to it on the
+ * way, so that the short path reads each tensor once. */
+static inline bool pd__exec_all_host(const pd_arg *args, int32_t n, bool computed, size_t *bytes)
+{
+    for (int32_t i = 0; i < n; ++i)
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
+            const pd_tensor *t = &args[i].tensors[k];
+            if (!pd_defined(t))
+                continue;
+            pd__completion *c = pd__storage_pending(t->storage);
+            if (!pd_place_is_host(t->place) ||
+                (computed && c != NULL &&
+                 atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
+                return false;
+            if (bytes != NULL)
+                *bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
+        }
+    return true;
+}
+
+/* The short path of pd_op_run_async, inlined there: PD__EXEC_HERE for a small call on an
+ * idle stream (the size rule, as pd__exec_where applies it), PD__EXEC_HERE_UNPAID for any
+ * other such call when `fast` (the stream's trial on the submitter runs: where.c), and
+ * PD__EXEC_HAND for "ask pd__exec_where". A few loads and one walk of the args. */
+static inline pd__exec_where_to pd__exec_fast(const pd_executor *ex, pd__exec_stream *st,
+                                              const pd_op *op, const pd_arg *inputs,
+                                              int32_t n_inputs, const pd_arg *outputs,
+                                              int32_t n_outputs, bool fast)
+{
+    if (ex->inline_bytes == 0 || op->may_block || (inputs == NULL && n_inputs != 0) ||
+        (outputs == NULL && n_outputs != 0) || !pd__exec_stream_idle(st))
+        return PD__EXEC_HAND;
+    size_t in_bytes = 0;
+    if (!pd__exec_all_host(inputs, n_inputs, true, &in_bytes) ||
+        !pd__exec_all_host(outputs, n_outputs, true, NULL))
+        return PD__EXEC_HAND;
+    if (in_bytes <= ex->inline_bytes / 2)
+        return PD__EXEC_HERE;
+    /* run here while a call that may block is in flight, the host could not free it */
+    return fast && atomic_load_explicit(&((pd_executor *)ex)->blocking, memory_order_acquire) == 0
+               ? PD__EXEC_HERE_UNPAID
+               : PD__EXEC_HAND;
+}
+
+/* Calls of stream `st` run on their submitter by the rules of size and cores so far. */
+static inline uint64_t pd__exec_here_runs(pd__exec_stream *st)
+{
+    return atomic_load_explicit(&st->here_owned, memory_order_relaxed) +
+           atomic_load_explicit(&st->here_shared, memory_order_relaxed);
+}
+
 pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
                                  const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
                                  int32_t n_outputs, bool *measured);
@@ -220,9 +302,6 @@ void pd__exec_measured(pd_executor *ex, int32_t stream);
  * (pd__exec_here_done follows the call); PD__EXEC_HERE: small, the size rule's;
  * PD__EXEC_HAND: not decided here (pd__exec_where). Reads only, no lock and no clock: the
  * path of nearly every call of a stream the measure sent back to its submitter. */
-pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op,
-                                const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
-                                int32_t n_outputs);
 /* where.c: after a call the measure ran on the submitter (PD__EXEC_HERE_UNPAID or
  * pd__exec_fast): counts it (`ok`: it succeeded) and, every few calls, times the trial. */
 void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok);

@@ -439,6 +439,31 @@ static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t strea
     return s;
 }
 
+/* A submitting thread's token for here_owner: the address of its own thread-local byte (an
+ * offset from the thread pointer, where pthread_self() was a call into libc). A thread
+ * that ended no longer counts, so a new one given the same address may take its place. */
+static _Thread_local char submitter __attribute__((tls_model("initial-exec")));
+
+/* Counts a call of stream `st` its submitter ran by the rules of size and cores. */
+static void count_here(pd__exec_stream *st)
+{
+    uintptr_t me = (uintptr_t)&submitter;
+    uintptr_t owner = atomic_load_explicit(&st->here_owner, memory_order_relaxed);
+    if (owner == 0) { /* the first: this thread, unless another was first meanwhile */
+        uintptr_t none = 0;
+        owner = atomic_compare_exchange_strong_explicit(&st->here_owner, &none, me,
+                                                        memory_order_relaxed, memory_order_relaxed)
+                    ? me
+                    : none;
+    }
+    if (owner == me)
+        atomic_store_explicit(&st->here_owned,
+                              atomic_load_explicit(&st->here_owned, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&st->here_shared, 1, memory_order_relaxed);
+}
+
 pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs,
                           int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
                           int32_t n_outputs)
@@ -448,19 +473,20 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
         s = pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_run_async: op is NULL");
     if (s != PD_OK)
         return s;
-    /* The short path of a stream that runs its calls on the submitter: the call as pd_op_run
-     * runs it, and its count (and time) after; the flag read here first: other calls pay one
-     * load for it, no call. */
-    pd__exec_where_to fast =
-        atomic_load_explicit(&ex->streams[stream].adapt.fast, memory_order_relaxed)
-            ? pd__exec_fast(ex, stream, op, inputs, n_inputs, outputs, n_outputs)
-            : PD__EXEC_HAND;
+    /* The short path: a small call on an idle stream, or any call of a stream whose trial
+     * on the submitter runs, is run as pd_op_run runs it, then counted (and timed); a few
+     * loads and one walk of the args before it, inlined, so that the executor adds little to
+     * a small call's pd_op_run (bench/NOTES.md). */
+    pd__exec_stream *st = &ex->streams[stream];
+    pd__exec_where_to fast = pd__exec_fast(ex, st, op, inputs, n_inputs, outputs, n_outputs,
+                                           atomic_load_explicit(&st->adapt.fast,
+                                                                memory_order_relaxed));
     if (fast != PD__EXEC_HAND) {
         s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
         if (fast == PD__EXEC_HERE_UNPAID)
             pd__exec_here_done(ex, stream, s == PD_OK);
         else if (s == PD_OK)
-            atomic_fetch_add_explicit(&ex->inline_runs, 1, memory_order_relaxed);
+            count_here(st);
         return s;
     }
     bool measured;
@@ -477,8 +503,8 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
     if (to == PD__EXEC_HERE) {
         /* its error is the call's, as bad input's is: not counted as a submitted call's */
         s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
-        if (s == PD_OK) /* one counter: it counts as submitted and as done */
-            atomic_fetch_add_explicit(&ex->inline_runs, 1, memory_order_relaxed);
+        if (s == PD_OK) /* one count: as submitted and as done */
+            count_here(st);
     } else {
         s = submit(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs,
                    to == PD__EXEC_HAND_MARK);

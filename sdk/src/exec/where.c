@@ -65,27 +65,6 @@ static size_t arg_bytes(const pd_arg *args, int32_t n, size_t limit)
     return bytes;
 }
 
-/* The tensors of an arg list are all on the host and (with `computed`) not pending; with
- * `bytes`, their bytes are added to it on the way (as arg_bytes counts them: the short path
- * reads each tensor once). */
-static bool all_host(const pd_arg *args, int32_t n, bool computed, size_t *bytes)
-{
-    for (int32_t i = 0; i < n; ++i)
-        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
-            const pd_tensor *t = &args[i].tensors[k];
-            if (!pd_defined(t))
-                continue;
-            pd__completion *c = pd__storage_pending(t->storage);
-            if (!pd_place_is_host(t->place) ||
-                (computed && c != NULL &&
-                 atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
-                return false;
-            if (bytes != NULL)
-                *bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
-        }
-    return true;
-}
-
 /* Every CPU but the submitter's is taken by another stream's worker (a stream with calls
  * queued or running): handing the call to its own worker would only add a thread to share
  * them, while the submitting thread's core is the one free, as a thread pool's caller-runs
@@ -107,22 +86,16 @@ static bool cores_taken(const pd_executor *ex, int32_t stream)
     return busy >= ex->n_cpus - 1;
 }
 
-static bool stream_idle(pd__exec_stream *st)
-{
-    return atomic_load_explicit(&st->finished, memory_order_acquire) ==
-           atomic_load_explicit(&st->pushed, memory_order_acquire);
-}
-
 /* Waits until the stream ran every call queued to it (or `*flag` turns non-zero): polled,
  * then slept on as synchronize does. */
 static void wait_idle(pd__exec_stream *st, atomic_uint_fast64_t *flag)
 {
-    for (int i = 0; i < PD__SPIN_POLLS && !stream_idle(st); ++i) {
+    for (int i = 0; i < PD__SPIN_POLLS && !pd__exec_stream_idle(st); ++i) {
         if (flag != NULL && atomic_load_explicit(flag, memory_order_acquire) != 0)
             return;
         pd__spin_pause(i);
     }
-    if (stream_idle(st))
+    if (pd__exec_stream_idle(st))
         return;
     pthread_mutex_lock(&st->mu);
     while (st->head != NULL || st->busy)
@@ -354,22 +327,6 @@ void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok)
     pthread_mutex_unlock(&a->mu);
 }
 
-pd__exec_where_to pd__exec_fast(pd_executor *ex, int32_t stream, const pd_op *op,
-                                const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
-                                int32_t n_outputs)
-{
-    pd__exec_stream *st = &ex->streams[stream]; /* its `fast` flag: read by the caller */
-    if (op->may_block || (inputs == NULL && n_inputs != 0) || (outputs == NULL && n_outputs != 0) ||
-        atomic_load_explicit(&ex->blocking, memory_order_acquire) > 0 || !stream_idle(st))
-        return PD__EXEC_HAND;
-    size_t in_bytes = 0;
-    if (!all_host(inputs, n_inputs, true, &in_bytes) || !all_host(outputs, n_outputs, true, NULL))
-        return PD__EXEC_HAND;
-    /* a small call is the size rule's (pd__exec_where): here too, as that rule runs it on an
-     * idle stream with computed tensors, not counted in the trial */
-    return in_bytes > ex->inline_bytes / 2 ? PD__EXEC_HERE_UNPAID : PD__EXEC_HERE;
-}
-
 pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
                                  const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
                                  int32_t n_outputs, bool *measured)
@@ -384,14 +341,15 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
     size_t limit = ex->inline_bytes / 2;
     bool small = arg_bytes(inputs, n_inputs, limit) <= limit;
     if (small)
-        return stream_idle(st) && all_host(inputs, n_inputs, true, NULL) &&
-                       all_host(outputs, n_outputs, true, NULL)
+        return pd__exec_stream_idle(st) && pd__exec_all_host(inputs, n_inputs, true, NULL) &&
+                       pd__exec_all_host(outputs, n_outputs, true, NULL)
                    ? PD__EXEC_HERE
                    : PD__EXEC_HAND;
-    bool cores = cores_taken(ex, stream) && stream_idle(st) &&
-                 all_host(inputs, n_inputs, true, NULL) && all_host(outputs, n_outputs, true, NULL);
-    if (!ex->adaptive || !all_host(inputs, n_inputs, false, NULL) ||
-        !all_host(outputs, n_outputs, false, NULL))
+    bool cores = cores_taken(ex, stream) && pd__exec_stream_idle(st) &&
+                 pd__exec_all_host(inputs, n_inputs, true, NULL) &&
+                 pd__exec_all_host(outputs, n_outputs, true, NULL);
+    if (!ex->adaptive || !pd__exec_all_host(inputs, n_inputs, false, NULL) ||
+        !pd__exec_all_host(outputs, n_outputs, false, NULL))
         return cores ? PD__EXEC_HERE : PD__EXEC_HAND;
     *measured = true;
     pd__exec_where_to to = adapt_choose(ex, st, cores);
