@@ -22,7 +22,8 @@
  * over one is dropped, and on the submitter the step of calls it fell in is not counted.
  *
  * Nearly every call of a stream that runs its calls on the submitter takes the short path
- * (pd__exec_fast, then pd__exec_here_done): a few loads before the call, an atomic count
+ * (pd__exec_fast, executor_internal.h, inlined into pd_op_run_async; then
+ * pd__exec_here_done): a few loads and one walk of the args before the call, an atomic count
  * after it, and every CLOCK_EVERY calls one clock read and the trial's step under the
  * stream's lock (a clock read cost ~40 ns in a call's path, a mutex ~20 ns), so that the
  * executor adds little to pd_op_run where handing over does not pay (bench/NOTES.md).
