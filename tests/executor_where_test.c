@@ -205,25 +205,23 @@ PD_TEST(ExecutorWhere, TwoStreamsWhoseHandOverPaysKeepIt)
     expect_judged("most calls of both streams handed over", two_paying_run);
 }
 
-/* Several host threads submit chains to one stream that runs its calls on the submitter
- * (the kernel sleeps 0.5 ms on every thread but the test's own, so that neither way wins by
- * much): their calls take the short path and the trial's steps side by side (the TSan build
- * runs this one), and every chain ends right, every call counted once. */
-typedef struct starved_sub {
+/* A host thread's chain of `calls` x = x + 1 from zeros over `n` floats on stream 0,
+ * ex_lagged_add1 sleeping `us` off thread `home` (0: on every thread); `last` is where it
+ * ended (-1: a call failed). */
+typedef struct thread_chain {
     pd_executor *ex;
-    pthread_t home;
+    int64_t home, us, n;
     int calls;
     float last;
-} starved_sub;
+} thread_chain;
 
-static void *starved_chain(void *arg)
+static void *run_thread_chain(void *arg)
 {
-    starved_sub *s = arg;
-    int64_t n = N;
-    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL);
-    for (int64_t i = 0; i < n; ++i)
+    thread_chain *s = arg;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &s->n, NULL);
+    for (int64_t i = 0; i < s->n; ++i)
         ((float *)x.data)[i] = 0;
-    pd_attr attrs[2] = {pd_attr_of_int64("us", 500), pd_attr_of_int64("home", (int64_t)s->home)};
+    pd_attr attrs[2] = {pd_attr_of_int64("us", s->us), pd_attr_of_int64("home", s->home)};
     s->last = -1;
     for (int k = 0; k < s->calls; ++k) {
         pd_tensor y = PD_TENSOR_UNDEFINED;
@@ -234,11 +232,33 @@ static void *starved_chain(void *arg)
         x = y;
     }
     if (pd_tensor_wait(s->ex, &x) == PD_OK)
-        s->last = ((const float *)x.data)[N - 1];
+        s->last = ((const float *)x.data)[s->n - 1];
     pd_tensor_release(&x);
     return NULL;
 }
 
+#define CHAIN_THREADS 4
+
+/* CHAIN_THREADS such chains at once on stream 0 of `ex`, each checked to end right. */
+static void thread_chains(pd_executor *ex, int64_t home, int64_t us, int64_t n, int calls)
+{
+    pthread_t threads[CHAIN_THREADS];
+    thread_chain subs[CHAIN_THREADS];
+    for (int t = 0; t < CHAIN_THREADS; ++t) {
+        subs[t] = (thread_chain){ex, home, us, n, calls, 0};
+        PD_ASSERT(pthread_create(&threads[t], NULL, run_thread_chain, &subs[t]) == 0);
+    }
+    for (int t = 0; t < CHAIN_THREADS; ++t) {
+        pthread_join(threads[t], NULL);
+        PD_EXPECT_EQ(subs[t].last, (float)calls);
+    }
+    PD_EXPECT_OK(pd_executor_synchronize(ex));
+}
+
+/* Several host threads submit chains to one stream that runs its calls on the submitter
+ * (the kernel sleeps 0.5 ms on every thread but the test's own, so that neither way wins by
+ * much): their calls take the short path and the trial's steps side by side (the TSan build
+ * runs this one), and every chain ends right, every call counted once. */
 PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
 {
     pd_registry *reg = ops();
@@ -248,20 +268,9 @@ PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
     chain(ex, 200, 2000, &me, 100, &c); /* switched to the submitter */
     PD_ASSERT(c.ran_here_unpaid > 0);
     uint64_t before = c.handed_over + c.ran_here;
-    enum { THREADS = 4 };
-    pthread_t threads[THREADS];
-    starved_sub subs[THREADS];
-    for (int t = 0; t < THREADS; ++t) {
-        subs[t] = (starved_sub){ex, me, 300, 0};
-        PD_ASSERT(pthread_create(&threads[t], NULL, starved_chain, &subs[t]) == 0);
-    }
-    for (int t = 0; t < THREADS; ++t) {
-        pthread_join(threads[t], NULL);
-        PD_EXPECT_EQ(subs[t].last, 300.0f);
-    }
-    PD_EXPECT_OK(pd_executor_synchronize(ex));
+    thread_chains(ex, (int64_t)me, 500, N, 300);
     PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
-    PD_EXPECT_EQ(c.handed_over + c.ran_here - before, (uint64_t)THREADS * 300);
+    PD_EXPECT_EQ(c.handed_over + c.ran_here - before, (uint64_t)CHAIN_THREADS * 300);
     pd_executor_stats st;
     PD_EXPECT_OK(pd_executor_get_stats(ex, &st));
     PD_EXPECT_EQ(st.submitted, st.done);
@@ -269,67 +278,29 @@ PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
     pd_registry_destroy(reg);
 }
 
-/* adaptive = -1: the starved worker gets every call, and nothing is timed. */
 /* Host threads submitting small chains to one stream: the calls the size rule runs on the
  * submitter are counted by the stream's first submitter without a locked add and by the
  * others with one (submit.c, count_here); every call counted once, whichever thread. */
-typedef struct small_sub {
-    pd_executor *ex;
-    int calls;
-    float last;
-} small_sub;
-
-static void *small_chain(void *arg)
-{
-    small_sub *s = arg;
-    int64_t n = 16; /* 64 bytes: run on the submitter while the stream is idle */
-    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL);
-    for (int64_t i = 0; i < n; ++i)
-        ((float *)x.data)[i] = 0;
-    pd_attr attrs[2] = {pd_attr_of_int64("us", 0), pd_attr_of_int64("home", 0)};
-    s->last = -1;
-    for (int k = 0; k < s->calls; ++k) {
-        pd_tensor y = PD_TENSOR_UNDEFINED;
-        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
-        if (pd_run_async(s->ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1) != PD_OK)
-            break;
-        pd_tensor_release(&x);
-        x = y;
-    }
-    if (pd_tensor_wait(s->ex, &x) == PD_OK)
-        s->last = ((const float *)x.data)[n - 1];
-    pd_tensor_release(&x);
-    return NULL;
-}
-
 PD_TEST(ExecutorWhere, SmallCallsOfSeveralThreadsOnOneStreamAreEachCountedOnce)
 {
     pd_registry *reg = ops();
     pd_executor *ex = executor(reg, 1);
-    enum { THREADS = 4, CALLS = 3000 };
-    small_sub subs[THREADS];
-    pthread_t threads[THREADS];
-    for (int t = 0; t < THREADS; ++t) {
-        subs[t] = (small_sub){ex, CALLS, 0};
-        PD_ASSERT(pthread_create(&threads[t], NULL, small_chain, &subs[t]) == 0);
-    }
-    for (int t = 0; t < THREADS; ++t) {
-        pthread_join(threads[t], NULL);
-        PD_EXPECT_EQ(subs[t].last, (float)CALLS);
-    }
-    PD_EXPECT_OK(pd_executor_synchronize(ex));
+    const int calls = 3000;
+    thread_chains(ex, 0, 0, 16, calls); /* 64 bytes: run here while the stream is idle */
+    uint64_t total = (uint64_t)CHAIN_THREADS * (uint64_t)calls;
     pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
     PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
-    PD_EXPECT_EQ(c.handed_over + c.ran_here, (uint64_t)THREADS * CALLS);
+    PD_EXPECT_EQ(c.handed_over + c.ran_here, total);
     PD_EXPECT(c.ran_here > 0);
     pd_executor_stats st;
     PD_EXPECT_OK(pd_executor_get_stats(ex, &st));
-    PD_EXPECT_EQ(st.submitted, (uint64_t)THREADS * CALLS);
-    PD_EXPECT_EQ(st.done, (uint64_t)THREADS * CALLS);
+    PD_EXPECT_EQ(st.submitted, total);
+    PD_EXPECT_EQ(st.done, total);
     PD_EXPECT_OK(pd_executor_destroy(ex));
     pd_registry_destroy(reg);
 }
 
+/* adaptive = -1: the starved worker gets every call, and nothing is timed. */
 PD_TEST(ExecutorWhere, OffEveryLargeCallIsHandedOver)
 {
     pd_registry *reg = ops();
