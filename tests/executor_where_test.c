@@ -14,6 +14,7 @@
 #include "runner_helpers.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #define N 1024 /* floats per tensor: 4 KiB, past the size run on the submitter (executor) */
@@ -296,6 +297,92 @@ PD_TEST(ExecutorWhere, SmallCallsOfSeveralThreadsOnOneStreamAreEachCountedOnce)
     PD_EXPECT_OK(pd_executor_get_stats(ex, &st));
     PD_EXPECT_EQ(st.submitted, total);
     PD_EXPECT_EQ(st.done, total);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
+/* A call that may block for a host thread is queued while that thread waits inside a submit
+ * of its own: for the end of a hand-over trial (a stream's first trials hand its calls over,
+ * here to a worker starved by 2 ms a call, and the submitter waits for the trial's last call
+ * rather than queue more). The gated call lands behind that trial, its gate to be opened by
+ * the waiting thread once its submit returns; a submit that kept waiting for its stream to
+ * go idle would wait for ever. A watchdog opens the gate after 10 s, and the test fails if it
+ * had to. */
+typedef struct gate_race {
+    pd_executor *ex;
+    pd_tensor gate;
+    atomic_int submitted; /* calls of the chain so far */
+    atomic_bool queued;   /* the gated call is queued */
+    atomic_bool done;     /* the chain's thread ended */
+    float last;
+} gate_race;
+
+static void *race_chain(void *arg)
+{
+    gate_race *r = arg;
+    int64_t n = N;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL);
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = 0;
+    pd_attr attrs[2] = {pd_attr_of_int64("us", 2000),
+                        pd_attr_of_int64("home", (int64_t)pthread_self())};
+    const int calls = 120;
+    int k = 0;
+    for (; k < calls; ++k) {
+        pd_tensor y = PD_TENSOR_UNDEFINED;
+        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
+        if (pd_run_async(r->ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1) != PD_OK)
+            break;
+        pd_tensor_release(&x);
+        x = y;
+        atomic_fetch_add(&r->submitted, 1);
+        if (atomic_load(&r->queued)) /* what this thread does once the call is queued */
+            __atomic_store_n((int32_t *)r->gate.data, 1, __ATOMIC_RELEASE);
+        sleep_us(100);
+    }
+    r->last = k == calls && pd_tensor_wait(r->ex, &x) == PD_OK ? ((const float *)x.data)[0] : -1;
+    pd_tensor_release(&x);
+    atomic_store(&r->done, true);
+    return NULL;
+}
+
+PD_TEST(ExecutorWhere, ASubmitWaitingForItsStreamStopsWhenACallThatMayBlockIsQueued)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = executor(reg, 1);
+    gate_race r = {.ex = ex, .gate = rt_tensor(PD_INT32, 0, NULL, NULL), .last = 0};
+    __atomic_store_n((int32_t *)r.gate.data, 0, __ATOMIC_RELEASE);
+    atomic_init(&r.submitted, 0);
+    atomic_init(&r.queued, false);
+    atomic_init(&r.done, false);
+    pthread_t chain_thread;
+    PD_ASSERT(pthread_create(&chain_thread, NULL, race_chain, &r) == 0);
+    while (atomic_load(&r.submitted) < 5)
+        sleep_us(200);
+    sleep_us(20000); /* the chain is now ~5-90 ms into its first trial: waiting, mostly */
+    int64_t n = 4;
+    pd_tensor x = rt_tensor(PD_FLOAT32, 1, &n, NULL), held = PD_TENSOR_UNDEFINED;
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)x.data)[i] = 1;
+    pd_arg gin[2] = {pd_arg_of(&x), pd_arg_of(&r.gate)}, gout = pd_arg_of(&held);
+    PD_ASSERT_OK(pd_run_async(ex, 0, "ex_gated_add1", gin, 2, NULL, 0, &gout, 1));
+    atomic_store(&r.queued, true);
+    bool rescued = false;
+    for (int waited = 0; !atomic_load(&r.done) && !rescued; waited += 10)
+        if (waited >= 10000) { /* 10 s: the chain's thread waits for the gated call */
+            __atomic_store_n((int32_t *)r.gate.data, 1, __ATOMIC_RELEASE);
+            rescued = true;
+        } else {
+            sleep_us(10000);
+        }
+    pthread_join(chain_thread, NULL);
+    PD_EXPECT(!rescued);
+    PD_EXPECT_EQ(r.last, 120.0f);
+    PD_ASSERT_OK(pd_tensor_wait(ex, &held));
+    PD_EXPECT_EQ(((const float *)held.data)[3], 2.0f);
+    pd_tensor *all[] = {&x, &held, &r.gate};
+    for (int i = 0; i < 3; ++i)
+        pd_tensor_release(all[i]);
     PD_EXPECT_OK(pd_executor_destroy(ex));
     pd_registry_destroy(reg);
 }

@@ -312,6 +312,9 @@ bool pd__exec_settle(pd_executor *ex, int32_t stream, const pd_arg *inputs, int3
                      const pd_arg *outputs, int32_t n_outputs);
 /* where.c: on the worker, after a marked call's launch: notes the time. */
 void pd__exec_mark_done(pd__exec_stream *st);
+/* Counts a PD_OP_MAY_BLOCK call in (`blocking`), before it is queued, and wakes submitters
+ * waiting for a stream to go idle (where.c), which then stop waiting. */
+void pd__exec_blocking_begins(pd_executor *ex);
 /* where.c: a stream's measure, made and freed with the stream. */
 void pd__exec_adapt_init(pd__exec_stream *st);
 void pd__exec_adapt_free(pd__exec_stream *st);

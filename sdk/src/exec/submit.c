@@ -416,8 +416,8 @@ static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t strea
     }
     atomic_fetch_add_explicit(&pd__async_in_flight, 1, memory_order_relaxed);
     module_hold(op->module);
-    if (op->may_block)
-        atomic_fetch_add_explicit(&ex->blocking, 1, memory_order_acq_rel);
+    if (op->may_block) /* before it is queued: no submitter waits for it (where.c) */
+        pd__exec_blocking_begins(ex);
     bool wait = call->wait_launch;
     pd__completion *done = call->done;
     if (wait)
@@ -494,7 +494,8 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
                                           &measured);
     if (to == PD__EXEC_HERE_UNPAID &&
         !pd__exec_settle(ex, stream, inputs, n_inputs, outputs, n_outputs))
-        to = PD__EXEC_HAND; /* a failed input: the worker poisons the outputs */
+        to = PD__EXEC_HAND; /* a failed input (the worker poisons the outputs), or a call
+                             * that may block was submitted meanwhile */
     if (to == PD__EXEC_HERE_UNPAID) {
         s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
         pd__exec_here_done(ex, stream, s == PD_OK); /* counts it (if it ran) and times it */

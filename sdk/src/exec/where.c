@@ -87,21 +87,44 @@ static bool cores_taken(const pd_executor *ex, int32_t stream)
     return busy >= ex->n_cpus - 1;
 }
 
-/* Waits until the stream ran every call queued to it (or `*flag` turns non-zero): polled,
- * then slept on as synchronize does. */
-static void wait_idle(pd__exec_stream *st, atomic_uint_fast64_t *flag)
+/* A call that may block for the host (PD_OP_MAY_BLOCK) is queued or running: a submitter
+ * must not wait for its stream then, since the host thread that would free that call may be
+ * this one (it was queued by another thread after this one looked). */
+static bool blocking(const pd_executor *ex)
+{
+    return atomic_load_explicit(&((pd_executor *)ex)->blocking, memory_order_acquire) != 0;
+}
+
+/* Waits until the stream ran every call queued to it: polled, then slept on as synchronize
+ * does. Stops early when `*flag` turns non-zero (while polling) or a call that may block is
+ * submitted (pd__exec_blocking_begins wakes the sleepers): false then, unless idle. */
+static bool wait_idle(pd_executor *ex, pd__exec_stream *st, atomic_uint_fast64_t *flag)
 {
     for (int i = 0; i < PD__SPIN_POLLS && !pd__exec_stream_idle(st); ++i) {
-        if (flag != NULL && atomic_load_explicit(flag, memory_order_acquire) != 0)
-            return;
+        if ((flag != NULL && atomic_load_explicit(flag, memory_order_acquire) != 0) || blocking(ex))
+            return false;
         pd__spin_pause(i);
     }
     if (pd__exec_stream_idle(st))
-        return;
+        return true;
     pthread_mutex_lock(&st->mu);
-    while (st->head != NULL || st->busy)
+    while ((st->head != NULL || st->busy) && !blocking(ex))
         pthread_cond_wait(&st->idle, &st->mu);
+    bool idle = st->head == NULL && !st->busy;
     pthread_mutex_unlock(&st->mu);
+    return idle;
+}
+
+void pd__exec_blocking_begins(pd_executor *ex)
+{
+    atomic_fetch_add_explicit(&ex->blocking, 1, memory_order_acq_rel);
+    /* Under each stream's lock, so that a submitter about to sleep in wait_idle either saw
+     * the count or is asleep and woken here. */
+    for (int32_t i = 0; i < ex->n_streams; ++i) {
+        pthread_mutex_lock(&ex->streams[i].mu);
+        pthread_cond_broadcast(&ex->streams[i].idle);
+        pthread_mutex_unlock(&ex->streams[i].mu);
+    }
 }
 
 /* --- The trials ------------------------------------------------------------------------------ */
@@ -220,10 +243,9 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
      * while a PD_OP_MAY_BLOCK call is in flight, which this thread may have to free. */
     bool waited = false;
     while (!a->here && (a->probing || a->ns_here == 0) && a->mark_out &&
-           atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0 &&
-           atomic_load_explicit(&ex->blocking, memory_order_acquire) == 0) {
+           atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0 && !blocking(ex)) {
         pthread_mutex_unlock(&a->mu);
-        wait_idle(st, &st->mark_done_ns);
+        wait_idle(ex, st, &st->mark_done_ns);
         pthread_mutex_lock(&a->mu);
         waited = true;
     }
@@ -357,7 +379,7 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
     /* A call the submitter runs waits for its stream's queue and its pending inputs; while a
      * call that may block for the host (PD_OP_MAY_BLOCK) is in flight, the host may be the
      * one to free it: handed over, the call waits on the worker instead. */
-    if (to == PD__EXEC_HERE_UNPAID && atomic_load_explicit(&ex->blocking, memory_order_acquire) > 0)
+    if (to == PD__EXEC_HERE_UNPAID && blocking(ex))
         to = PD__EXEC_HAND;
     return to;
 }
@@ -381,7 +403,9 @@ static bool wait_args(const pd_arg *args, int32_t n)
 bool pd__exec_settle(pd_executor *ex, int32_t stream, const pd_arg *inputs, int32_t n_inputs,
                      const pd_arg *outputs, int32_t n_outputs)
 {
-    /* Submission order: every call queued to the stream before this one has run. */
-    wait_idle(&ex->streams[stream], NULL);
-    return wait_args(inputs, n_inputs) && wait_args(outputs, n_outputs);
+    /* Submission order: every call queued to the stream before this one has run; false (to
+     * the worker after all) when a call that may block was submitted meanwhile. Pending
+     * inputs come from calls submitted before this one looked, which wait for no later call. */
+    return wait_idle(ex, &ex->streams[stream], NULL) && wait_args(inputs, n_inputs) &&
+           wait_args(outputs, n_outputs);
 }
