@@ -40,6 +40,21 @@ static void sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
+/* One call of a chain: *x = op(*x) on `stream` (x + 1, its kernel sleeping as `attrs`, us
+ * and home, say); *x is replaced only when the call was taken. */
+static pd_status chain_step(pd_executor *ex, int32_t stream, const char *op, const pd_attr *attrs,
+                            pd_tensor *x)
+{
+    pd_tensor y = PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(x), out = pd_arg_of(&y);
+    pd_status s = pd_run_async(ex, stream, op, &in, 1, attrs, 2, &out, 1);
+    if (s == PD_OK) {
+        pd_tensor_release(x);
+        *x = y;
+    }
+    return s;
+}
+
 /* A chain of `calls` x = x + 1 from zeros, each kernel sleeping `lag_us` off `home` (0: on
  * every thread), the host sleeping `host_us` between calls (its own work); checks the
  * result and returns the executor's counts. */
@@ -53,11 +68,7 @@ static void chain(pd_executor *ex, int calls, int64_t lag_us, pthread_t *home, l
     pd_attr attrs[2] = {pd_attr_of_int64("us", lag_us),
                         pd_attr_of_int64("home", home ? (int64_t)*home : 0)};
     for (int k = 0; k < calls; ++k) {
-        pd_tensor y = PD_TENSOR_UNDEFINED;
-        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
-        PD_ASSERT_OK(pd_run_async(ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1));
-        pd_tensor_release(&x);
-        x = y;
+        PD_ASSERT_OK(chain_step(ex, 0, "ex_lagged_add1", attrs, &x));
         sleep_us(host_us);
     }
     PD_ASSERT_OK(pd_tensor_wait(ex, &x));
@@ -147,11 +158,7 @@ static void two_chains(const pd_registry *reg, const char *op, int64_t lag_us, l
                         pd_attr_of_int64("home", (int64_t)pthread_self())};
     for (int k = 0; k < calls; ++k)
         for (int c = 0; c < 2; ++c) {
-            pd_tensor y = PD_TENSOR_UNDEFINED;
-            pd_arg in = pd_arg_of(&x[c]), out = pd_arg_of(&y);
-            PD_ASSERT_OK(pd_run_async(ex, c, op, &in, 1, attrs, 2, &out, 1));
-            pd_tensor_release(&x[c]);
-            x[c] = y;
+            PD_ASSERT_OK(chain_step(ex, c, op, attrs, &x[c]));
             sleep_us(host_us);
         }
     for (int c = 0; c < 2; ++c) {
@@ -224,14 +231,9 @@ static void *run_thread_chain(void *arg)
         ((float *)x.data)[i] = 0;
     pd_attr attrs[2] = {pd_attr_of_int64("us", s->us), pd_attr_of_int64("home", s->home)};
     s->last = -1;
-    for (int k = 0; k < s->calls; ++k) {
-        pd_tensor y = PD_TENSOR_UNDEFINED;
-        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
-        if (pd_run_async(s->ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1) != PD_OK)
+    for (int k = 0; k < s->calls; ++k)
+        if (chain_step(s->ex, 0, "ex_lagged_add1", attrs, &x) != PD_OK)
             break;
-        pd_tensor_release(&x);
-        x = y;
-    }
     if (pd_tensor_wait(s->ex, &x) == PD_OK)
         s->last = ((const float *)x.data)[s->n - 1];
     pd_tensor_release(&x);
@@ -329,12 +331,8 @@ static void *race_chain(void *arg)
     const int calls = 120;
     int k = 0;
     for (; k < calls; ++k) {
-        pd_tensor y = PD_TENSOR_UNDEFINED;
-        pd_arg in = pd_arg_of(&x), out = pd_arg_of(&y);
-        if (pd_run_async(r->ex, 0, "ex_lagged_add1", &in, 1, attrs, 2, &out, 1) != PD_OK)
+        if (chain_step(r->ex, 0, "ex_lagged_add1", attrs, &x) != PD_OK)
             break;
-        pd_tensor_release(&x);
-        x = y;
         atomic_fetch_add(&r->submitted, 1);
         if (atomic_load(&r->queued)) /* what this thread does once the call is queued */
             __atomic_store_n((int32_t *)r->gate.data, 1, __ATOMIC_RELEASE);
