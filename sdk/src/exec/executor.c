@@ -377,6 +377,17 @@ pd_status pd_executor_destroy(pd_executor *ex)
     return PD_OK;
 }
 
+/* Calls its submitters ran: by the rules of size and cores (`unpaid` false), or because the
+ * measure found handing over did not pay (true). */
+static uint64_t ran_here(const pd_executor *e, bool unpaid)
+{
+    uint64_t n = 0;
+    for (int32_t i = 0; i < e->n_streams; ++i)
+        n += unpaid ? atomic_load_explicit(&e->streams[i].adapt.runs, memory_order_relaxed)
+                    : pd__exec_here_runs(&e->streams[i]);
+    return n;
+}
+
 pd_status pd_executor_get_stats(const pd_executor *ex, pd_executor_stats *out)
 {
     pd_status s = pd__exec_check("pd_executor_get_stats", ex, 0);
@@ -385,10 +396,7 @@ pd_status pd_executor_get_stats(const pd_executor *ex, pd_executor_stats *out)
     if (out == NULL)
         return pd__fail(PD_ERR_INVALID_ARGUMENT, "pd_executor_get_stats: out is NULL");
     pd_executor *e = (pd_executor *)ex;
-    uint64_t inline_runs = 0; /* by the rules of size and cores, and by the measure */
-    for (int32_t i = 0; i < e->n_streams; ++i)
-        inline_runs += pd__exec_here_runs(&e->streams[i]) +
-                       atomic_load_explicit(&e->streams[i].adapt.runs, memory_order_relaxed);
+    uint64_t inline_runs = ran_here(e, false) + ran_here(e, true);
     out->submitted = inline_runs;
     for (int32_t i = 0; i < e->n_streams; ++i) /* calls queued, counted under the queue's lock */
         out->submitted += atomic_load_explicit(&e->streams[i].pushed, memory_order_relaxed);
@@ -412,13 +420,8 @@ pd_status pd_executor_get_counts(const pd_executor *ex, pd_executor_counts *out)
     out->handed_over = 0;
     for (int32_t i = 0; i < e->n_streams; ++i)
         out->handed_over += atomic_load_explicit(&e->streams[i].pushed, memory_order_relaxed);
-    out->ran_here_unpaid = 0;
-    for (int32_t i = 0; i < e->n_streams; ++i)
-        out->ran_here_unpaid += atomic_load_explicit(&e->streams[i].adapt.runs,
-                                                     memory_order_relaxed);
-    out->ran_here = out->ran_here_unpaid;
-    for (int32_t i = 0; i < e->n_streams; ++i)
-        out->ran_here += pd__exec_here_runs(&e->streams[i]);
+    out->ran_here_unpaid = ran_here(e, true);
+    out->ran_here = out->ran_here_unpaid + ran_here(e, false);
     out->trials = atomic_load_explicit(&e->trials, memory_order_relaxed);
     return PD_OK;
 }

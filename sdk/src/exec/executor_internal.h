@@ -228,8 +228,6 @@ pd_status pd__exec_device_synchronize(pd__exec_stream *st);
 /* dev_streams.c: destroys the executor stream's device streams (after their work). */
 void pd__exec_device_streams_free(pd__exec_stream *st);
 
-/* where.c: where a call runs (the rules of pd_executor_options.inline_bytes and the measure
- * of the stream's trials); a call that is not PD__EXEC_HERE* goes to the worker. */
 /* The stream ran every call queued to it. */
 static inline bool pd__exec_stream_idle(pd__exec_stream *st)
 {
@@ -258,10 +256,23 @@ static inline bool pd__exec_all_host(const pd_arg *args, int32_t n, bool compute
     return true;
 }
 
-/* The short path of pd_op_run_async, inlined there: PD__EXEC_HERE for a small call on an
- * idle stream (the size rule, as pd__exec_where applies it), PD__EXEC_HERE_UNPAID for any
- * other such call when `fast` (the stream's trial on the submitter runs: where.c), and
- * PD__EXEC_HAND for "ask pd__exec_where". A few loads and one walk of the args. */
+/* A call that may block for the host (PD_OP_MAY_BLOCK) is queued or running: no submitter
+ * runs a call that must wait for others then, nor keeps waiting for its stream (where.c),
+ * since the host thread that would free that call may be this one. */
+static inline bool pd__exec_blocking(const pd_executor *ex)
+{
+    return atomic_load_explicit(&((pd_executor *)ex)->blocking, memory_order_acquire) != 0;
+}
+
+/* The short path of pd_op_run_async, inlined there: whether a call may run on the submitter
+ * at once, as pd_op_run, with nothing to decide or wait for (its stream idle, the call not
+ * one that may block, its tensors on the host and computed). PD__EXEC_HERE: small (the size
+ * rule: the hand-over would cost more than the kernel); PD__EXEC_HERE_UNPAID: larger, and
+ * `fast` (the stream's adapt.fast: its trial on the submitter runs, where.c; read by the
+ * caller) and no call that may block in flight, pd__exec_here_done to follow the call;
+ * PD__EXEC_HAND: not decided here (pd__exec_where). Reads only, no lock and no clock: the
+ * path of every small call and of nearly every call of a stream the measure sent back to its
+ * submitter. */
 static inline pd__exec_where_to pd__exec_fast(const pd_executor *ex, pd__exec_stream *st,
                                               const pd_op *op, const pd_arg *inputs,
                                               int32_t n_inputs, const pd_arg *outputs,
@@ -276,32 +287,24 @@ static inline pd__exec_where_to pd__exec_fast(const pd_executor *ex, pd__exec_st
         return PD__EXEC_HAND;
     if (in_bytes <= ex->inline_bytes / 2)
         return PD__EXEC_HERE;
-    /* run here while a call that may block is in flight, the host could not free it */
-    return fast && atomic_load_explicit(&((pd_executor *)ex)->blocking, memory_order_acquire) == 0
-               ? PD__EXEC_HERE_UNPAID
-               : PD__EXEC_HAND;
+    return fast && !pd__exec_blocking(ex) ? PD__EXEC_HERE_UNPAID : PD__EXEC_HAND;
 }
 
 /* Calls of stream `st` run on their submitter by the rules of size and cores so far. */
-static inline uint64_t pd__exec_here_runs(pd__exec_stream *st)
+static inline uint64_t pd__exec_here_runs(const pd__exec_stream *st)
 {
     return atomic_load_explicit(&st->here_owned, memory_order_relaxed) +
            atomic_load_explicit(&st->here_shared, memory_order_relaxed);
 }
 
+/* where.c: where a call the short path did not take runs (the rule of cores and the measure
+ * of the stream's trials); a call that is not PD__EXEC_HERE* goes to the worker. */
 pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *op,
                                  const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
                                  int32_t n_outputs, bool *measured);
 /* where.c: a call that pd__exec_where measured (`measured`) and handed over returns to its
  * host. */
 void pd__exec_measured(pd_executor *ex, int32_t stream);
-/* where.c: a call may run on the submitter at once, as pd_op_run, with nothing else to
- * decide or wait for: its stream runs a trial on the submitter (its adapt.fast flag, which
- * the caller reads first so that other calls pay a load, not a call), it is idle, the call may not
- * block, and its tensors are on the host and computed. PD__EXEC_HERE_UNPAID: the measure's
- * (pd__exec_here_done follows the call); PD__EXEC_HERE: small, the size rule's;
- * PD__EXEC_HAND: not decided here (pd__exec_where). Reads only, no lock and no clock: the
- * path of nearly every call of a stream the measure sent back to its submitter. */
 /* where.c: after a call the measure ran on the submitter (PD__EXEC_HERE_UNPAID or
  * pd__exec_fast): counts it (`ok`: it succeeded) and, every few calls, times the trial. */
 void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok);

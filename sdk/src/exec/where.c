@@ -87,28 +87,21 @@ static bool cores_taken(const pd_executor *ex, int32_t stream)
     return busy >= ex->n_cpus - 1;
 }
 
-/* A call that may block for the host (PD_OP_MAY_BLOCK) is queued or running: a submitter
- * must not wait for its stream then, since the host thread that would free that call may be
- * this one (it was queued by another thread after this one looked). */
-static bool blocking(const pd_executor *ex)
-{
-    return atomic_load_explicit(&((pd_executor *)ex)->blocking, memory_order_acquire) != 0;
-}
-
 /* Waits until the stream ran every call queued to it: polled, then slept on as synchronize
  * does. Stops early when `*flag` turns non-zero (while polling) or a call that may block is
  * submitted (pd__exec_blocking_begins wakes the sleepers): false then, unless idle. */
 static bool wait_idle(pd_executor *ex, pd__exec_stream *st, atomic_uint_fast64_t *flag)
 {
     for (int i = 0; i < PD__SPIN_POLLS && !pd__exec_stream_idle(st); ++i) {
-        if ((flag != NULL && atomic_load_explicit(flag, memory_order_acquire) != 0) || blocking(ex))
+        if ((flag != NULL && atomic_load_explicit(flag, memory_order_acquire) != 0) ||
+            pd__exec_blocking(ex))
             return false;
         pd__spin_pause(i);
     }
     if (pd__exec_stream_idle(st))
         return true;
     pthread_mutex_lock(&st->mu);
-    while ((st->head != NULL || st->busy) && !blocking(ex))
+    while ((st->head != NULL || st->busy) && !pd__exec_blocking(ex))
         pthread_cond_wait(&st->idle, &st->mu);
     bool idle = st->head == NULL && !st->busy;
     pthread_mutex_unlock(&st->mu);
@@ -243,7 +236,8 @@ static pd__exec_where_to adapt_choose(pd_executor *ex, pd__exec_stream *st, bool
      * while a PD_OP_MAY_BLOCK call is in flight, which this thread may have to free. */
     bool waited = false;
     while (!a->here && (a->probing || a->ns_here == 0) && a->mark_out &&
-           atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0 && !blocking(ex)) {
+           atomic_load_explicit(&st->mark_done_ns, memory_order_acquire) == 0 &&
+           !pd__exec_blocking(ex)) {
         pthread_mutex_unlock(&a->mu);
         wait_idle(ex, st, &st->mark_done_ns);
         pthread_mutex_lock(&a->mu);
@@ -362,12 +356,8 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
     /* The size is looked at first: it reads only what the caller holds, where the other
      * tests read lines the workers write (their counters, their completions). */
     size_t limit = ex->inline_bytes / 2;
-    bool small = arg_bytes(inputs, n_inputs, limit) <= limit;
-    if (small)
-        return pd__exec_stream_idle(st) && pd__exec_all_host(inputs, n_inputs, true, NULL) &&
-                       pd__exec_all_host(outputs, n_outputs, true, NULL)
-                   ? PD__EXEC_HERE
-                   : PD__EXEC_HAND;
+    if (arg_bytes(inputs, n_inputs, limit) <= limit) /* small: the short path ran it if it */
+        return PD__EXEC_HAND;                        /* could (pd__exec_fast) */
     bool cores = cores_taken(ex, stream) && pd__exec_stream_idle(st) &&
                  pd__exec_all_host(inputs, n_inputs, true, NULL) &&
                  pd__exec_all_host(outputs, n_outputs, true, NULL);
@@ -379,7 +369,7 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
     /* A call the submitter runs waits for its stream's queue and its pending inputs; while a
      * call that may block for the host (PD_OP_MAY_BLOCK) is in flight, the host may be the
      * one to free it: handed over, the call waits on the worker instead. */
-    if (to == PD__EXEC_HERE_UNPAID && blocking(ex))
+    if (to == PD__EXEC_HERE_UNPAID && pd__exec_blocking(ex))
         to = PD__EXEC_HAND;
     return to;
 }

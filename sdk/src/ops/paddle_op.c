@@ -170,6 +170,23 @@ static void where(text *t, const pd_paddle_sig *sig, const char *fn, size_t p)
     text_num(t, (long long)(p + 1));
 }
 
+/* "<where> takes <want><but><attr a's name><declared><its type><tail>": a parameter whose type is
+ * not that of the attr it is handed (the words around the attr's name differ with how the
+ * parameter got that attr; the messages are the old C++ builder's, word for word). */
+static void attr_type_differs(text *t, const pd_paddle_sig *sig, const char *fn, size_t p,
+                              const pd_paddle_op *o, int32_t a, pd_attr_type want, const char *but,
+                              const char *declared, const char *tail)
+{
+    where(t, sig, fn, p);
+    text_add(t, " takes ");
+    text_add(t, pd_attr_type_name(want));
+    text_add(t, but);
+    add_attr_name(t, o, a);
+    text_add(t, declared);
+    text_add(t, pd_attr_type_name(o->attr_type[a]));
+    text_add(t, tail);
+}
+
 /* The first difference between a wrapper's parameters and the declarations, into t; false
  * if none. */
 static bool check_signature(const pd_paddle_op *o, const pd_paddle_sig *sig, const char *fn,
@@ -203,16 +220,12 @@ static bool check_signature(const pd_paddle_op *o, const pd_paddle_sig *sig, con
             }
             int32_t a = o->infer_attrs[list][rank];
             if (o->attr_type[a] != want) {
-                where(t, sig, fn, p);
-                text_add(t, " takes ");
-                text_add(t, pd_attr_type_name(want));
-                text_add(t, ", but the attr Paddle hands it there is '");
-                add_attr_name(t, o, a);
-                text_add(t, "', declared ");
-                text_add(t, pd_attr_type_name(o->attr_type[a]));
-                text_add(t, list ? " (a shape function gets every attr but the "
-                                   "std::vector<int64_t> ones, in declared order)"
-                                 : " (a dtype function gets every attr, in declared order)");
+                attr_type_differs(t, sig, fn, p, o, a, want,
+                                  ", but the attr Paddle hands it there is '", "', declared ",
+                                  list ? " (a shape function gets every attr but the "
+                                         "std::vector<int64_t> ones, in declared order)"
+                                       : " (a dtype function gets every attr, in declared "
+                                         "order)");
                 return true;
             }
             continue;
@@ -229,13 +242,7 @@ static bool check_signature(const pd_paddle_op *o, const pd_paddle_sig *sig, con
                 return true;
             }
             if (o->attr_type[at] != want) {
-                where(t, sig, fn, p);
-                text_add(t, " takes ");
-                text_add(t, pd_attr_type_name(want));
-                text_add(t, ", but attr '");
-                add_attr_name(t, o, at);
-                text_add(t, "' is declared ");
-                text_add(t, pd_attr_type_name(o->attr_type[at]));
+                attr_type_differs(t, sig, fn, p, o, at, want, ", but attr '", "' is declared ", "");
                 return true;
             }
             ++at;
