@@ -201,6 +201,61 @@ PD_TEST(Executor, ACallOfAnySizeRunsOnTheCallerWhileOtherStreamsTakeEveryOtherCp
     pd_registry_destroy(reg);
 }
 
+/* The calls of an executor handed to a worker so far. */
+static uint64_t handed_over(const pd_executor *ex)
+{
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
+    return c.handed_over;
+}
+
+/* pd_op_run_async tries the commonest small call (one tensor an arg, fresh outputs) before
+ * its other checks; every other small call must be judged the same by the full path, and
+ * the size rule must sum the inputs either way. */
+PD_TEST(Executor, InlineASmallCallRunsHereWhateverItsArgsLookLike)
+{
+    pd_registry *reg = ops();
+    pd_executor *ex = inline_executor(reg); /* inputs up to 2048 bytes run here */
+    pd_tensor x = ramp(4, 1), y = PD_TENSOR_UNDEFINED, z = PD_TENSOR_UNDEFINED;
+    PD_ASSERT_OK(affine(ex, 0, &x, 2, 0, &y)); /* the commonest call */
+    PD_EXPECT_EQ(ran_here(ex), 1u);
+    pd_arg two[2] = {pd_arg_of(&x), pd_arg_of(&y)}, o = pd_arg_of(&z);
+    PD_ASSERT_OK(pd_run_async(ex, 0, "ex_add", two, 2, NULL, 0, &o, 1)); /* two inputs */
+    PD_EXPECT_EQ(ran_here(ex), 2u);
+    PD_EXPECT_EQ(at(&z, 3), 12.0f);
+    float values[3] = {1, 2, 3};
+    pd_tensor lent = PD_TENSOR_UNDEFINED, w = PD_TENSOR_UNDEFINED, parts[8];
+    lent.data = values; /* the host's own memory, no storage: the full path sizes it */
+    lent.dtype = PD_FLOAT32;
+    lent.ndim = 1;
+    lent.shape[0] = 3;
+    lent.place = pd_place_cpu();
+    PD_ASSERT_OK(affine(ex, 0, &lent, 1, 1, &w));
+    PD_EXPECT_EQ(ran_here(ex), 3u);
+    PD_EXPECT_EQ(at(&w, 2), 4.0f);
+    for (int k = 0; k < 8; ++k)
+        parts[k] = (pd_tensor)PD_TENSOR_UNDEFINED;
+    pd_arg in = pd_arg_of(&w), vec = pd_arg_named("Out", parts, 8); /* w[0] = 2 parts */
+    PD_ASSERT_OK(pd_run_async(ex, 0, "ex_split_by_value", &in, 1, NULL, 0, &vec, 1));
+    PD_EXPECT_EQ(ran_here(ex), 4u);
+    PD_ASSERT_EQ(vec.count, 2);
+    PD_EXPECT_EQ(at(&parts[1], 0), 1.0f);
+    PD_EXPECT_EQ(handed_over(ex), 0u);
+    /* Two inputs of 1.5 KiB each: each under the size, their sum over it. */
+    pd_tensor a = ramp(384, 0), b = ramp(384, 1), sum = PD_TENSOR_UNDEFINED;
+    pd_arg ab[2] = {pd_arg_of(&a), pd_arg_of(&b)}, os = pd_arg_of(&sum);
+    PD_ASSERT_OK(pd_run_async(ex, 0, "ex_add", ab, 2, NULL, 0, &os, 1));
+    PD_EXPECT_EQ(handed_over(ex), 1u);
+    PD_EXPECT_EQ(ran_here(ex), 4u);
+    PD_ASSERT_OK(pd_tensor_wait(ex, &sum));
+    PD_EXPECT_EQ(at(&sum, 383), 767.0f);
+    pd_tensor *all[] = {&x, &y, &z, &w, &parts[0], &parts[1], &a, &b, &sum};
+    for (int i = 0; i < 9; ++i)
+        pd_tensor_release(all[i]);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
+
 PD_TEST(Executor, InlineACallOverTheSizeOrBehindQueuedWorkGoesToTheWorkerInOrder)
 {
     pd_registry *reg = ops();

@@ -183,16 +183,21 @@ struct pd_executor {
 /* The error of a call naming executor `ex` and `stream` (NULL, destroyed, not an executor,
  * made before a fork, stream out of range); PD_OK when there is none. */
 pd_status pd__exec_check_failed(const char *who, const pd_executor *ex, int32_t stream);
-/* PD_OK for a live executor of this process and a stream of it; else its error. Inlined
- * into every call: a few loads where a call out cost a small call ~1% (bench/NOTES.md). */
+/* A live executor of this process and a stream of it (pd__exec_check: else its error).
+ * Inlined into every call: a few loads where a call out cost a small call ~1%
+ * (bench/NOTES.md). */
+static inline bool pd__exec_live(const pd_executor *ex, int32_t stream)
+{
+    return ex != NULL &&
+           atomic_load_explicit(&((pd_executor *)ex)->magic, memory_order_acquire) ==
+               PD__EXEC_LIVE &&
+           ex->fork_generation ==
+               atomic_load_explicit(&pd__fork_generation, memory_order_relaxed) &&
+           stream >= 0 && stream < ex->n_streams;
+}
 static inline pd_status pd__exec_check(const char *who, const pd_executor *ex, int32_t stream)
 {
-    if (ex != NULL &&
-        atomic_load_explicit(&((pd_executor *)ex)->magic, memory_order_acquire) == PD__EXEC_LIVE &&
-        ex->fork_generation == atomic_load_explicit(&pd__fork_generation, memory_order_relaxed) &&
-        stream >= 0 && stream < ex->n_streams)
-        return PD_OK;
-    return pd__exec_check_failed(who, ex, stream);
+    return pd__exec_live(ex, stream) ? PD_OK : pd__exec_check_failed(who, ex, stream);
 }
 /* executor.c: blocks while the stream's queue is full even for a call without outputs, so
  * that a submitter waits before it allocates its call's outputs rather than after (one
@@ -235,25 +240,69 @@ static inline bool pd__exec_stream_idle(pd__exec_stream *st)
            atomic_load_explicit(&st->pushed, memory_order_acquire);
 }
 
-/* The tensors of an arg list are all on the host and (with `computed`) not pending; with
- * `bytes`, their bytes (their storages' sizes, which bound a view's) are added to it on the
- * way, so that the short path reads each tensor once. */
+/* A defined tensor is on the host and (with `computed`) not pending; with `bytes`, its bytes
+ * (its storage's size, which bounds a view's) are added to it on the way, so that the short
+ * path reads each tensor once. */
+static inline bool pd__exec_host_tensor(const pd_tensor *t, bool computed, size_t *bytes)
+{
+    const pd_storage *s = t->storage; /* read once: the acquire below would make it twice */
+    pd__completion *c = pd__storage_pending(s);
+    if (!pd_place_is_host(t->place) ||
+        (computed && c != NULL &&
+         atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
+        return false;
+    if (bytes != NULL)
+        *bytes += s != NULL ? s->bytes : pd_nbytes(t);
+    return true;
+}
+/* The same of every defined tensor of an arg list. */
 static inline bool pd__exec_all_host(const pd_arg *args, int32_t n, bool computed, size_t *bytes)
 {
     for (int32_t i = 0; i < n; ++i)
-        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k) {
-            const pd_tensor *t = &args[i].tensors[k];
-            if (!pd_defined(t))
-                continue;
-            pd__completion *c = pd__storage_pending(t->storage);
-            if (!pd_place_is_host(t->place) ||
-                (computed && c != NULL &&
-                 atomic_load_explicit(&c->state, memory_order_acquire) != PD__DONE))
+        for (int32_t k = 0; args[i].tensors != NULL && k < args[i].count; ++k)
+            if (pd_defined(&args[i].tensors[k]) &&
+                !pd__exec_host_tensor(&args[i].tensors[k], computed, bytes))
                 return false;
-            if (bytes != NULL)
-                *bytes += t->storage != NULL ? t->storage->bytes : pd_nbytes(t);
-        }
     return true;
+}
+
+/* The leanest case of the short path, tried before any other step: the usual call of a host
+ * chaining ops, small (the size rule), on an idle stream, every arg of it one tensor: each
+ * input defined, backed by storage, on the host and computed, each output a fresh (undefined)
+ * tensor. Any other call takes pd_op_run_async's full path, where pd__exec_fast may still run
+ * it here. Straight-line for the first input and output (most ops have one output and few
+ * inputs), with no nested loop and no call: on a chain of 256-float relus, what the executor
+ * adds to pd_op_run's ~1,750 instructions a call went from 129 to 76 (callgrind;
+ * bench/NOTES.md). */
+static inline bool pd__exec_small_input(const pd_arg *a, size_t *bytes)
+{
+    const pd_tensor *t = a->tensors;
+    return a->count == 1 && t != NULL && t->storage != NULL && pd_defined(t) &&
+           pd__exec_host_tensor(t, true, bytes);
+}
+static inline bool pd__exec_small_output(const pd_arg *a)
+{
+    return a->count == 1 && a->tensors != NULL && !pd_defined(a->tensors);
+}
+static inline bool pd__exec_small(const pd_executor *ex, pd__exec_stream *st, const pd_op *op,
+                                  const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
+                                  int32_t n_outputs)
+{
+    if (ex->inline_bytes == 0 || op->may_block || (inputs == NULL && n_inputs != 0) ||
+        (outputs == NULL && n_outputs != 0) || !pd__exec_stream_idle(st))
+        return false;
+    size_t bytes = 0;
+    if (n_inputs > 0 && !pd__exec_small_input(&inputs[0], &bytes))
+        return false;
+    for (int32_t i = 1; i < n_inputs; ++i)
+        if (!pd__exec_small_input(&inputs[i], &bytes))
+            return false;
+    if (n_outputs > 0 && !pd__exec_small_output(&outputs[0]))
+        return false;
+    for (int32_t i = 1; i < n_outputs; ++i)
+        if (!pd__exec_small_output(&outputs[i]))
+            return false;
+    return bytes <= ex->inline_bytes / 2;
 }
 
 /* A call that may block for the host (PD_OP_MAY_BLOCK) is queued or running: no submitter
