@@ -154,13 +154,17 @@ static int32_t cpus(void)
     return sched_getaffinity(0, sizeof set, &set) == 0 ? (int32_t)CPU_COUNT(&set) : 1;
 }
 
-/* The calls of an executor run on the submitting thread so far. */
-static uint64_t ran_here(const pd_executor *ex)
+/* Where an executor's calls ran so far. */
+static pd_executor_counts counts(const pd_executor *ex)
 {
     pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
     PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
-    return c.ran_here;
+    return c;
 }
+/* The calls of an executor run on the submitting thread so far. */
+static uint64_t ran_here(const pd_executor *ex) { return counts(ex).ran_here; }
+/* The calls of an executor handed to a worker so far. */
+static uint64_t handed_over(const pd_executor *ex) { return counts(ex).handed_over; }
 
 /* A call of any size runs on the caller when every other CPU runs another stream's worker;
  * with fewer streams than CPUs (or one CPU) it goes to its worker. */
@@ -199,14 +203,6 @@ PD_TEST(Executor, ACallOfAnySizeRunsOnTheCallerWhileOtherStreamsTakeEveryOtherCp
         pd_tensor_release(all[i]);
     PD_EXPECT_OK(pd_executor_destroy(ex));
     pd_registry_destroy(reg);
-}
-
-/* The calls of an executor handed to a worker so far. */
-static uint64_t handed_over(const pd_executor *ex)
-{
-    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
-    PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
-    return c.handed_over;
 }
 
 /* pd_op_run_async tries the commonest small call (one tensor an arg, fresh outputs) before
