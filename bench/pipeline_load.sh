@@ -11,6 +11,12 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 runs=${1:?usage: pipeline_load.sh RUNS BUILD_DIR...}
 shift
 cpu=$(taskset -pc $$ | sed 's/.*: //; s/.*[,-]//')
+pid=
+# The busy loop must not outlive the script: a run cut short by a closed pipe once left its
+# loop spinning on a core for half an hour, under every measurement after it.
+stop_busy() { if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; fi; }
+trap stop_busy EXIT
+trap 'exit 1' INT TERM PIPE
 for run in $(seq 1 "$runs"); do
     for build in "$@"; do
         for load in quiet busy; do
@@ -28,6 +34,7 @@ for run in $(seq 1 "$runs"); do
                     grep '^ROW' | cut -f2,4,5,6 | sed "s/^/$tag/" || true
             fi
             [[ -n $pid ]] && kill "$pid"
+            pid=
         done
     done
 done
