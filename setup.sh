@@ -400,7 +400,8 @@ test_tsan() {
     begin_phase "executor tests under TSan ($TSAN_BUILD_DIR)" \
         "Building and running the executor tests under ThreadSanitizer ($TSAN_BUILD_DIR)"
     configure_build "$TSAN_BUILD_DIR" -DPDEXT_SANITIZE=thread
-    cmake --build "$TSAN_BUILD_DIR" -j "$JOBS" --target executor_test executor_device_test executor_where_test ex_ops ds_sim_ops
+    cmake --build "$TSAN_BUILD_DIR" -j "$JOBS" --target executor_test executor_inline_test \
+        executor_device_test executor_where_test ex_ops ds_sim_ops
     TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1:second_deadlock_stack=1" \
         ctest --test-dir "$TSAN_BUILD_DIR" -j "$JOBS" --output-on-failure -R '^(Executor|ExecutorSim|ExecutorDevice|ExecutorWhere|Workspace)\.'
     end_phase

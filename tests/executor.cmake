@@ -1,8 +1,10 @@
-# The executor suites (executor_test, executor_device_test): their op modules, the simulated
-# device's ops and library.
+# The executor suites (executor_test, executor_inline_test, executor_device_test): their op
+# modules, the simulated device's ops and library.
 pd_add_test_module(ex_ops ops/exec_ops.c)
 target_link_libraries(executor_test PRIVATE pdext_sim Threads::Threads)
 add_dependencies(executor_test ex_ops ds_sim_ops)
+target_link_libraries(executor_inline_test PRIVATE pdext_sim)
+add_dependencies(executor_inline_test ex_ops ds_sim_ops)
 # The executor on the simulated device (executor_device_test): its streams, the device cache.
 target_link_libraries(executor_device_test PRIVATE pdext_sim)
 add_dependencies(executor_device_test ds_sim_ops)
