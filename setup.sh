@@ -388,7 +388,7 @@ test_sanitized() {
     build "$ASAN_BUILD_DIR"
     # Leak checking is the point of this run: keep it on whatever the caller's options say.
     # intercept_tls_get_addr=0: without it LeakSanitizer's check dies now and then, a bug of
-    # GCC 12's runtime (python/CMakeLists.txt says which; the Python suites set it there).
+    # GCC 12's runtime (PDEXT_ASAN_OPTIONS in CMakeLists.txt says which).
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:intercept_tls_get_addr=0" \
         UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1" \
         run_ctest "$ASAN_BUILD_DIR"
