@@ -9,30 +9,12 @@
  * (pd_tensor_record_stream, and the executor's own note); pd_executor_synchronize waits for the
  * device work; destroying an executor ends its streams.
  */
-#include "pd_sim_device.h"
-#include "pdext_executor.h"
-#include "runner_helpers.h"
+#include "executor_helpers.h"
 
 #include <time.h>
 
-static pd_place sim(int32_t id)
-{
-    int32_t type = 0;
-    if (pd_sim_device_install(&type) != PD_OK)
-        pd_test_fail(__FILE__, __LINE__, "pd_sim_device_install: %s", pd_last_error());
-    return pd_place_make(type, id);
-}
-
-static pd_registry *ops(void) { return rt_registry1("ds_sim_ops"); }
-
-static pd_executor *executor(const pd_registry *reg, int32_t streams)
-{
-    pd_executor_options o = {sizeof o, streams, 0, -1, 0};
-    pd_executor *ex = NULL;
-    if (pd_executor_create(reg, &o, &ex) != PD_OK)
-        pd_test_fail(__FILE__, __LINE__, "pd_executor_create: %s", pd_last_error());
-    return ex;
-}
+/* The simulated device's ops alone. */
+static pd_registry *sim_ops(void) { return rt_registry1("ds_sim_ops"); }
 
 /* n float32 values start, start + 1, ... copied to the sim device 0. */
 static pd_tensor on_sim(int64_t n, float start)
@@ -79,19 +61,9 @@ static bool launched(const pd_executor *ex, uint64_t n)
     return false;
 }
 
-/* The end of a test: the tensors released, the executor destroyed (which must succeed) and
- * the registry. */
-static void finish(pd_executor *ex, pd_registry *reg, pd_tensor *const *tensors, int n)
-{
-    for (int i = 0; i < n; ++i)
-        pd_tensor_release(tensors[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
-}
-
 PD_TEST(ExecutorDevice, EachExecutorStreamRunsOnADeviceStreamOfItsOwn)
 {
-    pd_registry *reg = ops();
+    pd_registry *reg = sim_ops();
     pd_executor *ex = executor(reg, 2);
     pd_tensor x = on_sim(4, 1),
               h[3] = {PD_TENSOR_UNDEFINED, PD_TENSOR_UNDEFINED, PD_TENSOR_UNDEFINED};
@@ -114,7 +86,7 @@ PD_TEST(ExecutorDevice, EachExecutorStreamRunsOnADeviceStreamOfItsOwn)
  * device; z's read drains stream 1, whose wait for y's event drains stream 0. */
 static void relu_on_two_streams(bool after_launch)
 {
-    pd_registry *reg = ops();
+    pd_registry *reg = sim_ops();
     pd_executor *ex = executor(reg, 2);
     pd_tensor x = on_sim(64, -8), y = PD_TENSOR_UNDEFINED, z = PD_TENSOR_UNDEFINED;
     pd_sim_stats before, after;
@@ -159,7 +131,7 @@ PD_TEST(ExecutorDevice, AnInputWhoseLaunchEndedIsStillWaitedForOnTheDevice)
  * once looked at its inputs only while calls were in flight, and ran first.) */
 PD_TEST(ExecutorDevice, ASynchronousCallWaitsForTheDeviceWorkOfALaunchedCall)
 {
-    pd_registry *reg = ops();
+    pd_registry *reg = sim_ops();
     pd_executor *ex = executor(reg, 1);
     pd_tensor x = on_sim(64, -8), y = PD_TENSOR_UNDEFINED, z = PD_TENSOR_UNDEFINED;
     PD_ASSERT_OK(run1(ex, 0, "sim_relu", &x, &y));
@@ -178,7 +150,7 @@ PD_TEST(ExecutorDevice, ASynchronousCallWaitsForTheDeviceWorkOfALaunchedCall)
  * stream, still queued) comes before the call's launch on the executor stream. */
 PD_TEST(ExecutorDevice, ACallRunsAfterTheWorkItsSubmitterQueuedBeforeIt)
 {
-    pd_registry *reg = ops();
+    pd_registry *reg = sim_ops();
     pd_executor *ex = executor(reg, 2);
     pd_tensor x = on_sim(64, 1), y = PD_TENSOR_UNDEFINED, z = PD_TENSOR_UNDEFINED;
     pd_arg in = pd_arg_of(&x), o = pd_arg_of(&y);
@@ -194,7 +166,7 @@ PD_TEST(ExecutorDevice, ACallRunsAfterTheWorkItsSubmitterQueuedBeforeIt)
  * launch, on the executor stream's device stream; the caller gets it once launched. */
 PD_TEST(ExecutorDevice, AnOutputTheKernelMakesComesBackFromTheLaunch)
 {
-    pd_registry *reg = ops();
+    pd_registry *reg = sim_ops();
     pd_executor *ex = executor(reg, 2);
     pd_tensor x = on_sim(16, 3), y = on_sim(16, 0), z = PD_TENSOR_UNDEFINED;
     pd_tensor both[2] = {x, y};
@@ -215,7 +187,7 @@ PD_TEST(ExecutorDevice, AnOutputTheKernelMakesComesBackFromTheLaunch)
 PD_TEST(ExecutorDevice, MemoryAnotherStreamStillReadsIsNotReusedWhenItsTensorDies)
 {
     const int64_t n = 512 * 1024;
-    pd_registry *reg = ops();
+    pd_registry *reg = sim_ops();
     pd_executor *ex = executor(reg, 2);
     pd_tensor x = on_sim(n, 1), y = PD_TENSOR_UNDEFINED, w = on_sim(8, 0), v = PD_TENSOR_UNDEFINED;
     const void *x_memory = x.data;
@@ -239,7 +211,7 @@ PD_TEST(ExecutorDevice, MemoryAnotherStreamStillReadsIsNotReusedWhenItsTensorDie
  * hands the memory out again. */
 PD_TEST(ExecutorDevice, RecordStreamKeepsMemoryFromTheCacheUntilThatStreamIsIdle)
 {
-    pd_registry *reg = ops();
+    pd_registry *reg = sim_ops();
     pd_stream_t *mine = NULL;
     PD_ASSERT_OK(pd_stream_create(sim(0), &mine));
     pd_tensor x = on_sim(128, 1), y = PD_TENSOR_UNDEFINED;
@@ -290,7 +262,7 @@ PD_TEST(ExecutorDevice, RecordStreamRefusesWhatIsNotDeviceMemoryOfTheStreamsDevi
 
 PD_TEST(ExecutorDevice, SynchronizeWaitsForTheDeviceWorkAndDestroyEndsTheStreams)
 {
-    pd_registry *reg = ops();
+    pd_registry *reg = sim_ops();
     pd_tensor x = on_sim(32, -4), y[4];
     pd_sim_stats before, queued, done;
     pd_sim_stats_get(&before);

@@ -1,10 +1,12 @@
 /*
- * executor_helpers.h - what the executor suites (executor_test.c, executor_inline_test.c)
- * share: their registry of test ops, executors, tensors, and the calls they chain.
+ * executor_helpers.h - what the executor suites (executor_test.c, executor_inline_test.c,
+ * executor_device_test.c) share: their registry of test ops, executors, the simulated
+ * device's place, tensors, the calls they chain, and the end of a test.
  */
 #ifndef PD_TEST_EXECUTOR_HELPERS_H
 #define PD_TEST_EXECUTOR_HELPERS_H
 
+#include "pd_sim_device.h"
 #include "pdext_executor.h"
 #include "runner_helpers.h"
 
@@ -63,5 +65,24 @@ static inline pd_status gated(pd_executor *ex, int32_t stream, pd_tensor *x, pd_
 }
 
 static inline float at(const pd_tensor *t, int64_t i) { return ((const float *)t->data)[i]; }
+
+/* The simulated device `id` (installed on first use). */
+static inline pd_place sim(int32_t id)
+{
+    int32_t type = 0;
+    if (pd_sim_device_install(&type) != PD_OK)
+        pd_test_fail(__FILE__, __LINE__, "pd_sim_device_install: %s", pd_last_error());
+    return pd_place_make(type, id);
+}
+
+/* The end of a test: the tensors released, the executor destroyed (which must succeed) and
+ * the registry. */
+static inline void finish(pd_executor *ex, pd_registry *reg, pd_tensor *const *tensors, int n)
+{
+    for (int i = 0; i < n; ++i)
+        pd_tensor_release(tensors[i]);
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    pd_registry_destroy(reg);
+}
 
 #endif

@@ -34,10 +34,7 @@ PD_TEST(Executor, InlineASmallCallOnAnIdleStreamIsCompleteWhenItReturns)
     PD_ASSERT_OK(pd_executor_get_stats(ex, &st));
     PD_EXPECT_EQ(st.submitted, 1u);
     PD_EXPECT_EQ(st.done, 1u);
-    pd_tensor_release(&x);
-    pd_tensor_release(&y);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &y}, 2);
 }
 
 PD_TEST(Executor, InlineNeverRunsAnOpThatMayBlock)
@@ -50,11 +47,7 @@ PD_TEST(Executor, InlineNeverRunsAnOpThatMayBlock)
     gate_open(&g);
     PD_ASSERT_OK(pd_tensor_wait(ex, &y));
     PD_EXPECT_EQ(at(&y, 3), 4.0f);
-    pd_tensor *all[] = {&x, &g, &y};
-    for (int i = 0; i < 3; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &g, &y}, 3);
 }
 
 /* The CPUs this process may run on, as the executor counts them. */
@@ -108,11 +101,7 @@ PD_TEST(Executor, ACallOfAnySizeRunsOnTheCallerWhileOtherStreamsTakeEveryOtherCp
         PD_EXPECT_EQ(at(&held[s], 3), 4.0f);
         pd_tensor_release(&held[s]);
     }
-    pd_tensor *all[] = {&big, &y, &x, &g};
-    for (int i = 0; i < 4; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&big, &y, &x, &g}, 4);
 }
 
 /* pd_op_run_async tries the commonest small call (one tensor an arg, fresh outputs) before
@@ -155,11 +144,7 @@ PD_TEST(Executor, InlineASmallCallRunsHereWhateverItsArgsLookLike)
     PD_EXPECT_EQ(ran_here(ex), 4u);
     PD_ASSERT_OK(pd_tensor_wait(ex, &sum));
     PD_EXPECT_EQ(at(&sum, 383), 767.0f);
-    pd_tensor *all[] = {&x, &y, &z, &w, &parts[0], &parts[1], &a, &b, &sum};
-    for (int i = 0; i < 9; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &y, &z, &w, &parts[0], &parts[1], &a, &b, &sum}, 9);
 }
 
 PD_TEST(Executor, InlineACallOverTheSizeOrBehindQueuedWorkGoesToTheWorkerInOrder)
@@ -178,11 +163,7 @@ PD_TEST(Executor, InlineACallOverTheSizeOrBehindQueuedWorkGoesToTheWorkerInOrder
     PD_EXPECT(!pd_tensor_is_pending(&big_out)); /* ran before y: submission order */
     PD_EXPECT_EQ(at(&big_out, 2047), 2048.0f);
     PD_ASSERT_OK(pd_executor_synchronize(ex));
-    pd_tensor *all[] = {&big, &g, &big_out, &x, &y};
-    for (int i = 0; i < 5; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&big, &g, &big_out, &x, &y}, 5);
 }
 
 PD_TEST(Executor, InlineAKernelErrorOfAnInlineCallIsTheCallsOwn)
@@ -198,7 +179,5 @@ PD_TEST(Executor, InlineAKernelErrorOfAnInlineCallIsTheCallsOwn)
     pd_executor_stats st;
     PD_ASSERT_OK(pd_executor_get_stats(ex, &st));
     PD_EXPECT_EQ(st.submitted, 0u);
-    pd_tensor_release(&x);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x}, 1);
 }

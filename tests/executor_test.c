@@ -9,7 +9,6 @@
  * waits until the test sets a flag, so "still pending" is a fact, not a race.
  */
 #include "executor_helpers.h"
-#include "pd_sim_device.h"
 #include "pdext_npy.h"
 
 #include <pthread.h>
@@ -81,10 +80,7 @@ PD_TEST(Executor, RunsADependentChainInSubmissionOrder)
     PD_ASSERT_OK(pd_executor_get_stats(ex, &st));
     PD_EXPECT_EQ(st.done, 100u);
     PD_EXPECT_EQ(st.failed, 0u);
-    pd_tensor_release(&cur);
-    pd_tensor_release(&x);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&cur, &x}, 2);
 }
 
 PD_TEST(Executor, ReturnsPendingOutputsWithShapeDtypeAndMemoryAtOnce)
@@ -109,11 +105,7 @@ PD_TEST(Executor, ReturnsPendingOutputsWithShapeDtypeAndMemoryAtOnce)
     PD_EXPECT(!pd_tensor_is_pending(&z));
     for (int i = 0; i < 5; ++i)
         PD_EXPECT_EQ(at(&z, i), 2.0f * (float)(i + 1));
-    pd_tensor *all[] = {&x, &g, &y, &z};
-    for (int i = 0; i < 4; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &g, &y, &z}, 4);
 }
 
 PD_TEST(Executor, OrdersACallAfterItsInputsMadeOnAnotherStream)
@@ -128,11 +120,7 @@ PD_TEST(Executor, OrdersACallAfterItsInputsMadeOnAnotherStream)
     PD_ASSERT_OK(pd_tensor_wait(ex, &z));
     for (int i = 0; i < 4; ++i)
         PD_EXPECT_EQ(at(&z, i), 3.0f * (float)(i + 2) + 1.0f);
-    pd_tensor *all[] = {&x, &g, &y, &z};
-    for (int i = 0; i < 4; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &g, &y, &z}, 4);
 }
 
 PD_TEST(Executor, OrdersInplaceCallsOnOneTensorInSubmissionOrder)
@@ -152,11 +140,7 @@ PD_TEST(Executor, OrdersInplaceCallsOnOneTensorInSubmissionOrder)
     PD_ASSERT_OK(pd_executor_synchronize(ex));
     for (int i = 0; i < 3; ++i)
         PD_EXPECT_EQ(at(&y, i), (float)(10 + i) + 1.0f + 5.0f);
-    pd_tensor *all[] = {&x, &g, &y};
-    for (int i = 0; i < 3; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &g, &y}, 3);
 }
 
 /* --- Waiting where data is read ------------------------------------------------------------ */
@@ -182,11 +166,7 @@ PD_TEST(Executor, HostReadsAndTheSynchronousRunnerWaitForPendingTensors)
         PD_EXPECT_EQ(at(&r, i), (float)(i + 1));
     }
     pthread_join(opener, NULL);
-    pd_tensor *all[] = {&x, &g, &y, &c, &d, &r};
-    for (int i = 0; i < 6; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &g, &y, &c, &d, &r}, 6);
 }
 
 PD_TEST(Executor, NpySaveWaitsForAPendingTensor)
@@ -205,11 +185,7 @@ PD_TEST(Executor, NpySaveWaitsForAPendingTensor)
         PD_EXPECT_EQ(at(&back, i), (float)(i + 1));
     pthread_join(opener, NULL);
     remove(path);
-    pd_tensor *all[] = {&x, &g, &y, &back};
-    for (int i = 0; i < 4; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &g, &y, &back}, 4);
 }
 
 /* --- Outputs the caller waits for ----------------------------------------------------------- */
@@ -228,10 +204,7 @@ PD_TEST(Executor, DataDependentOutputCountIsKnownWhenTheCallReturns)
         PD_EXPECT_EQ(at(&parts[k], 0), (float)k);
         pd_tensor_release(&parts[k]);
     }
-    pd_tensor_release(&x);
-    pd_tensor_release(&y);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &y}, 2);
 }
 
 PD_TEST(Executor, OutputsOnlyTheKernelCanShapeAreHandedOverAfterItsLaunch)
@@ -245,10 +218,7 @@ PD_TEST(Executor, OutputsOnlyTheKernelCanShapeAreHandedOverAfterItsLaunch)
     PD_EXPECT(!pd_tensor_is_pending(&y));
     for (int i = 0; i < 6; ++i)
         PD_EXPECT_EQ(at(&y, i), (float)(5 + i % 3));
-    pd_tensor_release(&x);
-    pd_tensor_release(&y);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &y}, 2);
 }
 
 PD_TEST(Executor, AnOutputTheKernelGivesWithSetOutputLandsInThePendingOutput)
@@ -263,10 +233,7 @@ PD_TEST(Executor, AnOutputTheKernelGivesWithSetOutputLandsInThePendingOutput)
     PD_EXPECT(y.data == held);
     for (int i = 0; i < 4; ++i)
         PD_EXPECT_EQ(at(&y, i), (float)(i + 2));
-    pd_tensor_release(&x);
-    pd_tensor_release(&y);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &y}, 2);
 }
 
 PD_TEST(Executor, AttrValuesAreCopiedWhenTheCallIsSubmitted)
@@ -282,11 +249,7 @@ PD_TEST(Executor, AttrValuesAreCopiedWhenTheCallIsSubmitted)
     snprintf(tag, sizeof tag, "overwritten");
     gate_open(&g);
     PD_EXPECT_OK(pd_tensor_wait(ex, &z));
-    pd_tensor *all[] = {&x, &g, &y, &z};
-    for (int i = 0; i < 4; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &g, &y, &z}, 4);
 }
 
 /* --- Errors ------------------------------------------------------------------------------- */
@@ -312,9 +275,7 @@ PD_TEST(Executor, BadInputFailsAtTheCallWithTheRunnersMessage)
     pd_executor_stats st;
     PD_ASSERT_OK(pd_executor_get_stats(ex, &st));
     PD_EXPECT_EQ(st.submitted, 0u);
-    pd_tensor_release(&x);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x}, 1);
 }
 
 PD_TEST(Executor, AKernelErrorPoisonsDependentsAndTheWaitNamesTheOp)
@@ -342,11 +303,7 @@ PD_TEST(Executor, AKernelErrorPoisonsDependentsAndTheWaitNamesTheOp)
     /* A host read of a poisoned tensor fails the same way. */
     pd_tensor c = PD_TENSOR_UNDEFINED;
     PD_EXPECT_ERROR(pd_tensor_copy_to(&c, &z, pd_place_cpu()), PD_ERR_OP_FAILED, "boom");
-    pd_tensor *all[] = {&x, &y, &z, &ok_in, &ok};
-    for (int i = 0; i < 5; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &y, &z, &ok_in, &ok}, 5);
 }
 
 PD_TEST(Executor, WaitingWithAnotherExecutorIsRefused)
@@ -423,9 +380,7 @@ PD_TEST(Executor, DroppingAPoisonedChainWithoutWaitingLeaksNothing)
     pd_tensor_release(&cur); /* never waited for; ASan's leak check runs this suite */
     PD_EXPECT_ERROR(pd_executor_synchronize(ex), PD_ERR_OP_FAILED, "boom");
     PD_EXPECT_EQ(pd_tensor_use_count(&x), 1);
-    pd_tensor_release(&x);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x}, 1);
 }
 
 /* --- Threads ------------------------------------------------------------------------------- */
@@ -530,9 +485,7 @@ PD_TEST(Executor, ReusedMemoryNeverTakesATensorTheHostStillHolds)
         pd_tensor_release(&kept[j]);
     }
     PD_EXPECT_EQ(at(&y, 0), (float)(1 + STEPS));
-    pd_tensor_release(&y);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&y}, 1);
 }
 
 PD_TEST(Executor, MemoryOfAReleasedPoisonedOutputServesLaterCallsCleanly)
@@ -558,10 +511,7 @@ PD_TEST(Executor, MemoryOfAReleasedPoisonedOutputServesLaterCallsCleanly)
     PD_ASSERT_OK(pd_executor_get_stats(ex, &st));
     PD_EXPECT_EQ(st.submitted, 21u);
     PD_EXPECT_EQ(st.failed, 1u);
-    pd_tensor_release(&x);
-    pd_tensor_release(&y);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &y}, 2);
 }
 
 /* --- Workspace ------------------------------------------------------------------------------- */
@@ -613,10 +563,7 @@ PD_TEST(Workspace, TheExecutorAllocatesItBeforeTheLaunch)
     PD_ASSERT_OK(pd_tensor_wait(ex, &y));
     for (int i = 0; i < 100; ++i)
         PD_EXPECT_EQ(at(&y, i), 2.0f * (float)(i + 1));
-    pd_tensor_release(&y);
-    pd_tensor_release(&x);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&y, &x}, 2);
 }
 
 PD_TEST(Workspace, AnAbsurdSizeInTheExecutorSurfacesAtTheNextWait)
@@ -628,21 +575,10 @@ PD_TEST(Workspace, AnAbsurdSizeInTheExecutorSurfacesAtTheNextWait)
     PD_EXPECT_ERROR(pd_tensor_wait(ex, &y), PD_ERR_OUT_OF_MEMORY,
                     "ex_workspace: cannot allocate the workspace of 1152921504606846976 bytes");
     PD_EXPECT_ERROR(pd_executor_synchronize(ex), PD_ERR_OUT_OF_MEMORY, "workspace");
-    pd_tensor_release(&y);
-    pd_tensor_release(&x);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&y, &x}, 2);
 }
 
 /* --- The simulated device ------------------------------------------------------------------- */
-
-static pd_place sim(int32_t id)
-{
-    int32_t type = 0;
-    if (pd_sim_device_install(&type) != PD_OK)
-        pd_test_fail(__FILE__, __LINE__, "pd_sim_device_install: %s", pd_last_error());
-    return pd_place_make(type, id);
-}
 
 PD_TEST(ExecutorSim, LaunchesOnTheDeviceStreamAndAnEventOrdersTheHostRead)
 {
@@ -669,11 +605,7 @@ PD_TEST(ExecutorSim, LaunchesOnTheDeviceStreamAndAnEventOrdersTheHostRead)
     pd_sim_stats_get(&after);
     PD_EXPECT_EQ(after.launches, before.launches + 6);
     PD_EXPECT_OK(pd_executor_synchronize(ex));
-    pd_tensor *all[] = {&x, &d, &h, &cur};
-    for (int i = 0; i < 4; ++i)
-        pd_tensor_release(all[i]);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&x, &d, &h, &cur}, 4);
 }
 
 PD_TEST(Executor, AnInputOverTheHostsOwnMemoryMakesTheCallWaitForItsLaunch)
@@ -692,7 +624,5 @@ PD_TEST(Executor, AnInputOverTheHostsOwnMemoryMakesTheCallWaitForItsLaunch)
     values[0] = 100;                      /* the host may reuse its memory at once */
     for (int i = 0; i < 3; ++i)
         PD_EXPECT_EQ(at(&y, i), 2.0f * (float)(i + 1) + 1.0f);
-    pd_tensor_release(&y);
-    PD_EXPECT_OK(pd_executor_destroy(ex));
-    pd_registry_destroy(reg);
+    finish(ex, reg, (pd_tensor *[]){&y}, 1);
 }
