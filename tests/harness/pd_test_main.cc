@@ -14,6 +14,15 @@
 #include "pd_test.h"
 
 extern "C" {
+#ifdef PD_TEST_ASAN_OPTIONS
+// The ASan run's options (PDEXT_ASAN_OPTIONS, CMakeLists.txt) as this program's defaults, so
+// that a ctest run by hand in an ASan build has them too; ASAN_OPTIONS still sets each.
+__attribute__((visibility("default"), used)) const char *__asan_default_options()
+{
+    return PD_TEST_ASAN_OPTIONS;
+}
+#endif
+
 extern const pd_test_case *const __start_pd_tests[] __attribute__((weak, visibility("hidden")));
 extern const pd_test_case *const __stop_pd_tests[] __attribute__((weak, visibility("hidden")));
 
