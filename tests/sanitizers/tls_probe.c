@@ -53,16 +53,31 @@ int main(int argc, char **argv)
     }
     *(void **)&hold_in_tls = dlsym(module, "hold_in_tls"); /* POSIX's way round ISO C */
     *(void **)&drop_from_tls = dlsym(module, "drop_from_tls");
-    pthread_t t;
-    if (hold_in_tls == NULL || drop_from_tls == NULL || !hold_in_tls() ||
-        pthread_create(&t, NULL, holder, NULL) != 0)
+    if (hold_in_tls == NULL || drop_from_tls == NULL) {
+        fprintf(stderr, "tls_probe: %s lacks hold_in_tls or drop_from_tls: %s\n", argv[1],
+                dlerror());
         return 2;
+    }
+    pthread_t t;
+    if (!hold_in_tls()) {
+        fprintf(stderr, "tls_probe: out of memory holding a block in TLS\n");
+        return 2;
+    }
+    int rc = pthread_create(&t, NULL, holder, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "tls_probe: pthread_create failed (error %d)\n", rc);
+        drop_from_tls();
+        return 2;
+    }
     pthread_mutex_lock(&mu);
     while (held == 0)
         pthread_cond_wait(&cv, &mu);
     pthread_mutex_unlock(&mu);
     int status = 0;
-    if (held < 0 || __lsan_do_recoverable_leak_check() != 0) {
+    if (held < 0) {
+        fprintf(stderr, "tls_probe: out of memory holding a block in the thread's TLS\n");
+        status = 2;
+    } else if (__lsan_do_recoverable_leak_check() != 0) {
         fprintf(stderr, "tls_probe: memory held in TLS was reported as a leak\n");
         status = 1;
     }
