@@ -14,10 +14,12 @@ def _num(v):
     return "null" if v is None else "%.6g" % v
 
 
-def row(name, unit, ours, base, target, met, note):
+def row(name, unit, ours, base, target, met, note, ratio=None):
     """Prints one row: pdext's figure, the baseline's, their ratio, the target and whether it
-    was met. met: None (no target), a bool, or a function of the ratio."""
-    ratio = None if (ours is None or not base) else ours / base
+    was met. met: None (no target), a bool, or a function of the ratio. ratio: the row's
+    ratio when it is not ours / base (the median of paired samples' ratios)."""
+    if ratio is None:
+        ratio = None if (ours is None or not base) else ours / base
     if callable(met):
         met = None if ratio is None else met(ratio)
     met = "null" if met is None else ("true" if met else "false")

@@ -122,10 +122,14 @@ bench_stats bench_stats_of(double *v, int n)
 
 double bench_spread(bench_stats s) { return s.median != 0 ? (s.p90 - s.p10) / fabs(s.median) : 0; }
 
-void bench_emit(const bench_row *r)
+/* The ROW line with `ratio` (NAN: the medians' ratio). */
+static void emit(const bench_row *r, double ratio)
 {
     bool have_ratio = r->have_pdext && r->have_baseline && r->baseline.median != 0;
-    double ratio = have_ratio ? r->pdext.median / r->baseline.median : NAN;
+    if (have_ratio && isnan(ratio))
+        ratio = r->pdext.median / r->baseline.median;
+    else if (!have_ratio)
+        ratio = NAN;
     bool judged = r->goal != BENCH_NOT_APPLICABLE && r->have_pdext &&
                   (r->goal == BENCH_VALUE_AT_MOST || have_ratio);
     bool noisy = (r->have_pdext && r->pdext.n > 1 && bench_spread(r->pdext) > BENCH_NOISY_SPREAD) ||
@@ -153,6 +157,13 @@ void bench_emit(const bench_row *r)
             "%s\n",
             r->name, r->pdext.median, r->pdext.p10, r->pdext.p90, r->pdext.n, r->baseline.median,
             r->baseline.p10, r->baseline.p90, r->baseline.n, r->unit);
+}
+
+void bench_emit(const bench_row *r) { emit(r, NAN); }
+
+void bench_emit_paired(const bench_row *r, double *pairs, int n)
+{
+    emit(r, n > 0 ? bench_stats_of(pairs, n).median : NAN);
 }
 
 void bench_emit_missing(const char *name, const char *unit, const char *target, bool applicable,

@@ -80,6 +80,13 @@ typedef struct bench_row {
 
 /* Prints the ROW line (see the file comment). */
 void bench_emit(const bench_row *row);
+/* bench_emit with the row's ratio given: the median of the ratios of pdext's and the
+ * baseline's samples taken as pairs (pairs[0..n-1], each pdext / baseline in the row's unit;
+ * sorted in place). A pair shares the moment's background, so the ratio is not moved by load
+ * that changed between pairs, as a ratio of two medians is: on this shared box the same
+ * code on both sides of pipeline_chain_small read 0.88-1.14 as a ratio of medians of nine
+ * 2 ms samples, 0.98-1.02 as the median of 41 pairs' ratios (bench/NOTES.md). */
+void bench_emit_paired(const bench_row *row, double *pairs, int n);
 /* A row for a figure that could not be measured: values null, met false (or null when
  * `applicable` is false), the reason as note. An applicable one makes bench_finish fail. */
 void bench_emit_missing(const char *name, const char *unit, const char *target, bool applicable,

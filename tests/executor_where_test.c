@@ -260,14 +260,21 @@ static void *run_thread_chain(void *arg)
 
 #define CHAIN_THREADS 4
 
-/* CHAIN_THREADS such chains at once on stream 0 of `ex`, each checked to end right. */
-static void thread_chains(pd_executor *ex, int64_t home, int64_t us, int64_t n, int calls)
+/* CHAIN_THREADS such chains at once on stream 0 of `ex`, each checked to end right; with
+ * `here`, one more on the calling thread meanwhile. */
+static void thread_chains(pd_executor *ex, int64_t home, int64_t us, int64_t n, int calls,
+                          bool here)
 {
     pthread_t threads[CHAIN_THREADS];
     thread_chain subs[CHAIN_THREADS];
     for (int t = 0; t < CHAIN_THREADS; ++t) {
         subs[t] = (thread_chain){ex, home, us, n, calls, 0};
         PD_ASSERT(pthread_create(&threads[t], NULL, run_thread_chain, &subs[t]) == 0);
+    }
+    if (here) {
+        thread_chain mine = {ex, home, us, n, calls, 0};
+        run_thread_chain(&mine);
+        PD_EXPECT_EQ(mine.last, (float)calls);
     }
     for (int t = 0; t < CHAIN_THREADS; ++t) {
         pthread_join(threads[t], NULL);
@@ -278,8 +285,10 @@ static void thread_chains(pd_executor *ex, int64_t home, int64_t us, int64_t n, 
 
 /* Several host threads submit chains to one stream that runs its calls on the submitter
  * (the kernel sleeps 0.5 ms on every thread but the test's own, so that neither way wins by
- * much): their calls take the short path and the trial's steps side by side (the TSan build
- * runs this one), and every chain ends right, every call counted once. */
+ * much), the test's thread too, the stream's first submitter: their calls take the short
+ * path and the trial's steps side by side (the TSan build runs this one), the first
+ * submitter's counted without a locked add and the others' with one (pd__exec_count_here),
+ * and every chain ends right, every call counted once. */
 PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
 {
     pd_registry *reg = ops();
@@ -287,9 +296,9 @@ PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
     pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
     pd_executor *ex = switched_executor(reg, &c);
     uint64_t before = c.handed_over + c.ran_here;
-    thread_chains(ex, (int64_t)me, 500, N, 300);
+    thread_chains(ex, (int64_t)me, 500, N, 300, true);
     PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
-    PD_EXPECT_EQ(c.handed_over + c.ran_here - before, (uint64_t)CHAIN_THREADS * 300);
+    PD_EXPECT_EQ(c.handed_over + c.ran_here - before, (uint64_t)(CHAIN_THREADS + 1) * 300);
     pd_executor_stats st;
     PD_EXPECT_OK(pd_executor_get_stats(ex, &st));
     PD_EXPECT_EQ(st.submitted, st.done);
@@ -297,15 +306,38 @@ PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
     pd_registry_destroy(reg);
 }
 
+/* A stream that runs its calls on the submitter runs most of them at once, counted by the
+ * runner (pd__exec_here_counter), and sends one in PD__EXEC_CLOCK_EVERY through the trial's
+ * step: its trials go on being timed and judged (here: the submitter keeps winning, the
+ * worker starved by 2 ms a call), and every call is counted once, as run on the submitter
+ * because handing over did not pay. */
+static bool here_trials_run(const pd_registry *reg)
+{
+    pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
+    pd_executor *ex = switched_executor(reg, &c);
+    pd_executor_counts before = c;
+    pthread_t me = pthread_self();
+    chain(ex, 600, 2000, &me, 50, &c); /* ~60 ms here: a trial each 5 ms */
+    PD_EXPECT_EQ(c.handed_over + c.ran_here - before.handed_over - before.ran_here, 600u);
+    PD_EXPECT_EQ(c.ran_here, c.ran_here_unpaid); /* none was small */
+    PD_EXPECT_OK(pd_executor_destroy(ex));
+    return c.trials - before.trials >= 4 && c.ran_here_unpaid - before.ran_here_unpaid >= 400;
+}
+
+PD_TEST(ExecutorWhere, CallsRunAtOnceOnTheSubmitterStillTimeItsTrials)
+{
+    expect_judged("trials on the submitter timed", here_trials_run);
+}
+
 /* Host threads submitting small chains to one stream: the calls the size rule runs on the
  * submitter are counted by the stream's first submitter without a locked add and by the
- * others with one (submit.c, count_here); every call counted once, whichever thread. */
+ * others with one (pd__exec_count_here); every call counted once, whichever thread. */
 PD_TEST(ExecutorWhere, SmallCallsOfSeveralThreadsOnOneStreamAreEachCountedOnce)
 {
     pd_registry *reg = ops();
     pd_executor *ex = executor(reg, 1);
     const int calls = 3000;
-    thread_chains(ex, 0, 0, 16, calls); /* 64 bytes: run here while the stream is idle */
+    thread_chains(ex, 0, 0, 16, calls, false); /* 64 bytes: run here while idle */
     uint64_t total = (uint64_t)CHAIN_THREADS * (uint64_t)calls;
     pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
     PD_EXPECT_OK(pd_executor_get_counts(ex, &c));

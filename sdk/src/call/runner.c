@@ -468,6 +468,17 @@ pd_status pd_op_run_into(const pd_op *op, const pd_arg *inputs, int32_t n_inputs
     return run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, true);
 }
 
+pd_status pd__runner_run_counted(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
+                                 const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                                 int32_t n_outputs, atomic_uint_fast64_t *count)
+{
+    pd_status s = run_op(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, false);
+    if (s == PD_OK)
+        atomic_store_explicit(count, atomic_load_explicit(count, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    return s;
+}
+
 pd_status pd_run(const pd_registry *reg, const char *name, const pd_arg *inputs, int32_t n_inputs,
                  const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs, int32_t n_outputs)
 {

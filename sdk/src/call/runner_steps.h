@@ -44,6 +44,13 @@ pd_status pd__runner_hand_over(pd_kernel_ctx *ctx, pd_arg *outputs);
 /* Checks the outputs as pd__runner_hand_over does, writing nothing: the message of the first
  * output that is not as inferred. */
 pd_status pd__runner_check_outputs(pd_kernel_ctx *ctx);
+/* pd_op_run for a call the executor runs on its submitting thread, counting it: one is added
+ * to *count when the call succeeds, with a load and a store (only one thread may write
+ * *count). The executor reaches it as its last call, with no frame of its own left to count
+ * after it (bench/NOTES.md). */
+pd_status pd__runner_run_counted(const pd_op *op, const pd_arg *inputs, int32_t n_inputs,
+                                 const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
+                                 int32_t n_outputs, atomic_uint_fast64_t *count);
 /* Releases what the call holds; `handed`: after a successful pd__runner_hand_over. */
 void pd__runner_release(pd_kernel_ctx *ctx, bool handed);
 

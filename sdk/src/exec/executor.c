@@ -383,7 +383,8 @@ static uint64_t ran_here(const pd_executor *e, bool unpaid)
 {
     uint64_t n = 0;
     for (int32_t i = 0; i < e->n_streams; ++i)
-        n += unpaid ? atomic_load_explicit(&e->streams[i].adapt.runs, memory_order_relaxed)
+        n += unpaid ? atomic_load_explicit(&e->streams[i].adapt.runs_owned, memory_order_relaxed) +
+                          atomic_load_explicit(&e->streams[i].adapt.runs, memory_order_relaxed)
                     : pd__exec_here_runs(&e->streams[i]);
     return n;
 }

@@ -79,8 +79,11 @@ typedef struct pd__exec_adapt {
      * run here at once (pd__exec_fast) without the rule's other steps, and is timed in
      * steps of several calls. Written under `mu`, read without it. */
     atomic_bool fast;
-    /* Calls the measure ran on the submitter (ran_here_unpaid); the trial on the submitter
-     * reads the clock once every few of them (where.c, CLOCK_EVERY), `seen` at the last. */
+    /* Calls the measure ran on the submitter (ran_here_unpaid), counted as the stream's
+     * small calls are (`here_owner`): its first submitter's in `runs_owned`, any other
+     * thread's in `runs`. The trial on the submitter reads the clock once every
+     * PD__EXEC_CLOCK_EVERY of them (where.c), `seen` at the last. */
+    atomic_uint_fast64_t runs_owned;
     atomic_uint_fast64_t runs;
     uint64_t seen;
 } pd__exec_adapt;
@@ -138,7 +141,7 @@ typedef struct pd__exec_stream {
      * executor added to a small call (bench/NOTES.md), and one host thread per stream is
      * the common case. Exact either way: only the owner writes `here_owned`. */
     char pad4[64];
-    atomic_uintptr_t here_owner; /* the first's token (submit.c), 0: none yet */
+    atomic_uintptr_t here_owner; /* the first's token (pd__exec_submitter), 0: none yet */
     atomic_uint_fast64_t here_owned;
     atomic_uint_fast64_t here_shared;
     pd__exec_adapt adapt;
@@ -266,14 +269,43 @@ static inline bool pd__exec_all_host(const pd_arg *args, int32_t n, bool compute
     return true;
 }
 
+/* A submitting thread's token for a stream's here_owner (submit.c): the address of its own
+ * thread-local byte (an offset from the thread pointer, where pthread_self() was a call into
+ * libc). A thread that ended no longer counts, so a new one given the same address may take
+ * its place. */
+extern _Thread_local char pd__exec_submitter __attribute__((tls_model("initial-exec")));
+/* Counts a call of stream `st` its submitter ran: the stream's first such submitter (its
+ * here_owner, taken here by the first) in `owned` with a load and a store, any other thread
+ * in `shared` with an atomic add (executor_internal.h: pd__exec_stream). True for the owner. */
+static inline bool pd__exec_count_here(pd__exec_stream *st, atomic_uint_fast64_t *owned,
+                                       atomic_uint_fast64_t *shared)
+{
+    uintptr_t me = (uintptr_t)&pd__exec_submitter;
+    uintptr_t owner = atomic_load_explicit(&st->here_owner, memory_order_relaxed);
+    if (owner == 0) { /* the first: this thread, unless another was first meanwhile */
+        uintptr_t none = 0;
+        owner = atomic_compare_exchange_strong_explicit(&st->here_owner, &none, me,
+                                                        memory_order_relaxed, memory_order_relaxed)
+                    ? me
+                    : none;
+    }
+    if (owner == me)
+        atomic_store_explicit(owned, atomic_load_explicit(owned, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(shared, 1, memory_order_relaxed);
+    return owner == me;
+}
+
+/* The trial on the submitter reads the clock once every this many calls (where.c). */
+#define PD__EXEC_CLOCK_EVERY 8
+
 /* The leanest case of the short path, tried before any other step: the usual call of a host
- * chaining ops, small (the size rule), on an idle stream, every arg of it one tensor: each
- * input defined, backed by storage, on the host and computed, each output a fresh (undefined)
- * tensor. Any other call takes pd_op_run_async's full path, where pd__exec_fast may still run
- * it here. Straight-line for the first input and output (most ops have one output and few
- * inputs), with no nested loop and no call: on a chain of 256-float relus, what the executor
- * adds to pd_op_run's ~1,750 instructions a call went from 129 to 76 (callgrind;
- * bench/NOTES.md). */
+ * chaining ops, on an idle stream, every arg of it one tensor: each input defined, backed by
+ * storage, on the host and computed, each output a fresh (undefined) tensor. Straight-line
+ * for the first input and output (most ops have one output and few inputs), with no nested
+ * loop and no call; *bytes: the inputs' storages' bytes. Any other call takes
+ * pd_op_run_async's full path, where pd__exec_fast may still run it here. */
 static inline bool pd__exec_small_input(const pd_arg *a, size_t *bytes)
 {
     const pd_tensor *t = a->tensors;
@@ -284,25 +316,25 @@ static inline bool pd__exec_small_output(const pd_arg *a)
 {
     return a->count == 1 && a->tensors != NULL && !pd_defined(a->tensors);
 }
-static inline bool pd__exec_small(const pd_executor *ex, pd__exec_stream *st, const pd_op *op,
-                                  const pd_arg *inputs, int32_t n_inputs, const pd_arg *outputs,
-                                  int32_t n_outputs)
+static inline bool pd__exec_plain_call(const pd_executor *ex, pd__exec_stream *st, const pd_op *op,
+                                       const pd_arg *inputs, int32_t n_inputs,
+                                       const pd_arg *outputs, int32_t n_outputs, size_t *bytes)
 {
     if (ex->inline_bytes == 0 || op->may_block || (inputs == NULL && n_inputs != 0) ||
         (outputs == NULL && n_outputs != 0) || !pd__exec_stream_idle(st))
         return false;
-    size_t bytes = 0;
-    if (n_inputs > 0 && !pd__exec_small_input(&inputs[0], &bytes))
+    *bytes = 0;
+    if (n_inputs > 0 && !pd__exec_small_input(&inputs[0], bytes))
         return false;
     for (int32_t i = 1; i < n_inputs; ++i)
-        if (!pd__exec_small_input(&inputs[i], &bytes))
+        if (!pd__exec_small_input(&inputs[i], bytes))
             return false;
     if (n_outputs > 0 && !pd__exec_small_output(&outputs[0]))
         return false;
     for (int32_t i = 1; i < n_outputs; ++i)
         if (!pd__exec_small_output(&outputs[i]))
             return false;
-    return bytes <= ex->inline_bytes / 2;
+    return true;
 }
 
 /* A call that may block for the host (PD_OP_MAY_BLOCK) is queued or running: no submitter
@@ -337,6 +369,35 @@ static inline pd__exec_where_to pd__exec_fast(const pd_executor *ex, pd__exec_st
     if (in_bytes <= ex->inline_bytes / 2)
         return PD__EXEC_HERE;
     return fast && !pd__exec_blocking(ex) ? PD__EXEC_HERE_UNPAID : PD__EXEC_HAND;
+}
+
+/* Where such a call's submitter, the stream's here_owner, runs it at once, the counter the
+ * run adds to: a small one (the size rule) is counted in here_owned; a larger one, while the
+ * stream's trial on the submitter runs and what a call takes is known (adapt.fast) and no
+ * call that may block is in flight, in adapt.runs_owned, except every PD__EXEC_CLOCK_EVERY-th,
+ * which takes the full path to time the trial (pd__exec_here_done). NULL: the full path.
+ * Both are what pd__exec_fast decides, for the calls that are most of a chain's, with the
+ * count left to the runner (pd__runner_run_counted, reached as the last call: no frame of
+ * the executor's after it; on a chain of 256-float relus, 1.11x pd_op_run -> 1.09x, and
+ * a Python chain's larger calls ran at the small ones' price: bench/NOTES.md). */
+static inline atomic_uint_fast64_t *pd__exec_here_counter(const pd_executor *ex,
+                                                          pd__exec_stream *st, const pd_op *op,
+                                                          const pd_arg *inputs, int32_t n_inputs,
+                                                          const pd_arg *outputs, int32_t n_outputs)
+{
+    size_t bytes;
+    if (!pd__exec_plain_call(ex, st, op, inputs, n_inputs, outputs, n_outputs, &bytes) ||
+        atomic_load_explicit(&st->here_owner, memory_order_relaxed) !=
+            (uintptr_t)&pd__exec_submitter)
+        return NULL;
+    if (bytes <= ex->inline_bytes / 2)
+        return &st->here_owned;
+    pd__exec_adapt *a = &st->adapt;
+    if (!atomic_load_explicit(&a->fast, memory_order_relaxed) || pd__exec_blocking(ex) ||
+        (atomic_load_explicit(&a->runs_owned, memory_order_relaxed) + 1) % PD__EXEC_CLOCK_EVERY ==
+            0)
+        return NULL;
+    return &a->runs_owned;
 }
 
 /* Calls of stream `st` run on their submitter by the rules of size and cores so far. */

@@ -439,30 +439,7 @@ static __attribute__((noinline)) pd_status submit(pd_executor *ex, int32_t strea
     return s;
 }
 
-/* A submitting thread's token for here_owner: the address of its own thread-local byte (an
- * offset from the thread pointer, where pthread_self() was a call into libc). A thread
- * that ended no longer counts, so a new one given the same address may take its place. */
-static _Thread_local char submitter __attribute__((tls_model("initial-exec")));
-
-/* Counts a call of stream `st` its submitter ran by the rules of size and cores. */
-static void count_here(pd__exec_stream *st)
-{
-    uintptr_t me = (uintptr_t)&submitter;
-    uintptr_t owner = atomic_load_explicit(&st->here_owner, memory_order_relaxed);
-    if (owner == 0) { /* the first: this thread, unless another was first meanwhile */
-        uintptr_t none = 0;
-        owner = atomic_compare_exchange_strong_explicit(&st->here_owner, &none, me,
-                                                        memory_order_relaxed, memory_order_relaxed)
-                    ? me
-                    : none;
-    }
-    if (owner == me)
-        atomic_store_explicit(&st->here_owned,
-                              atomic_load_explicit(&st->here_owned, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-    else
-        atomic_fetch_add_explicit(&st->here_shared, 1, memory_order_relaxed);
-}
+_Thread_local char pd__exec_submitter __attribute__((tls_model("initial-exec")));
 
 /* pd_op_run_async past its leanest case: every check with its message, then the short path
  * for the other calls that run here at once, then the rules. Out of line, so that the
@@ -489,7 +466,7 @@ run_async(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs
         if (fast == PD__EXEC_HERE_UNPAID)
             pd__exec_here_done(ex, stream, s == PD_OK);
         else if (s == PD_OK)
-            count_here(st);
+            pd__exec_count_here(st, &st->here_owned, &st->here_shared);
         return s;
     }
     bool measured;
@@ -508,7 +485,7 @@ run_async(pd_executor *ex, int32_t stream, const pd_op *op, const pd_arg *inputs
         /* its error is the call's, as bad input's is: not counted as a submitted call's */
         s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
         if (s == PD_OK) /* one count: as submitted and as done */
-            count_here(st);
+            pd__exec_count_here(st, &st->here_owned, &st->here_shared);
     } else {
         s = submit(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs,
                    to == PD__EXEC_HAND_MARK);
@@ -522,17 +499,17 @@ pd_status pd_op_run_async(pd_executor *ex, int32_t stream, const pd_op *op, cons
                           int32_t n_inputs, const pd_attr *attrs, int32_t n_attrs, pd_arg *outputs,
                           int32_t n_outputs)
 {
-    /* A small call of a host chaining ops (pd__exec_small) is run as pd_op_run runs it and
-     * counted, past a few loads: what the executor adds to it is what a host pays for
-     * submitting every call through it when most are small (bench/NOTES.md). */
+    /* Most calls of a host chaining ops through a stream that runs them here are run as
+     * pd_op_run runs them and counted, past a few loads (pd__exec_here_counter): what the
+     * executor adds to them is what a host pays for submitting every call through it when
+     * handing over does not pay (bench/NOTES.md). The first call of a stream, and each of
+     * another thread than its first submitter, take the full path, which counts them. */
     if (pd__exec_live(ex, stream) && op != NULL) {
-        pd__exec_stream *st = &ex->streams[stream];
-        if (pd__exec_small(ex, st, op, inputs, n_inputs, outputs, n_outputs)) {
-            pd_status s = pd_op_run(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
-            if (s == PD_OK)
-                count_here(st);
-            return s;
-        }
+        atomic_uint_fast64_t *count = pd__exec_here_counter(ex, &ex->streams[stream], op, inputs,
+                                                            n_inputs, outputs, n_outputs);
+        if (count != NULL)
+            return pd__runner_run_counted(op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs,
+                                          count);
     }
     return run_async(ex, stream, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs);
 }

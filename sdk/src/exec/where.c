@@ -21,12 +21,15 @@
  * slower stage. A pause of the host (no call for PAUSE_NS) is left out: a hand-over trial
  * over one is dropped, and on the submitter the step of calls it fell in is not counted.
  *
- * Nearly every call of a stream that runs its calls on the submitter takes the short path
- * (pd__exec_fast, executor_internal.h, inlined into pd_op_run_async; then
- * pd__exec_here_done): a few loads and one walk of the args before the call, an atomic count
- * after it, and every CLOCK_EVERY calls one clock read and the trial's step under the
- * stream's lock (a clock read cost ~40 ns in a call's path, a mutex ~20 ns), so that the
- * executor adds little to pd_op_run where handing over does not pay (bench/NOTES.md).
+ * Nearly every call of a stream that runs its calls on the submitter is run at once: by its
+ * first submitter, past a few loads, through the runner's counting entry
+ * (pd__exec_here_counter, executor_internal.h), all but one in PD__EXEC_CLOCK_EVERY; the
+ * others take the short path (pd__exec_fast, inlined into pd_op_run_async, then
+ * pd__exec_here_done): one walk of the args before the call, a count after it, and for that
+ * one call (or, from other threads, every PD__EXEC_CLOCK_EVERY calls) one clock read and
+ * the trial's step under the stream's lock (a clock read cost ~40 ns in a call's path, a
+ * mutex ~20 ns), so that the executor adds little to pd_op_run where handing over does not
+ * pay (bench/NOTES.md).
  */
 #include "exec/executor_internal.h"
 
@@ -35,7 +38,6 @@
 #define TRIAL_CALLS 16    /* a trial holds at least this many calls */
 #define TRIAL_NS 5000000u /* and lasts at least 5 ms */
 #define PAUSE_NS 5000000u /* a host that submits nothing for 5 ms has paused */
-#define CLOCK_EVERY 8     /* calls run on the submitter per clock read (a trial's step) */
 #define TRY_FIRST 2       /* hand-over trials before the first trial on the caller */
 #define TRY_MIN 8         /* trials before the way not chosen is tried again */
 #define TRY_MAX 512       /* ... at most, after it lost each time */
@@ -129,6 +131,7 @@ void pd__exec_adapt_init(pd__exec_stream *st)
     atomic_init(&st->mark_done_ns, 0);
     atomic_init(&st->adapt.last_ns, 0);
     atomic_init(&st->adapt.fast, false);
+    atomic_init(&st->adapt.runs_owned, 0);
     atomic_init(&st->adapt.runs, 0);
 }
 
@@ -299,11 +302,17 @@ void pd__exec_measured(pd_executor *ex, int32_t stream)
 
 void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok)
 {
-    pd__exec_adapt *a = &ex->streams[stream].adapt;
+    pd__exec_stream *st = &ex->streams[stream];
+    pd__exec_adapt *a = &st->adapt;
     if (!ok) /* a call that failed is not counted; its time falls in the next step's */
         return;
-    uint64_t n = atomic_fetch_add_explicit(&a->runs, 1, memory_order_relaxed) + 1;
-    if (n % CLOCK_EVERY != 0 && atomic_load_explicit(&a->fast, memory_order_relaxed))
+    /* The stream's first submitter takes a step at each call that comes here: while `fast`,
+     * pd__exec_here_counter sends it one call in PD__EXEC_CLOCK_EVERY. */
+    bool owner = pd__exec_count_here(st, &a->runs_owned, &a->runs);
+    uint64_t n = atomic_load_explicit(&a->runs_owned, memory_order_relaxed) +
+                 atomic_load_explicit(&a->runs, memory_order_relaxed);
+    if (!owner && n % PD__EXEC_CLOCK_EVERY != 0 &&
+        atomic_load_explicit(&a->fast, memory_order_relaxed))
         return;
     pthread_mutex_lock(&a->mu);
     uint64_t now = now_ns(), last = atomic_load_explicit(&a->last_ns, memory_order_relaxed);
@@ -339,7 +348,7 @@ void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok)
     }
     /* Steps of several calls once what a call takes is known (a pause is told from calls
      * by it); until then one a call. */
-    if (a->here && (a->count >= CLOCK_EVERY || a->ns_here > 0))
+    if (a->here && (a->count >= PD__EXEC_CLOCK_EVERY || a->ns_here > 0))
         atomic_store_explicit(&a->fast, true, memory_order_relaxed);
     pthread_mutex_unlock(&a->mu);
 }
