@@ -310,11 +310,14 @@ PD_TEST(ExecutorWhere, ThreadsOnOneStreamShareItsTrialsOnTheSubmitter)
  * runner (pd__exec_here_counter), and sends one in PD__EXEC_CLOCK_EVERY through the trial's
  * step: its trials go on being timed and judged (here: the submitter keeps winning, the
  * worker starved by 2 ms a call), and every call is counted once, as run on the submitter
- * because handing over did not pay. */
+ * because handing over did not pay. Other threads' calls counted first (twelve, not a
+ * multiple of PD__EXEC_CLOCK_EVERY) do not keep the stream's first submitter from its steps. */
 static bool here_trials_run(const pd_registry *reg)
 {
     pd_executor_counts c = {sizeof c, 0, 0, 0, 0};
     pd_executor *ex = switched_executor(reg, &c);
+    thread_chains(ex, 0, 0, N, 3, false);
+    PD_EXPECT_OK(pd_executor_get_counts(ex, &c));
     pd_executor_counts before = c;
     pthread_t me = pthread_self();
     chain(ex, 600, 2000, &me, 50, &c); /* ~60 ms here: a trial each 5 ms */

@@ -306,12 +306,14 @@ void pd__exec_here_done(pd_executor *ex, int32_t stream, bool ok)
     pd__exec_adapt *a = &st->adapt;
     if (!ok) /* a call that failed is not counted; its time falls in the next step's */
         return;
-    /* The stream's first submitter takes a step at each call that comes here: while `fast`,
-     * pd__exec_here_counter sends it one call in PD__EXEC_CLOCK_EVERY. */
+    /* While `fast`, one call in PD__EXEC_CLOCK_EVERY takes the trial's step: of the stream's
+     * first submitter's own (pd__exec_here_counter sends it here, and runs the others at
+     * once), or of all of them for another thread. The first submitter's count alone decides
+     * for it, so that its calls keep timing the trial whatever other threads counted. */
     bool owner = pd__exec_count_here(st, &a->runs_owned, &a->runs);
-    uint64_t n = atomic_load_explicit(&a->runs_owned, memory_order_relaxed) +
-                 atomic_load_explicit(&a->runs, memory_order_relaxed);
-    if (!owner && n % PD__EXEC_CLOCK_EVERY != 0 &&
+    uint64_t owned = atomic_load_explicit(&a->runs_owned, memory_order_relaxed);
+    uint64_t n = owned + atomic_load_explicit(&a->runs, memory_order_relaxed);
+    if ((owner ? owned : n) % PD__EXEC_CLOCK_EVERY != 0 &&
         atomic_load_explicit(&a->fast, memory_order_relaxed))
         return;
     pthread_mutex_lock(&a->mu);
