@@ -96,7 +96,7 @@ typedef struct figure {
  * of the pairs' ratios (bench_emit_paired). */
 static void measure(pd_executor *ex, const figure *f)
 {
-    const int samples = bench_smoke ? 1 : f->samples;
+    const int samples = bench_smoke ? 1 : f->samples < MAX_SAMPLES ? f->samples : MAX_SAMPLES;
     const int ops = bench_smoke ? 4 : f->ops;
     const int64_t n = bench_smoke ? 64 : f->n;
     double p[MAX_SAMPLES], b[MAX_SAMPLES], pairs[MAX_SAMPLES];

@@ -269,6 +269,17 @@ static inline bool pd__exec_all_host(const pd_arg *args, int32_t n, bool compute
     return true;
 }
 
+/* A call the submitter may run at all: the size rule is on (inline_bytes), the op does not
+ * say it may block, and the arg lists are there for their counts (the rules' first test:
+ * pd__exec_plain_call, pd__exec_fast, pd__exec_where). */
+static inline bool pd__exec_may_run_here(const pd_executor *ex, const pd_op *op,
+                                         const pd_arg *inputs, int32_t n_inputs,
+                                         const pd_arg *outputs, int32_t n_outputs)
+{
+    return ex->inline_bytes != 0 && !op->may_block && (inputs != NULL || n_inputs == 0) &&
+           (outputs != NULL || n_outputs == 0);
+}
+
 /* A submitting thread's token for a stream's here_owner (submit.c): the address of its own
  * thread-local byte (an offset from the thread pointer, where pthread_self() was a call into
  * libc). A thread that ended no longer counts, so a new one given the same address may take
@@ -320,8 +331,8 @@ static inline bool pd__exec_plain_call(const pd_executor *ex, pd__exec_stream *s
                                        const pd_arg *inputs, int32_t n_inputs,
                                        const pd_arg *outputs, int32_t n_outputs, size_t *bytes)
 {
-    if (ex->inline_bytes == 0 || op->may_block || (inputs == NULL && n_inputs != 0) ||
-        (outputs == NULL && n_outputs != 0) || !pd__exec_stream_idle(st))
+    if (!pd__exec_may_run_here(ex, op, inputs, n_inputs, outputs, n_outputs) ||
+        !pd__exec_stream_idle(st))
         return false;
     *bytes = 0;
     if (n_inputs > 0 && !pd__exec_small_input(&inputs[0], bytes))
@@ -359,8 +370,8 @@ static inline pd__exec_where_to pd__exec_fast(const pd_executor *ex, pd__exec_st
                                               int32_t n_inputs, const pd_arg *outputs,
                                               int32_t n_outputs, bool fast)
 {
-    if (ex->inline_bytes == 0 || op->may_block || (inputs == NULL && n_inputs != 0) ||
-        (outputs == NULL && n_outputs != 0) || !pd__exec_stream_idle(st))
+    if (!pd__exec_may_run_here(ex, op, inputs, n_inputs, outputs, n_outputs) ||
+        !pd__exec_stream_idle(st))
         return PD__EXEC_HAND;
     size_t in_bytes = 0;
     if (!pd__exec_all_host(inputs, n_inputs, true, &in_bytes) ||

@@ -361,8 +361,7 @@ pd__exec_where_to pd__exec_where(pd_executor *ex, int32_t stream, const pd_op *o
 {
     *measured = false;
     pd__exec_stream *st = &ex->streams[stream];
-    if (ex->inline_bytes == 0 || op->may_block || (inputs == NULL && n_inputs != 0) ||
-        (outputs == NULL && n_outputs != 0))
+    if (!pd__exec_may_run_here(ex, op, inputs, n_inputs, outputs, n_outputs))
         return PD__EXEC_HAND;
     /* The size is looked at first: it reads only what the caller holds, where the other
      * tests read lines the workers write (their counters, their completions). */
